@@ -1,0 +1,3 @@
+from attrib_audit.cli import main
+
+raise SystemExit(main())

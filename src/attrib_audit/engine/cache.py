@@ -1,0 +1,124 @@
+"""A SQLite score cache keyed by (scorer signature, sha256 of claim and evidence).
+
+WAL mode and one transaction per batch: a run killed mid-way keeps every batch it
+finished, and a rerun scores only what is missing.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from attrib_audit.scorers.base import ScoreBatch
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS scores (
+    signature TEXT NOT NULL,
+    key TEXT NOT NULL,
+    score REAL,
+    truncated INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    chunks INTEGER NOT NULL,
+    failure TEXT,
+    extras TEXT,
+    PRIMARY KEY (signature, key)
+) WITHOUT ROWID;
+"""
+
+
+def pair_key(claim: str, evidence: str) -> str:
+    """Content hash of a pair; lengths are prefixed so ("ab","c") and ("a","bc") never collide."""
+    h = hashlib.sha256()
+    c, e = claim.encode("utf-8", "surrogatepass"), evidence.encode("utf-8", "surrogatepass")
+    h.update(f"{len(c)}:".encode())
+    h.update(c)
+    h.update(f"{len(e)}:".encode())
+    h.update(e)
+    return h.hexdigest()
+
+
+def default_cache_path() -> Path:
+    env = os.environ.get("ATTRIB_AUDIT_CACHE")
+    if env:
+        return Path(env)
+    home = os.environ.get("ATTRIB_AUDIT_HOME") or os.path.join(Path.home(), ".cache", "attrib_audit")
+    return Path(home) / "scores.sqlite"
+
+
+class ScoreCache:
+    """Thread-safe for one process; several processes may share the file (SQLite locking, WAL)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        if str(self.path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self.conn = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "ScoreCache":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, signature: str, keys: Sequence[str]) -> dict[str, tuple]:
+        """Cached rows for the keys that have one: key -> (score, truncated, input_tokens, chunks, failure, extras)."""
+        found: dict[str, tuple] = {}
+        with self._lock:
+            for start in range(0, len(keys), 900):
+                chunk = list(keys[start:start + 900])
+                q = f"SELECT key, score, truncated, input_tokens, chunks, failure, extras FROM scores " \
+                    f"WHERE signature = ? AND key IN ({','.join('?' * len(chunk))})"
+                for row in self.conn.execute(q, [signature, *chunk]):
+                    found[row[0]] = row[1:]
+        return found
+
+    def put(self, signature: str, keys: Sequence[str], batch: ScoreBatch) -> None:
+        """Write one batch in one transaction (the unit that survives a crash)."""
+        extra_keys = sorted(batch.extras)
+        rows = []
+        for i, k in enumerate(keys):
+            s = float(batch.scores[i])
+            extras = json.dumps({x: batch.extras[x][i] for x in extra_keys}) if extra_keys else None
+            rows.append((signature, k, None if np.isnan(s) else s, int(batch.truncated_tokens[i]),
+                         int(batch.input_tokens[i]), int(batch.chunks[i]), batch.failures[i], extras))
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.executemany("INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?,?,?)", rows)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+
+    def count(self, signature: str | None = None) -> int:
+        with self._lock:
+            if signature is None:
+                return int(self.conn.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
+            return int(self.conn.execute("SELECT COUNT(*) FROM scores WHERE signature = ?", (signature,)).fetchone()[0])
+
+
+def rows_to_batch(rows: Iterable[tuple]) -> ScoreBatch:
+    rows = list(rows)
+    extras_list = [json.loads(r[5]) if r[5] else {} for r in rows]
+    keys = sorted({k for e in extras_list for k in e})
+    return ScoreBatch(
+        scores=np.array([np.nan if r[0] is None else r[0] for r in rows], dtype=np.float64),
+        truncated_tokens=np.array([r[1] for r in rows], dtype=np.int64),
+        input_tokens=np.array([r[2] for r in rows], dtype=np.int64),
+        chunks=np.array([r[3] for r in rows], dtype=np.int64),
+        failures=[r[4] for r in rows],
+        extras={k: [e.get(k) for e in extras_list] for k in keys},
+    )

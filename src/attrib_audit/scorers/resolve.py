@@ -1,0 +1,75 @@
+"""Offline-first model resolution: explicit path > environment variable > PyPI package > hub id."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from attrib_audit.scorers.base import ScorerUnavailable
+
+
+@dataclass(frozen=True)
+class Resolved:
+    location: str  # a local directory/file, or a hub id
+    origin: str  # "path", "env:VAR", "package:NAME", "hub-cache" or "hub"
+
+    @property
+    def is_local(self) -> bool:
+        return self.origin != "hub"
+
+
+def _hub_cached(hub_id: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - huggingface_hub ships with transformers
+        return False
+    return isinstance(try_to_load_from_cache(hub_id, "config.json"), str)
+
+
+def resolve_model(
+    *,
+    explicit: str | None,
+    env_var: str,
+    package: Callable[[], str | None] | None,
+    hub_id: str | None,
+    what: str,
+    install_hint: str,
+) -> Resolved:
+    """Find a model's weights in the documented order; the hub id is last and only used online."""
+    if explicit:
+        if not Path(explicit).exists():
+            if "/" in explicit and not explicit.startswith((".", "/")):
+                return Resolved(explicit, "hub-cache" if _hub_cached(explicit) else "hub")
+            raise ScorerUnavailable(f"{what}: path {explicit!r} does not exist")
+        return Resolved(str(explicit), "path")
+    env = os.environ.get(env_var)
+    if env:
+        if not Path(env).exists():
+            raise ScorerUnavailable(f"{what}: ${env_var}={env!r} does not exist")
+        return Resolved(env, f"env:{env_var}")
+    if package is not None:
+        found = package()
+        if found:
+            return Resolved(found, "package")
+    if hub_id:
+        return Resolved(hub_id, "hub-cache" if _hub_cached(hub_id) else "hub")
+    raise ScorerUnavailable(f"{what}: weights not installed ({install_hint})")
+
+
+def offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get("TRANSFORMERS_OFFLINE", "") not in ("", "0")
+
+
+def load_or_unavailable(resolved: Resolved, loader: Callable[[str], object], *, what: str, install_hint: str) -> object:
+    """Run a loader; turn a hub miss (offline machine, unknown id) into one clear ScorerUnavailable line."""
+    try:
+        return loader(resolved.location)
+    except ScorerUnavailable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any loader failure is reported as unavailability
+        if resolved.origin == "hub":
+            raise ScorerUnavailable(
+                f"{what}: weights not installed locally and {resolved.location!r} could not be fetched "
+                f"({type(exc).__name__}); {install_hint}") from None
+        raise ScorerUnavailable(f"{what}: failed to load {resolved.location!r} ({type(exc).__name__}: {exc})".splitlines()[0]) from None
