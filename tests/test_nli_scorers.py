@@ -36,7 +36,7 @@ def reference(path, claims, evidences, index, window):
     model = AutoModelForSequenceClassification.from_pretrained(path).eval()
     out = []
     for c, e in zip(claims, evidences):
-        enc = tok(e, c, truncation="only_first", max_length=window, return_tensors="pt")
+        enc = tok([e], [c], truncation="only_first", max_length=window, return_tensors="pt")
         with torch.no_grad():
             out.append(torch.softmax(model(**enc).logits, -1)[0, index].item())
     return np.array(out)
