@@ -175,3 +175,12 @@ def test_cli_audit_end_to_end(models, tmp_path, capsys):
     res = json.loads((out / "results.json").read_text())
     assert all(t["pairs_truncated"] == 0 for t in res["truncation"])
     assert max(t["mean_chunks"] for t in res["truncation"]) > 1
+
+
+def test_models_install_says_pypi_ships_no_nli_weights(capsys):
+    with pytest.raises(SystemExit, match="PyPI ships no weights for 'nli-mnli'.*hf download roberta-large-mnli"):
+        main(["models", "install", "nli-mnli"])
+    assert main(["models", "list"]) == 0
+    listing = capsys.readouterr().out
+    for name in ("nli-mnli", "nli-fever", "minicheck", "cross-encoder"):
+        assert name in listing

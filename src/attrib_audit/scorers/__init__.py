@@ -81,5 +81,5 @@ register(ScorerSpec("bertscore", _bertscore, "BERTScore F1 (MiniLM encoder, laye
 __all__ = ["MINILM_HUB", "MPNET_HUB", "MPNET_PARTS", "Resolved", "ScoreBatch", "Scorer", "ScorerSpec",
            "ScorerUnavailable", "get_scorer", "register", "registry", "resolve_minilm", "resolve_mpnet"]
 
-# model scorers register themselves on import (issue 5); AlignScore is left out, see README
+# model scorers register themselves on import; AlignScore is left out (README, "Model scorers")
 from attrib_audit.scorers import cross_encoder, minicheck, nli  # noqa: E402,F401

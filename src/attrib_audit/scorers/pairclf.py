@@ -88,7 +88,9 @@ class Head:
 
     @property
     def tag(self) -> str:
-        return f"cls{self.index}={self.label}" if self.kind == "seqcls" else f"tok{self.token_ids[1]}vs{self.token_ids[0]}"
+        if self.kind == "seqcls":
+            return f"cls{self.index}={self.label}"
+        return f"tok{self.token_ids[1]}vs{self.token_ids[0]}"
 
 
 def plan_batches(lengths: np.ndarray, batch_size: int, *, sort: bool = True,
@@ -189,7 +191,8 @@ class PairClassifier:
         owner, premises, hyps = [], [], []
         for i, (claim, wins) in enumerate(zip(claims, windows)):
             if budget[i] < 1:
-                failures[i] = (f"claim of {claim_tokens[i]} tokens leaves no room for evidence in the {self.window}-token window")
+                failures[i] = (f"claim of {claim_tokens[i]} tokens leaves no room for evidence "
+                               f"in the {self.window}-token window")
                 continue
             for w in wins:
                 owner.append(i)
