@@ -13,7 +13,7 @@ from typing import Sequence
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("attrib_audit.data.cli",)
 
 
 def _kv(text: str, what: str) -> dict[str, str]:
@@ -28,12 +28,15 @@ def _kv(text: str, what: str) -> dict[str, str]:
 
 def add_data_args(p: argparse.ArgumentParser) -> None:
     """Flags every command that reads labelled pairs shares."""
-    p.add_argument("data", nargs="+", help="JSONL, CSV/TSV or Parquet files of labelled pairs")
+    from attrib_audit.data.args import add_format_args
+
+    p.add_argument("data", nargs="*", help="JSONL, CSV/TSV or Parquet files of labelled pairs (or use --hf)")
     for f in ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct"):
         p.add_argument(f"--{f}-col", dest=f"{f}_col", metavar="COL", help=f"column holding `{f}`")
     p.add_argument("--label-map", help="explicit label mapping, e.g. 'attributable=1,not attributable=0'")
     p.add_argument("--dataset", dest="dataset_name", help="dataset name when the file has no dataset column")
     p.add_argument("--construct", help="construct of these pairs (e.g. attribution, fact-check)")
+    add_format_args(p)
 
 
 def load_from_args(args: argparse.Namespace):
@@ -42,6 +45,11 @@ def load_from_args(args: argparse.Namespace):
     columns = {f: getattr(args, f"{f}_col") for f in ("id", "dataset", "source", "question", "claim", "evidence",
                                                     "label", "group", "construct") if getattr(args, f"{f}_col")}
     label_map = {k: int(v) for k, v in _kv(args.label_map, "--label-map").items()} if args.label_map else None
+    from attrib_audit.data.args import load_adapted
+
+    adapted = load_adapted(args, columns=columns, label_map=label_map)  # named formats, --hf; None: our schema
+    if adapted is not None:
+        return adapted
     return load_pairs(args.data, columns=columns, label_map=label_map, dataset=args.dataset_name, construct=args.construct)
 
 
