@@ -12,6 +12,7 @@ from attrib_audit.data.adapters.base import BINARY, Adapter, Context, Skip, as_l
 from attrib_audit.data.errors import DataError
 
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_MARK = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # a citation mark with the space before it
 
 
 def _quotes(raw: dict, ctx: Context, row: int) -> dict[int, str]:
@@ -47,8 +48,7 @@ def convert(row: int, raw: dict, ctx: Context):
             if any(c not in quotes for c in cited):
                 yield Skip("sentence cites a quote missing from quotes")
                 continue
-            claim = re.sub(r"\s+([.,;:!?])", r"\1", _CITE.sub("", sentence))
-            claim = " ".join(claim.split())
+            claim = _MARK.sub("", sentence).strip()
             evidence = "\n\n".join(quotes[c] for c in dict.fromkeys(cited) if quotes[c].strip())
             index = sent.get("index", s_i)
             yield pair(claim=claim, evidence=evidence, label=label, question=query, group=f"hagrid:{group}",
