@@ -206,6 +206,11 @@ def test_true_construct_and_dataset_from_file_name(tmp_path):
     assert load(tmp_path / "qags_xsum_download.csv", "true")[1]["dataset"] == "true-qags_xsum"
     frame.to_csv(tmp_path / "vitc_dev_download.csv")
     assert load(tmp_path / "vitc_dev_download.csv", "true")[1]["construct"] == "fact-check"
+    with_nan = pd.DataFrame({"grounding": ["g1", "g2", "g3"], "generated_text": ["t1", "t2", "t3"],
+                             "label": [1, None, 0]})
+    with_nan.to_csv(tmp_path / "frank_valid_download.csv")  # pandas writes the labels as 1.0 / "" / 0.0
+    recs, origin, _ = load(tmp_path / "frank_valid_download.csv", "true")
+    assert [r.label for r in recs.values()] == [1, 0] and origin["skipped"] == {"label missing (label)": 1}
     frame.to_csv(tmp_path / "mine.csv")
     with pytest.raises(DataError, match="pass --construct"):
         load(tmp_path / "mine.csv", "true")
@@ -290,3 +295,15 @@ def test_all_skipped_is_an_error_naming_the_reasons(tmp_path):
     rows = [{**r, "references": []} for r in ab_rows()]
     with pytest.raises(DataError, match="all 6 attributionbench rows were skipped"):
         load(write_jsonl(tmp_path / "ab.jsonl", rows), "attributionbench")
+
+
+def test_malformed_nested_fields_name_row_and_field(tmp_path):
+    rows = hagrid_rows()
+    rows[1] = {**rows[1], "answers": ["not an object"]}
+    with pytest.raises(DataError) as err:
+        load(write_jsonl(tmp_path / "h.jsonl", rows), "hagrid")
+    assert err.value.row == 2 and err.value.field == "answers"
+    path = write_jsonl(tmp_path / "w.jsonl", [wice_row(0, "supported", [["one"]])])
+    with pytest.raises(DataError) as err:
+        load_wice_provenance(path, log=None)
+    assert err.value.field == "supporting_sentences" and "'one'" in str(err.value)

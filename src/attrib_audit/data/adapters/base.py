@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -16,6 +17,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 import numpy as np
 
 from attrib_audit.data.errors import DataError
+
+_INTEGRAL = re.compile(r"^-?\d+\.0*$")
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,19 @@ def blank(value: str | None) -> bool:
     return value is None or not value.strip()
 
 
+def as_int(value: Any, *, ctx: Context, row: int, field_name: str) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise DataError(f"expected an integer, got {value!r}", path=ctx.path, row=row, field=field_name) from None
+
+
+def as_dict(value: Any, *, ctx: Context, row: int, field_name: str) -> dict:
+    if not isinstance(value, dict):
+        raise DataError(f"expected an object, got {type(value).__name__}", path=ctx.path, row=row, field=field_name)
+    return value
+
+
 def as_list(value: Any, *, ctx: Context, row: int, field_name: str) -> list:
     """A native list field: a list, a numpy array (Parquet), or a JSON list in a CSV cell."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -121,6 +137,8 @@ def label_key(value: Any) -> str | None:
             return None
         return str(int(value)) if float(value).is_integer() else str(value)
     key = str(value).strip().lower()
+    if _INTEGRAL.match(key):  # "1.0" from a CSV whose label column held a NaN
+        key = str(int(float(key)))
     return key or None
 
 

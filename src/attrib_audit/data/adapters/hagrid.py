@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from attrib_audit.data.adapters.base import BINARY, Adapter, Context, Skip, as_list, digest, map_label, pair, text
+from attrib_audit.data.adapters.base import (BINARY, Adapter, Context, Skip, as_dict, as_int, as_list, digest, map_label,
+                                            pair, text)
 from attrib_audit.data.errors import DataError
 
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -18,9 +19,10 @@ _MARK = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")  # a citation mark with the spa
 def _quotes(raw: dict, ctx: Context, row: int) -> dict[int, str]:
     out: dict[int, str] = {}
     for q in as_list(raw.get("quotes"), ctx=ctx, row=row, field_name="quotes"):
-        if not isinstance(q, dict) or "idx" not in q:
-            raise DataError("each quote must be an object with `idx` and `text`", path=ctx.path, row=row, field="quotes")
-        out[int(q["idx"])] = text(q.get("text")) or ""
+        q = as_dict(q, ctx=ctx, row=row, field_name="quotes")
+        if "idx" not in q:
+            raise DataError("each quote needs an `idx`", path=ctx.path, row=row, field="quotes")
+        out[as_int(q["idx"], ctx=ctx, row=row, field_name="quotes.idx")] = text(q.get("text")) or ""
     return out
 
 
@@ -32,10 +34,12 @@ def convert(row: int, raw: dict, ctx: Context):
     if not answers:
         yield Skip("query without answers")
     for a_i, answer in enumerate(answers):
+        answer = as_dict(answer, ctx=ctx, row=row, field_name="answers")
         sentences = as_list(answer.get("sentences"), ctx=ctx, row=row, field_name="answers.sentences")
         if not sentences:
             yield Skip("answer without sentences")
         for s_i, sent in enumerate(sentences):
+            sent = as_dict(sent, ctx=ctx, row=row, field_name="answers.sentences")
             label = map_label(sent.get("attributable"), BINARY, ctx=ctx, row=row, field_name="sentences.attributable")
             if isinstance(label, Skip):
                 yield Skip("sentence unlabelled (attributable is null)")

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterable
 
-from attrib_audit.data.adapters.base import Adapter, Context, Skip, as_list, digest, map_label, pair, text
+from attrib_audit.data.adapters.base import Adapter, Context, Skip, as_int, as_list, digest, map_label, pair, text
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import iter_rows
 
@@ -51,11 +51,12 @@ def provenance_example(row: int, raw: dict, ctx: Context) -> dict | Skip:
         return Skip("label missing (label)")
     gold: set[int] = set()
     for group in as_list(raw.get("supporting_sentences"), ctx=ctx, row=row, field_name="supporting_sentences"):
-        for i in as_list(group, ctx=ctx, row=row, field_name="supporting_sentences"):
-            if not 0 <= int(i) < len(sentences):
+        for item in as_list(group, ctx=ctx, row=row, field_name="supporting_sentences"):
+            i = as_int(item, ctx=ctx, row=row, field_name="supporting_sentences")
+            if not 0 <= i < len(sentences):
                 raise DataError(f"supporting sentence {i} is outside the {len(sentences)} evidence sentences",
                                 path=ctx.path, row=row, field="supporting_sentences")
-            gold.add(int(i))
+            gold.add(i)
     if not gold:
         return Skip("no supporting sentences")
     first = sentences[0]
