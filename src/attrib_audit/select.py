@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attrib_audit.stats.transfer import AurocMatrix, lodo_regret, portability
+from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 from attrib_audit.transfer_audit import LEVEL, build_matrix, clean, construct_groups
 
 DEFAULT_EPS = 0.02
@@ -52,6 +52,7 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS) -> Rec
     agree = sum(p == m for p in sel.picks.values())
     portable = [p.metric for p in port.values() if p.portable]
     worst_sel = max(sel.per_dataset, key=sel.per_dataset.get)
+    width = float(np.mean([b.ci_high - b.ci_low for b in best_per_dataset(mat, LEVEL)]))
     held_out = (f"choosing the best-on-average metric from the other datasets cost {sel.mean:.3f} AUROC on the held-out "
                 f"dataset on average (95% CI [{sel.ci_low:.3f}, {sel.ci_high:.3f}]; worst {sel.per_dataset[worst_sel]:.3f} "
                 f"on {worst_sel}); the rule picked {m} in {agree} of {d} folds")
@@ -64,9 +65,10 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS) -> Rec
                   f"within ε = {eps:g}. Confirm on a labelled sample of the new dataset if you can.")
     elif port[m].portable:
         verdict = "near-best-unproven"
-        caveat = (f"{m} is within the best metric's 95% CI on every audited dataset of '{construct}', but {held_out}, "
-                  f"which does not rule out a regret above ε = {eps:g}; {committed}. Use it as a provisional default "
-                  "and validate on labelled pairs of the new dataset.")
+        caveat = (f"{m} is within the best metric's 95% CI on every audited dataset of '{construct}' (those CIs are "
+                  f"{width:.2f} AUROC wide on average, so this screen is only as sharp as they are), but {held_out}. "
+                  f"That CI does not rule out a regret above ε = {eps:g}; {committed}. Use {m} as a provisional default "
+                  "and validate it on labelled pairs of the new dataset.")
     else:
         verdict = "does-not-transfer"
         lead = (f"No audited metric is portable across the {d} datasets of '{construct}'" if not portable else

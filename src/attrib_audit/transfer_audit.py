@@ -201,6 +201,9 @@ def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: 
     })
 
 
+_SIGN = {1: " +", 0: "", -1: " −"}
+
+
 def _f(x: float | None, nd: int = 3) -> str:
     return "n/a" if x is None else f"{x:.{nd}f}"
 
@@ -264,12 +267,12 @@ def format_construct(c: str, e: dict) -> list[str]:
     out.append("ε-regret: " + (f"smallest grid ε with a metric within ε of the best everywhere: {first['eps']:.2f} "
                                f"({', '.join(first['metrics'])})" if first else "no metric is within any grid ε of the "
                                f"best on every dataset (grid up to {e['eps_regret'][-1]['eps']:.2f})"))
-    out.append("Paired best − rest (CI excludes 0: +):")
+    out.append("Paired best − rest [95% CI] (+/−: the CI excludes 0):")
     for d in ds:
         pr = [p for p in e["paired_best_vs_rest"] if p["dataset"] == d]
         if pr:
             out.append(f"  {d} (best {pr[0]['metric_a']}): " + "; ".join(
-                f"{p['metric_b']} {p['diff']:+.3f} [{_f(p['ci_low'])}, {_f(p['ci_high'])}]{' +' if p['sign'] else ''}"
+                f"{p['metric_b']} {p['diff']:+.3f} [{_f(p['ci_low'])}, {_f(p['ci_high'])}]{_SIGN[p['sign']]}"
                 for p in pr))
     flips = e["sign_flips"]
     out.append("Sign flips (difference CI excludes 0 in opposite directions): " + (

@@ -43,10 +43,6 @@ class AurocMatrix:
         return cls(tuple(metrics), tuple(datasets), np.column_stack(points).astype(np.float64),
                    np.stack([np.asarray(r, dtype=np.float64) for r in replicates], axis=1))
 
-    def take(self, metrics: Sequence[str]) -> "AurocMatrix":
-        idx = [self.metrics.index(m) for m in metrics]
-        return AurocMatrix(tuple(metrics), self.datasets, self.point[idx], self.replicates[idx])
-
     @property
     def n_boot(self) -> int:
         return int(self.replicates.shape[2])
