@@ -13,7 +13,10 @@ from typing import Sequence
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-COMMAND_MODULES: tuple[str, ...] = ("attrib_audit.data.cli",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "attrib_audit.data.cli",
+    "attrib_audit.select",
+)
 
 
 def _kv(text: str, what: str) -> dict[str, str]:
@@ -91,7 +94,7 @@ def config_from_args(args: argparse.Namespace):
     scorers = tuple(s.strip() for s in args.scorers.split(",") if s.strip())
     return AuditConfig(scorers=scorers, slice_by=getattr(args, "slice_by", "dataset"),
                        n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
-                       batch_size=args.batch_size, device=args.device,
+                       n_perm=getattr(args, "n_perm", 10_000), batch_size=args.batch_size, device=args.device,
                        cache_path=":memory:" if args.no_cache else args.cache, scorer_options=opts, quiet=args.quiet)
 
 
@@ -104,11 +107,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def _run_and_report(table, args: argparse.Namespace) -> int:
     from attrib_audit.audit import format_table, run_audit
+    from attrib_audit.transfer_audit import format_transfer
 
     config = config_from_args(args)
     result = run_audit(table, config, log=(lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
     path = result.save(args.out)
     print(format_table(result.results))
+    print(format_transfer(result.results))
     cached = sum(s["n_cached"] for s in result.results["scorers"])
     scored = sum(s["n_scored"] for s in result.results["scorers"])
     print(f"\n{len(table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
@@ -174,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="one AUROC per dataset, or per dataset:source")
         p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
         p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--n-perm", type=int, default=10_000,
+                       help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
         p.add_argument("--out", default=out_default, required=out_default is None, help="output folder")
 
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
