@@ -118,7 +118,7 @@ def load_outputs(path: str | Path) -> dict[str, str]:
         id_field, rid = _first(raw, ("id", "sample_id"))
         if rid is None:
             raise DataError("missing example id", path=p, row=row, field=id_field)
-        out_field = "output" if "output" in raw else "answer"
+        out_field = "answer" if "answer" in raw and "output" not in raw else "output"
         text = raw.get(out_field)  # an empty answer is a legitimate (bad) answer, so "" is kept
         if not isinstance(text, str):
             raise DataError("missing answer text (field `output` or `answer`)", path=p, row=row, field=out_field)
