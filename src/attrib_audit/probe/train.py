@@ -111,7 +111,6 @@ def _tokenizer(model: str):
 
 def run_grpo(examples: Sequence[AsqaExample], config: TrainConfig, reward: GroundingReward) -> dict[str, Any]:
     """Train the LoRA adapter; save it under out/adapter and a summary in out/train_summary.json."""
-    import torch
     from datasets import Dataset
     from peft import LoraConfig
     from trl import GRPOConfig, GRPOTrainer
@@ -132,7 +131,7 @@ def run_grpo(examples: Sequence[AsqaExample], config: TrainConfig, reward: Groun
         temperature=config.temperature, seed=config.seed, use_cpu=config.device == "cpu", bf16=config.bf16,
         gradient_checkpointing=config.gradient_checkpointing, logging_steps=config.logging_steps,
         save_strategy="no", report_to="none", disable_tqdm=True,
-        model_init_kwargs={"dtype": torch.bfloat16} if config.bf16 else None)
+        model_init_kwargs={"dtype": "bfloat16"} if config.bf16 else None)
     lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
                       target_modules=config.target_modules, task_type="CAUSAL_LM")
     trainer = GRPOTrainer(model=config.model, reward_funcs=reward, args=args, train_dataset=Dataset.from_list(data),
