@@ -80,7 +80,7 @@ class RewardTerms:
     n_hedge: int
     n_refusal: int
     n_meta: int
-    n_uncited_factual: int
+    n_uncited_factual: int  # factual sentences citing no existing passage (their support is 0)
     n_invalid_citations: int  # distinct cited numbers with no such passage
 
     def to_dict(self) -> dict:
