@@ -1,7 +1,8 @@
 """Clustered bootstrap of means, vectorised: every resample's mean is one matrix product.
 
-A resample is a row of cluster multiplicities (`cluster_weight_blocks`), so the mean of
-metric j in resample b is Σ_i w_bi x_ji / Σ_i w_bi over the rows where x_j is finite.
+A resample is a row of cluster multiplicities c_bg (`cluster_count_blocks`), so the mean of
+metric j in resample b is Σ_g c_bg S_jg / Σ_g c_bg N_jg, with S_jg the sum and N_jg the count
+of cluster g's finite values of x_j: two (B × K) · (K × m) products, whatever the rows per cluster.
 Sharing the draws across metrics and systems keeps differences paired.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_weight_blocks, group_codes, percentile_ci
+from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, group_codes, percentile_ci
 from attrib_audit.stats.types import Estimate
 
 
@@ -35,17 +36,20 @@ def bootstrap_means(matrix: np.ndarray, groups: Sequence, *, n_boot: int = DEFAU
         raise ValueError(f"matrix has {x.shape[1]} columns for {codes.size} group ids")
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     finite = np.isfinite(x)
-    x0 = np.where(finite, x, 0.0)
-    mask = finite.astype(np.float64)
+    k = int(codes.max()) + 1 if codes.size else 0
+    sums = np.zeros((x.shape[0], k))
+    counts = np.zeros((x.shape[0], k))
+    np.add.at(sums.T, codes, np.where(finite, x, 0.0).T)
+    np.add.at(counts.T, codes, finite.T.astype(np.float64))
     n = finite.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        point = np.where(n > 0, x0.sum(axis=1) / np.maximum(n, 1), np.nan)
+        point = np.where(n > 0, sums.sum(axis=1) / np.maximum(n, 1), np.nan)
         reps = []
-        for w in cluster_weight_blocks(codes, n_boot, gen):
-            num, den = x0 @ w.T, mask @ w.T
+        for c in cluster_count_blocks(k, n_boot, gen):
+            num, den = sums @ c.T, counts @ c.T
             reps.append(np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan))
     replicates = np.concatenate(reps, axis=1) if reps else np.zeros((x.shape[0], 0))
-    return BootstrapMeans(point, replicates, n, int(codes.max()) + 1 if codes.size else 0, n_boot)
+    return BootstrapMeans(point, replicates, n, k, n_boot)
 
 
 def mean_estimate(res: BootstrapMeans, j: int, level: float = 0.95, method: str = "clustered-bootstrap-percentile") -> Estimate:
