@@ -16,6 +16,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 COMMAND_MODULES: tuple[str, ...] = (
     "attrib_audit.data.cli",
     "attrib_audit.select",
+    "attrib_audit.probe.cli",
 )
 
 
