@@ -13,7 +13,9 @@ from typing import Sequence
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "attrib_audit.provenance.cli",
+)
 
 
 def _kv(text: str, what: str) -> dict[str, str]:
