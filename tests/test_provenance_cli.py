@@ -15,7 +15,7 @@ pytestmark = pytest.mark.skipif(not WICE.exists(), reason="shared WiCE sample no
 @pytest.fixture(scope="module")
 def small(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("wice") / "wice_small.jsonl"
-    path.write_text("".join(WICE.read_text().splitlines(keepends=True)[:8]))
+    path.write_text("".join(WICE.read_text().splitlines(keepends=True)[:4]))
     return path
 
 
@@ -30,7 +30,7 @@ def test_provenance_command_writes_results_and_prints_the_table(small, tmp_path,
         assert word in printed
     res = json.loads((out / "provenance.json").read_text())
     d = res["datasets"][0]
-    assert res["construct"] == "provenance" and d["n_examples"] == 8 and d["n_units"] == 8
+    assert res["construct"] == "provenance" and d["n_examples"] == 4 and d["n_units"] == 4
     assert set(d["clean"]["rankers"]) == {"lexical", "minilm", "blend", "eq1"}
     base = d["clean"]["random_baseline"]
     assert 0 < base["estimate"] < 0.5 and base["ci_low"] <= base["estimate"] <= base["ci_high"]

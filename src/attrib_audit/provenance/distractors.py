@@ -49,11 +49,16 @@ def find_distractors(unit_tokens: sparse.csr_matrix, unit_example: np.ndarray, t
         union = u_size[rows, None] + c_size[None, :] - inter
         jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
         jac[owner_t[unit_example[rows]].toarray() > 0] = -1.0
-        top = np.argsort(-jac, axis=1, kind="stable")[:, :kk]
-        best = np.take_along_axis(jac, top, axis=1)
-        ok = best > 0
-        out_idx[rows, :kk] = np.where(ok, cand[top], -1)
-        out_jac[rows, :kk] = np.where(ok, best, 0.0)
+        # the k-th best per row bounds the winners; only entries at or above it (ties included) get sorted
+        kth = np.partition(jac, jac.shape[1] - kk, axis=1)[:, jac.shape[1] - kk]
+        r, c = np.nonzero((jac >= kth[:, None]) & (jac > 0))
+        val = jac[r, c]
+        order = np.lexsort((c, -val, r))  # best first, ties to the lower candidate index
+        r, c, val = r[order], c[order], val[order]
+        rank = np.arange(r.size) - np.searchsorted(r, r)  # position within its row
+        keep = rank < kk
+        out_idx[start + r[keep], rank[keep]] = cand[c[keep]]
+        out_jac[start + r[keep], rank[keep]] = val[keep]
     return out_idx, out_jac
 
 
