@@ -17,6 +17,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "attrib_audit.data.cli",
     "attrib_audit.select",
     "attrib_audit.probe.cli",
+
+    "attrib_audit.provenance.cli",
 )
 
 
