@@ -17,7 +17,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "attrib_audit.data.cli",
     "attrib_audit.select",
     "attrib_audit.probe.cli",
-
     "attrib_audit.provenance.cli",
 )
 
