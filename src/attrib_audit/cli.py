@@ -13,7 +13,7 @@ from typing import Sequence
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("attrib_audit.report.cli",)
 
 
 def _kv(text: str, what: str) -> dict[str, str]:
@@ -104,6 +104,10 @@ def _run_and_report(table, args: argparse.Namespace) -> int:
     cached = sum(s["n_cached"] for s in result.results["scorers"])
     scored = sum(s["n_scored"] for s in result.results["scorers"])
     print(f"\n{len(table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
+    if args.report:
+        from attrib_audit.report.cli import write_report
+
+        return write_report(args.out)
     return 0
 
 
@@ -167,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--out", default=out_default, required=out_default is None, help="output folder")
+        p.add_argument("--report", action="store_true", default=out_default is not None,
+                       help="also write report.html, report.md and plots/ in the output folder (demo: always)")
 
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
     add_data_args(p)
