@@ -57,7 +57,7 @@ def headline(inputs, plots: Path) -> Section | None:
         sec.add(Note("These results hold no transfer statistics (portability verdicts, leave-one-dataset-out "
                      "regret), so this report cannot say which metric is safe to use on a new dataset; it "
                      "describes each slice only."))
-    sec.add(*(Para(line) for line in _winners(view)))
+        sec.add(*(Para(line) for line in _winners(view)))
     heavy = heavy_truncation(view)
     if heavy:
         sec.add(Note("Half or more of the pairs were truncated for: " + "; ".join(heavy)

@@ -72,7 +72,7 @@ def heatmap(view: AuditView, plots: Path):
             for i in range(len(slices)):
                 for j in range(m):
                     if not np.isfinite(point[i, j]):
-                        ax.text(j, i, "n/a", ha="center", va="center", fontsize=7, color="#333333")
+                        ax.text(j, i, "n/a", ha="center", va="center", fontsize=8, color="#333333")
                         continue
                     r, g, b, _ = cmap(norm(point[i, j]))
                     ink = "white" if 0.299 * r + 0.587 * g + 0.114 * b < 0.5 else "black"
@@ -81,7 +81,7 @@ def heatmap(view: AuditView, plots: Path):
                         text += f"\n±{(hi[i, j] - lo[i, j]) / 2:.2f}"
                     if cut[i, j] > 0:
                         text += f"\ncut {fmt.pct(cut[i, j])}"
-                    ax.text(j, i, text, ha="center", va="center", fontsize=7, color=ink, linespacing=1.1)
+                    ax.text(j, i, text, ha="center", va="center", fontsize=8, color=ink, linespacing=1.1)
             ax.set_xticks(range(m), view.scorers)
             ax.set_yticks(range(len(slices)), slices)
             ax.tick_params(length=0)

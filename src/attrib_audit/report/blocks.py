@@ -19,6 +19,13 @@ class Note:
 
 
 @dataclass
+class Code:
+    """A command line or other text to copy verbatim."""
+
+    text: str
+
+
+@dataclass
 class Table:
     header: list[str]
     rows: list[list[str]]
@@ -34,9 +41,10 @@ class Figure:
     png: Path
     svg: Path
     alt: str = ""
+    width_px: int = 0  # display width in the HTML (0: the image's own)
 
 
-Block = Para | Note | Table | Figure
+Block = Para | Note | Code | Table | Figure
 
 
 @dataclass
@@ -48,3 +56,15 @@ class Section:
     def add(self, *blocks: Block) -> "Section":
         self.blocks.extend(blocks)
         return self
+
+
+LAYOUT_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
+def guard(what: str, make, *args) -> list[Block]:
+    """The blocks `make(*args)` returns, or one note saying `what` had an unexpected layout."""
+    try:
+        return list(make(*args))
+    except LAYOUT_ERRORS as exc:
+        return [Note(f"{what} was skipped: its saved results do not have the layout this report reads "
+                     f"({type(exc).__name__}: {exc}).")]

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from attrib_audit.report import auroc, reproduce, audit_extras
-from attrib_audit.report.blocks import Note, Section
+from attrib_audit.report import audit_extras, auroc, reproduce, transfer
+from attrib_audit.report.blocks import LAYOUT_ERRORS, Note, Section
 from attrib_audit.report.inputs import ReportInputs, load_inputs
 from attrib_audit.report.render import to_html, to_markdown
 
@@ -23,6 +23,7 @@ class SectionSpec:
 SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("headline", "Headline", "results", audit_extras.headline),
     SectionSpec("auroc", "AUROC per metric and slice", "results", auroc.build),
+    SectionSpec("transfer", "Transfer across datasets", "results", transfer.build),
     SectionSpec("paired", "Paired differences", "results", audit_extras.paired),
     SectionSpec("evidence", "Truncation and failures", "results", audit_extras.evidence),
     SectionSpec("reproduce", "Reproduce this audit", "results", reproduce.build),
@@ -42,7 +43,7 @@ def run_sections(inputs: ReportInputs, plots: Path, specs=SECTIONS) -> tuple[lis
     for spec in specs:
         try:
             sec = spec.build(inputs, plots)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        except LAYOUT_ERRORS as exc:
             skipped.append(spec.key)
             sec = Section(spec.key, spec.title, [Note(
                 f"This section was skipped: {inputs.source(spec.source)} does not have the layout this report "

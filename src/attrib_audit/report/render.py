@@ -6,7 +6,7 @@ import html
 import os
 from pathlib import Path
 
-from attrib_audit.report.blocks import Figure, Note, Para, Section, Table
+from attrib_audit.report.blocks import Code, Figure, Note, Para, Section, Table
 
 CSS = """
 body{font-family:"DejaVu Sans","Liberation Sans",Arial,sans-serif;color:#1a1a1a;max-width:1180px;margin:0 auto;
@@ -22,7 +22,8 @@ th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:to
 th{background:#eef2f6}tr:nth-child(even) td{background:#fafbfc}
 caption{caption-side:top;text-align:left;color:#444;font-size:13px;padding:0 0 4px}
 figure{margin:18px 0}figure img{max-width:100%;height:auto;border:1px solid #eee;background:#fff}
-figcaption{color:#444;font-size:13px;margin-top:4px}
+figcaption{color:#444;font-size:13px;margin-top:4px;max-width:900px}
+pre{background:#f6f8fa;border:1px solid #d0d7de;padding:8px 12px;white-space:pre-wrap;word-break:break-all;font-size:13px}
 """
 
 
@@ -39,6 +40,8 @@ def to_markdown(title: str, meta: str, sections: list[Section], md_path: Path) -
                 out += [b.text, ""]
             elif isinstance(b, Note):
                 out += [f"> **Note:** {b.text}", ""]
+            elif isinstance(b, Code):
+                out += ["```", b.text, "```", ""]
             elif isinstance(b, Table):
                 if b.caption:
                     out += [f"*{b.caption}*", ""]
@@ -58,6 +61,8 @@ def _html_block(b) -> str:
         return f"<p>{e(b.text)}</p>"
     if isinstance(b, Note):
         return f'<p class="note"><strong>Note:</strong> {e(b.text)}</p>'
+    if isinstance(b, Code):
+        return f"<pre>{e(b.text)}</pre>"
     if isinstance(b, Table):
         head = "".join(f"<th>{e(h)}</th>" for h in b.header)
         body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in b.rows)
@@ -65,7 +70,8 @@ def _html_block(b) -> str:
         return f'<div class="table-wrap"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
     if isinstance(b, Figure):
         data = base64.b64encode(b.svg.read_bytes()).decode("ascii")
-        return (f'<figure id="fig-{e(b.name)}"><img alt="{e(b.alt)}" src="data:image/svg+xml;base64,{data}">'
+        width = f' width="{b.width_px}"' if b.width_px else ""
+        return (f'<figure id="fig-{e(b.name)}"><img alt="{e(b.alt)}"{width} src="data:image/svg+xml;base64,{data}">'
                 f"<figcaption>{e(b.caption)}</figcaption></figure>")
     raise TypeError(f"unknown report block {type(b).__name__}")
 

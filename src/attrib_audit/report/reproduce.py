@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from attrib_audit.report.blocks import Para, Section, Table
+from attrib_audit.report.blocks import Code, Para, Section, Table
 
 
 def command(results: dict) -> str:
@@ -35,6 +35,6 @@ def build(inputs, plots: Path) -> Section | None:
     if "elapsed_s" in results:
         facts.append(["elapsed", f"{results['elapsed_s']} s"])
     sec.add(Table(["setting", "value"], facts, "Tool, configuration and seeds."))
-    sec.add(Para("Re-run this configuration (add --construct per file when the data has no construct column): "
-                 + command(results)))
+    sec.add(Para("Re-run this configuration (add --construct per file when the data has no construct column):"),
+            Code(command(results)))
     return sec

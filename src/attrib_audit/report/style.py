@@ -23,6 +23,9 @@ RC = {
 }
 
 
+DISPLAY_PX_PER_INCH = 125  # on screen a little larger than 96 px/in, so 8-pt annotations stay legible
+
+
 def colour(i: int) -> str:
     return OKABE_ITO[i % len(OKABE_ITO)]
 
@@ -43,4 +46,8 @@ def save(fig, plots: Path, name: str, caption: str, alt: str = "") -> Figure:
     fig.savefig(png, metadata={"Software": None})
     fig.savefig(svg, metadata={"Date": None, "Creator": None})
     plt.close(fig)
-    return Figure(name, caption, png, svg, alt or caption)
+    from PIL import Image  # matplotlib's own dependency
+
+    with Image.open(png) as im:
+        width = round(im.width * DISPLAY_PX_PER_INCH / RC["savefig.dpi"])
+    return Figure(name, caption, png, svg, alt or caption, width)
