@@ -159,9 +159,7 @@ def build(inputs, plots: Path) -> Section | None:
         return None
     sec = Section("transfer", "Transfer across datasets")
     sec.add(*(Para(n) for n in transfer.get("notes", [])))
-    fig = regret_plot(transfer, plots)
-    if fig:
-        sec.add(fig)
+    sec.add(*guard("The regret plot", lambda: [f for f in [regret_plot(transfer, plots)] if f]))
     for c, e in transfer["constructs"].items():
         if e.get("status") != "ok":
             sec.add(Note(f"{c}: not computed — {e.get('reason', e.get('status'))}."))
