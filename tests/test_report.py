@@ -33,11 +33,11 @@ def demo(tmp_path_factory):
     return tmp / "demo", out.getvalue()
 
 
-def md_table(md: str, first_header: str) -> tuple[list[str], list[list[str]]]:
-    """The first Markdown table whose header starts with `first_header`: (header, rows)."""
+def md_table(md: str, first_header: str, column: str = "") -> tuple[list[str], list[list[str]]]:
+    """The first Markdown table whose header starts with `first_header` (and has `column`): (header, rows)."""
     lines = md.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith(f"| {first_header} |"):
+        if line.startswith(f"| {first_header} |") and f"| {column}" in line:
             header = [c.strip() for c in line.strip("|").split(" | ")]
             rows = []
             for row in lines[i + 2:]:
@@ -107,18 +107,61 @@ def test_markdown_renders_the_numbers_of_results_json(demo):
     assert f"--n-boot {res['config']['n_boot']} --seed {res['config']['seed']}" in md
 
 
-def test_report_html_in_headless_chromium(demo, tmp_path):
+def full_report(demo_dir: Path, tmp_path: Path) -> Path:
+    """The demo results plus every other producer's saved output (see tests/data/README.md)."""
+    transfer = json.loads((DATA / "report_transfer_demo.json").read_text())
+    folder = copy_results(demo_dir, tmp_path, lambda r: r.update(transfer=transfer))
+    for name, fixture in (("provenance", "report_provenance_wice.json"), ("probe", "report_probe_example.json"),
+                          ("agreement", "report_agreement_minilm_human.json")):
+        shutil.copy(DATA / fixture, folder / f"{name}.json")
+    return folder
+
+
+@pytest.mark.parametrize("which", ["demo", "full"])
+def test_report_html_in_headless_chromium(demo, tmp_path, which):
     if find_chromium() is None:
         pytest.skip("chromium is not installed (Debian: apt-get install chromium); the browser check needs it")
-    folder, _ = demo
+    folder = demo[0] if which == "demo" else full_report(demo[0], tmp_path)
+    if which == "full":
+        assert build_report(folder).skipped == []
     check = check_page(folder / "report.html", tmp_path / "report.png")
     assert check.console_errors == [] and check.network == [] and check.broken_images == [], check.summary()
-    assert len(check.images) == 4 and all(i["scheme"] == "data:image/svg+xml;base64" and i["chars"] > 10_000
-                                          for i in check.images)
+    n_figures = {"demo": 4, "full": 8}[which]
+    assert len(check.images) == n_figures and all(i["scheme"] == "data:image/svg+xml;base64" and i["chars"] > 10_000
+                                                  for i in check.images)
     assert all(i["width"] > 300 and i["height"] > 150 for i in check.images)
-    assert check.sections == ["headline", "auroc", "paired", "evidence", "reproduce"]
+    assert check.sections == {"demo": ["headline", "auroc", "paired", "evidence", "reproduce"],
+                              "full": ["headline", "auroc", "transfer", "paired", "evidence", "provenance",
+                                       "agreement", "probe", "reproduce"]}[which]
     png = (tmp_path / "report.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and check.height > 2000
+
+
+def test_provenance_agreement_probe_numbers_match_their_files(demo, tmp_path):
+    folder = full_report(demo[0], tmp_path)
+    md = build_report(folder).markdown.read_text()
+    three = lambda e, k="estimate": [round(e[x], 3) for x in (k, "ci_low", "ci_high")]  # noqa: E731
+    nums = lambda cell: [float(x) for x in re.findall(r"[-+]?\d+\.\d{3}", cell)]  # noqa: E731
+    prov = json.loads((DATA / "report_provenance_wice.json").read_text())["datasets"][0]
+    _, rows = md_table(md, "ranker")
+    by = {r[0]: r for r in rows}
+    for name, r in prov["clean"]["rankers"].items():
+        assert nums(by[name][1]) == three(r["top1"])
+        s = prov["confusable"]["summary"][name]
+        assert nums(by[name][4]) == [round(s["fooled"][k], 3) for k in ("mean", "sd", "min", "max")]
+    assert nums(by["random baseline"][1]) == three(prov["clean"]["random_baseline"])
+    agree = json.loads((DATA / "report_agreement_minilm_human.json").read_text())
+    _, rows = md_table(md, "slice", "Cohen's κ [95% CI]")
+    kappa = {r[0]: r for r in rows}
+    for r in agree["slices"]:
+        assert nums(kappa[r["slice"]][1]) == three(r, "kappa") and int(kappa[r["slice"]][3]) == r["n"]
+    probe = json.loads((DATA / "report_probe_example.json").read_text())
+    _, rows = md_table(md, "metric", "moved")
+    moved = {r[0]: r for r in rows}
+    for r in probe["metrics"]:
+        assert nums(moved[r["metric"]][3]) == three(r["diff"], "mean")
+        assert moved[r["metric"]][4] == ("yes" if r["diff"]["excludes_zero"] else "no")
+    assert probe["verdict"] in md
 
 
 def test_browser_check_reports_console_errors_and_broken_images(tmp_path):
@@ -196,7 +239,8 @@ def test_audit_report_flag_and_report_command(tmp_path, capsys):
     assert main(["audit", str(demo_paths()[1]), "--scorers", "lexical", "--n-boot", "100", "--slice-by", "source",
                  "--cache", str(tmp_path / "c.sqlite"), "--out", str(out), "--report", "--quiet"]) == 0
     assert f"report: {out / 'report.html'}" in capsys.readouterr().out
-    assert main(["report", str(out), "--out", str(tmp_path / "r")]) == 0
+    assert main(["report", str(out), "--out", str(tmp_path / "r"), "--probe", str(DATA / "report_probe_example.json")]) == 0
+    assert "## Answer-level probe" in (tmp_path / "r" / "report.md").read_text()
     assert (tmp_path / "r" / "report.md").exists() and (tmp_path / "r" / "plots" / "auroc_heatmap.png").exists()
     assert "paired_differences.png" not in (tmp_path / "r" / "plots" / "index.txt").read_text()  # one scorer: no pairs
 

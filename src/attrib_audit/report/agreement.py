@@ -54,7 +54,7 @@ def confusion_plot(pair: dict, plots: Path):
 
 
 def pair_blocks(pair: dict, plots: Path) -> list:
-    rows = [{"slice": "all slices", **pair["overall"]}] if pair.get("overall") else []
+    rows = [{"slice": "all slices (pooled)", **pair["overall"]}] if pair.get("overall") else []
     rows += pair.get("slices", [])
     out = [Table(["slice", "Cohen's κ [95% CI]", "raw agreement", "n", "excluded (no rating)"],
                  [[r["slice"], fmt.ci(r.get("kappa"), r.get("ci_low"), r.get("ci_high")) if fmt.finite(r.get("kappa"))
