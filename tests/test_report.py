@@ -186,7 +186,8 @@ def test_transfer_section_from_saved_transfer_statistics(demo, tmp_path):
     att = transfer["constructs"]["attribution"]["regret"]
     fixed = {f["metric"]: f for f in att["fixed"]}
     assert att["lowest_regret_metric"] == "minilm"
-    assert "attribution (4 datasets): use minilm" in headline
+    assert "attribution (4 datasets): use minilm, the portable metric with the lowest held-out regret" in headline
+    assert "Caveat: minilm's AUROC rests on truncated evidence on attributionbench:LFQA (100% of pairs truncated" in headline
     assert f"{fixed['minilm']['mean']:.3f} [{fixed['minilm']['ci_low']:.3f}, {fixed['minilm']['ci_high']:.3f}]" in headline
     sel = att["selector"]
     assert f"naive selector) costs {sel['mean']:.3f} [{sel['ci_low']:.3f}, {sel['ci_high']:.3f}]" in headline

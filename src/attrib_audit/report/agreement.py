@@ -23,7 +23,7 @@ def _slug(text: str) -> str:
 def confusion_plot(pair: dict, plots: Path):
     import matplotlib.pyplot as plt
 
-    rows = [{"slice": "all slices", **pair["overall"]}] if pair.get("overall") else []
+    rows = [{"slice": "all slices (pooled)", **pair["overall"]}] if pair.get("overall") else []
     rows += pair.get("slices", [])
     n = len(rows)
     cols = min(n, 5)

@@ -35,12 +35,10 @@ def _winners(view: AuditView) -> list[str]:
     return lines
 
 
-def heavy_truncation(view: AuditView, threshold: float = 0.5) -> list[str]:
-    out = []
-    for (name, sl), t in sorted(view.truncation.items()):
-        if t.get("n") and t.get("pairs_truncated", 0) / t["n"] >= threshold:
-            out.append(f"{name} on {sl}: {view.caveat(name, sl)}")
-    return out
+def heavy_truncation(view: AuditView, threshold: float = 0.5) -> dict[tuple[str, str], str]:
+    """(scorer, slice) → caveat, where at least `threshold` of the slice's pairs were cut."""
+    return {(name, sl): view.caveat(name, sl) for (name, sl), t in sorted(view.truncation.items())
+            if t.get("n") and t.get("pairs_truncated", 0) / t["n"] >= threshold}
 
 
 def headline(inputs, plots: Path) -> Section | None:
@@ -49,18 +47,19 @@ def headline(inputs, plots: Path) -> Section | None:
         return None
     view = AuditView.of(results)
     sec = Section("headline", "Headline")
+    heavy = heavy_truncation(view)
     if isinstance(results.get("transfer"), dict):
         from attrib_audit.report.transfer import headline_blocks
 
-        sec.add(*headline_blocks(results["transfer"]))
+        sec.add(*headline_blocks(results["transfer"], heavy))
     else:
         sec.add(Note("These results hold no transfer statistics (portability verdicts, leave-one-dataset-out "
                      "regret), so this report cannot say which metric is safe to use on a new dataset; it "
                      "describes each slice only."))
         sec.add(*(Para(line) for line in _winners(view)))
-    heavy = heavy_truncation(view)
     if heavy:
-        sec.add(Note("Half or more of the pairs were truncated for: " + "; ".join(heavy)
+        sec.add(Note("Half or more of the pairs were truncated for: " + "; ".join(f"{n} on {sl}: {text}"
+                                                                             for (n, sl), text in heavy.items())
                      + ". Those AUROCs judge the metric on cut evidence."))
     for u in results.get("unavailable", []):
         sec.add(Note(f"Not run: {u['scorer']} ({u['reason']})."))

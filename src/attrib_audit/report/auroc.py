@@ -141,9 +141,14 @@ def rank_chart(view: AuditView, plots: Path):
         return None
     m = len(view.scorers)
     with style.rc():
-        fig, axes = plt.subplots(1, len(panels), squeeze=False, layout="constrained",
-                                 figsize=(max(4.0, 1.2 + 1.25 * sum(len(s) for s in panels.values()) + 1.0 * len(panels)), 3.4))
-        for ax, (construct, slices) in zip(axes[0], panels.items()):
+        cols = min(len(panels), 2)
+        rows = -(-len(panels) // cols)
+        widest = max(len(s) for s in panels.values())
+        fig, axes = plt.subplots(rows, cols, squeeze=False, layout="constrained",
+                                 figsize=(cols * max(3.6, 0.8 * widest + 1.2) + 1.0, 3.2 * rows))
+        for ax in axes.ravel()[len(panels):]:
+            ax.set_visible(False)
+        for ax, (construct, slices) in zip(axes.ravel(), panels.items()):
             point = _grid(view, slices)[0]
             ranks = np.full(point.shape, np.nan)
             for i in range(len(slices)):
@@ -160,8 +165,8 @@ def rank_chart(view: AuditView, plots: Path):
             ax.set_title(f"construct: {construct}", loc="left")
             ax.set_xlabel("dataset slice")
             ax.grid(axis="y", color="#e5e5e5", linewidth=0.6)
-        axes[0, 0].set_ylabel("rank of metric (1 = highest AUROC)")
-        axes[0, -1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+            ax.set_ylabel("rank of metric (1 = highest AUROC)")
+        fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside right center", frameon=False)
         return style.save(fig, plots, "rank_chart",
                           "Rank of each metric's point AUROC per slice (1 = best; ties share the mean rank). "
                           "Crossing lines mean the metrics' order changes between datasets of one construct.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from attrib_audit.report import fmt, style
-from attrib_audit.report.blocks import Note, Para, Section, Table, guard
+from attrib_audit.report.blocks import Para, Section, Table, guard
 
 REWRITE_LABELS = {"altered": "share of answers altered", "token_jaccard": "mean token Jaccard (tuned vs base)",
                   "heavy_rewrite": "share heavily rewritten"}
@@ -64,10 +64,10 @@ def probe_blocks(probe: dict, plots: Path) -> list:
     if cov:
         out.append(Para(f"{cov.get('n_compared', '?')} examples compared; left out: {cov.get('n_only_base', 0)} only in "
                         f"base, {cov.get('n_only_tuned', 0)} only in tuned, {cov.get('n_unanswered', 0)} answered by neither."))
-    files = [f"{k}: {v['path']} (sha256 {v.get('sha256', '?')})" for k, v in (probe.get("data") or {}).items()
+    files = [[k, str(v["path"]), str(v.get("sha256", ""))] for k, v in (probe.get("data") or {}).items()
              if isinstance(v, dict) and "path" in v]
     if files:
-        out.append(Para("Probe inputs — " + "; ".join(files) + "."))
+        out.append(Table(["input", "file", "sha256"], files, "Probe inputs."))
     return out
 
 

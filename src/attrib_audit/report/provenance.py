@@ -100,9 +100,10 @@ def dataset_blocks(d: dict, plots: Path) -> list:
                       "units with tied top score"], rows,
                      "Top-1 provenance accuracy: share of answer units whose highest-scoring passage is a gold one."))
     out += guard(f"The provenance plot of {d['dataset']}", lambda: [provenance_plot(d, plots)])
-    files = [f"{x['path']} (sha256 {x.get('sha256', '?')})" for x in d.get("data", []) if isinstance(x, dict)]
+    files = [[str(x["path"]), str(x.get("examples", "")), str(x.get("sha256", ""))] for x in d.get("data", [])
+             if isinstance(x, dict)]
     if files:
-        out.append(Para("Data: " + "; ".join(files) + "."))
+        out.append(Table(["file", "examples", "sha256"], files, f"{d['dataset']}: input files."))
     return out
 
 

@@ -13,8 +13,10 @@ body{font-family:"DejaVu Sans","Liberation Sans",Arial,sans-serif;color:#1a1a1a;
 padding:24px 32px 64px;line-height:1.45;font-size:15px}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:36px 0 10px;padding-top:8px;border-top:2px solid #0072B2}
 .meta{color:#555;font-size:13px;margin:0 0 12px}
-nav{background:#f4f7fa;border:1px solid #dbe3ea;padding:8px 14px;border-radius:4px;font-size:14px}
-nav a{margin-right:14px;color:#0057a0;text-decoration:none;white-space:nowrap}
+nav{background:#f4f7fa;border:1px solid #dbe3ea;padding:8px 14px;border-radius:4px;font-size:14px;display:flex;flex-wrap:wrap;gap:4px 16px}
+nav a{color:#0057a0;text-decoration:none;white-space:nowrap}
+#headline>p:not(.note){font-size:16px}
+.method{color:#444;font-size:13px}
 .note{background:#fff6e0;border-left:4px solid #E69F00;padding:6px 12px;margin:10px 0}
 .table-wrap{overflow-x:auto;margin:10px 0}
 table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}

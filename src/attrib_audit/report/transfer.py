@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Note, Para, Section, Table, guard
@@ -18,8 +17,9 @@ def _regret_text(r: dict) -> str:
     return f"{fmt.ci(r['mean'], r['ci_low'], r['ci_high'])} AUROC"
 
 
-def verdict(construct: str, e: dict) -> str:
-    """Which metric to use for this construct and what the choice may cost, in plain words."""
+def verdict(construct: str, e: dict, caveats: dict[tuple[str, str], str] | None = None) -> str:
+    """Which metric to use for this construct and what the choice may cost, in plain words; `caveats`
+    ((metric, dataset) → text) flags a recommended metric whose evidence was mostly cut."""
     reg = e["regret"]
     fixed = {f["metric"]: f for f in reg["fixed"]}
     portable = [p["metric"] for p in e["portability"] if p["portable"]]
@@ -29,18 +29,22 @@ def verdict(construct: str, e: dict) -> str:
     if portable:
         pick = min(portable, key=lambda m: fixed[m]["mean"]) if all(m in fixed for m in portable) else portable[0]
         f = fixed[pick]
-        head = (f"{construct} ({n} datasets): use {pick}. It is portable — within the 95% CI of the best metric on "
-                f"every dataset" + ("" if pick in paired else " (but not under the stricter paired test)")
+        head = (f"{construct} ({n} datasets): use {pick}, the portable metric with the lowest held-out regret. It is "
+                f"within the 95% CI of the best metric on every dataset" + ("" if pick in paired else " (but not under the stricter paired test)")
                 + f"; on a held-out dataset it loses on average {_regret_text(f)} to the best metric, and at worst "
                 f"{fmt.num(f['max'])} (on {f['worst_dataset']}).")
         others = [m for m in portable if m != pick]
         if others:
             head += f" Also portable: {', '.join(others)}."
     else:
+        pick = best
         f = fixed[best]
         head = (f"{construct} ({n} datasets): no single metric is safe — every metric falls outside the best "
                 f"metric's CI on at least one dataset. The lowest-regret choice, {best}, loses on average "
                 f"{_regret_text(f)} on a held-out dataset, and {fmt.num(f['max'])} on {f['worst_dataset']}.")
+    cut = [f"{d} ({caveats[(pick, d)]})" for d in e["datasets"] if (pick, d) in (caveats or {})]
+    if cut:
+        head += f" Caveat: {pick}'s AUROC rests on truncated evidence on " + "; ".join(cut) + "."
     s = reg["selector"]
     gap = s.get("minus_best_fixed_ci") or [None, None]
     head += (f" Picking the metric that was best on the other datasets (the naive selector) costs "
@@ -48,11 +52,11 @@ def verdict(construct: str, e: dict) -> str:
     return head
 
 
-def headline_blocks(transfer: dict) -> list:
+def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None = None) -> list:
     out = []
     for c, e in transfer["constructs"].items():
         if e.get("status") == "ok":
-            out += guard(f"The verdict for {c}", lambda e=e, c=c: [Para(verdict(c, e))])
+            out += guard(f"The verdict for {c}", lambda e=e, c=c: [Para(verdict(c, e, caveats))])
         else:
             out.append(Note(f"{c}: transfer not computed — {e.get('reason', e.get('status', 'no reason given'))}."))
     for x in transfer.get("excluded_slices", []):
@@ -87,6 +91,7 @@ def regret_plot(transfer: dict, plots: Path):
             ax.axvline(0, color="#555555", linewidth=0.8)
             ax.set_title(f"construct: {construct}", loc="left")
             ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
+            ax.set_axisbelow(True)
         axes[-1, 0].set_xlabel("mean held-out regret (AUROC below the best metric on the left-out dataset), 95% CI")
         return style.save(fig, plots, "lodo_regret",
                           "Leave-one-dataset-out regret: for each fixed metric, and for the naive selector (hatched: "
@@ -158,7 +163,8 @@ def build(inputs, plots: Path) -> Section | None:
     if not isinstance(transfer, dict):
         return None
     sec = Section("transfer", "Transfer across datasets")
-    sec.add(*(Para(n) for n in transfer.get("notes", [])))
+    if transfer.get("notes"):
+        sec.add(Para("Method notes: " + "; ".join(transfer["notes"]) + "."))
     sec.add(*guard("The regret plot", lambda: [f for f in [regret_plot(transfer, plots)] if f]))
     for c, e in transfer["constructs"].items():
         if e.get("status") != "ok":
