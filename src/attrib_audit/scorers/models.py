@@ -29,24 +29,25 @@ def minilm_package_path() -> str | None:
     return str(path) if path.exists() else None
 
 
-def _site_file(name: str) -> Path | None:
-    for entry in sys.path:
-        candidate = Path(entry) / name
-        if candidate.exists():
-            return candidate
-    return None
+def dist_files(dist: str, suffix: str) -> list[Path]:
+    """Installed files of a distribution whose name ends with `suffix` (found through its RECORD)."""
+    from importlib import metadata
+
+    try:
+        files = metadata.files(dist) or []
+    except metadata.PackageNotFoundError:
+        return []
+    return [Path(str(f.locate())) for f in files if str(f).endswith(suffix)]
 
 
 def _mpnet_zip_parts() -> list[Path] | None:
-    parts = [_site_file(f"all-mpnet-base-v2.zip.00{i}") for i in range(1, 6)]
-    if all(parts):
-        return parts  # type: ignore[return-value]
-    # some releases nest the parts in a package folder
-    found = []
-    for entry in map(Path, sys.path):
-        if entry.is_dir():
-            found.extend(sorted(entry.glob("**/all-mpnet-base-v2.zip.00[1-5]"))[:5] if entry.name == "site-packages" else [])
-    return found if len(found) == 5 else None
+    parts = []
+    for i, dist in enumerate(MPNET_PARTS, start=1):
+        found = dist_files(dist, f"all-mpnet-base-v2.zip.00{i}")
+        if not found:
+            return None
+        parts.append(found[0])
+    return parts
 
 
 def mpnet_package_path() -> str | None:

@@ -61,8 +61,19 @@ def offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get("TRANSFORMERS_OFFLINE", "") not in ("", "0")
 
 
+def quiet_model_loading() -> None:
+    """Silence transformers' weight-loading bars when stderr is not a terminal (logs, CI, pipes)."""
+    import sys
+
+    if not sys.stderr.isatty():
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+
+
 def load_or_unavailable(resolved: Resolved, loader: Callable[[str], object], *, what: str, install_hint: str) -> object:
     """Run a loader; turn a hub miss (offline machine, unknown id) into one clear ScorerUnavailable line."""
+    quiet_model_loading()
     try:
         return loader(resolved.location)
     except ScorerUnavailable:

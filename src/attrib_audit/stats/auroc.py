@@ -35,27 +35,42 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(u / (n_pos * n_neg))
 
 
-def weighted_auroc(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """AUROC for each row of a (B, n) weight matrix, in one pass of array operations.
+def cluster_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """AUROC for each resample given as cluster multiplicities `counts` (B, K); row i belongs to cluster codes[i].
 
-    A bootstrap resample is a vector of multiplicities, so every resample shares the
-    same sort of the scores: tie-bins are formed once, then positive and negative
-    weight per bin are summed with `np.add.reduceat`. AUC_b = Σ_g P_bg (N_b,<g + ½ N_bg) / (P_b N_b).
-    Rows whose resample holds only one class give NaN.
+    Every resample shares one sort of the scores: tie-bins are formed once and a sparse
+    (K, G) matrix holds each cluster's positives (negatives) per bin, so the per-resample
+    bin weights are one sparse-dense product and no (B, n) matrix is ever built.
+    AUC_b = Σ_g P_bg (N_b,<g + ½ N_bg) / (P_b N_b); resamples holding one class give NaN.
     """
+    from scipy import sparse
+
     s, y = _check(scores, labels)
-    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
-    if w.shape[1] != s.size:
-        raise ValueError(f"weights have {w.shape[1]} columns for {s.size} scores")
-    order = np.argsort(s, kind="mergesort")
-    s_sorted = s[order]
-    starts = np.flatnonzero(np.r_[True, s_sorted[1:] != s_sorted[:-1]])
-    ws = w[:, order]
-    ys = y[order]
-    pos = np.add.reduceat(ws * ys, starts, axis=1)
-    neg = np.add.reduceat(ws * ~ys, starts, axis=1)
+    c = np.asarray(counts, dtype=np.float64)
+    c = c[None, :] if c.ndim == 1 else c
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.shape != s.shape:
+        raise ValueError("codes must give one cluster per score")
+    if codes.size and codes.max() >= c.shape[1]:
+        raise ValueError(f"counts have {c.shape[1]} clusters but codes reach {codes.max()}")
+    _, bins = np.unique(s, return_inverse=True)
+    n_bins = int(bins.max()) + 1 if bins.size else 0
+    shape = (c.shape[1], n_bins)
+    ones = np.ones(int(y.sum()))
+    pos_kg = sparse.csr_matrix((ones, (codes[y], bins[y])), shape=shape)
+    neg_kg = sparse.csr_matrix((np.ones(int((~y).sum())), (codes[~y], bins[~y])), shape=shape)
+    pos = np.asarray((pos_kg.T @ c.T).T)
+    neg = np.asarray((neg_kg.T @ c.T).T)
     below = np.cumsum(neg, axis=1) - neg
-    num = (pos * (below + 0.5 * neg)).sum(axis=1)
+    num = np.einsum("bg,bg->b", pos, below + 0.5 * neg)
     den = pos.sum(axis=1) * neg.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def weighted_auroc(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """AUROC for each row of a (B, n) matrix of row multiplicities (each row its own cluster)."""
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    if w.shape[1] != np.asarray(scores).size:
+        raise ValueError(f"weights have {w.shape[1]} columns for {np.asarray(scores).size} scores")
+    return cluster_auroc(scores, labels, np.arange(w.shape[1]), w)

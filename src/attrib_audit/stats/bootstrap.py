@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from attrib_audit.stats.auroc import auroc, weighted_auroc
+from attrib_audit.stats.auroc import auroc, cluster_auroc
 from attrib_audit.stats.types import Estimate
 
 DEFAULT_B = 2000
@@ -30,15 +30,24 @@ def group_codes(groups: Sequence) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-def cluster_weight_blocks(codes: np.ndarray, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """Yield (b, n) blocks of row multiplicities for n_boot cluster resamples (blocks bound memory)."""
-    k = int(codes.max()) + 1 if codes.size else 0
-    step = max(1, _MAX_CELLS // max(codes.size, k, 1))
+def cluster_count_blocks(n_clusters: int, n_boot: int, rng: np.random.Generator, width: int | None = None) -> Iterator[np.ndarray]:
+    """Yield (b, K) blocks of cluster multiplicities for n_boot resamples of K clusters with replacement.
+
+    Blocks bound memory: at most _MAX_CELLS of b × max(K, width) at once.
+    """
+    k = int(n_clusters)
+    step = max(1, _MAX_CELLS // max(k, width or 0, 1))
     for start in range(0, n_boot, step):
         b = min(step, n_boot - start)
         draws = rng.integers(0, k, size=(b, k))
-        counts = np.bincount((draws + k * np.arange(b)[:, None]).ravel(), minlength=b * k).reshape(b, k)
-        yield counts[:, codes].astype(np.float64)
+        yield np.bincount((draws + k * np.arange(b)[:, None]).ravel(), minlength=b * k).reshape(b, k).astype(np.float64)
+
+
+def cluster_weight_blocks(codes: np.ndarray, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """Yield (b, n) blocks of row multiplicities (a row weighs what its cluster was drawn)."""
+    k = int(codes.max()) + 1 if codes.size else 0
+    for counts in cluster_count_blocks(k, n_boot, rng, width=codes.size):
+        yield counts[:, codes]
 
 
 @dataclass(frozen=True)
@@ -68,11 +77,12 @@ def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
     finite = np.isfinite(sm)
     point = np.array([auroc(sm[j, finite[j]], y[finite[j]]) if finite[j].any() else np.nan for j in range(sm.shape[0])])
     reps = []
-    for w in cluster_weight_blocks(codes, n_boot, gen):
-        block = np.full((sm.shape[0], w.shape[0]), np.nan)
-        for j in range(sm.shape[0]):
+    k = int(codes.max()) + 1 if codes.size else 0
+    for counts in cluster_count_blocks(k, n_boot, gen, width=sm.shape[1]):
+        block = np.full((sm.shape[0], counts.shape[0]), np.nan)
+        for j in range(sm.shape[0]):  # a handful of scorers; the B resamples are one array operation
             if finite[j].any():
-                block[j] = weighted_auroc(sm[j, finite[j]], y[finite[j]], w[:, finite[j]])
+                block[j] = cluster_auroc(sm[j, finite[j]], y[finite[j]], codes[finite[j]], counts)
         reps.append(block)
     replicates = np.concatenate(reps, axis=1) if reps else np.zeros((sm.shape[0], 0))
     return BootstrapAUROC(point, replicates, finite.sum(axis=1), int(codes.max()) + 1 if codes.size else 0, n_boot)

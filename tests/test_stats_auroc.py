@@ -1,0 +1,50 @@
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+from sklearn.metrics import roc_auc_score
+
+from attrib_audit.stats import auroc, average_ranks, weighted_auroc
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_auroc_matches_sklearn_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 500)
+    s = np.round(rng.normal(size=500) + 0.7 * y, 1)  # rounding makes many ties
+    assert abs(auroc(s, y) - roc_auc_score(y, s)) < 1e-12
+
+
+def test_auroc_hand_computed():
+    # pos {0.9, 0.5}, neg {0.5, 0.1}: pairs (0.9>0.5)=1, (0.9>0.1)=1, (0.5=0.5)=1/2, (0.5>0.1)=1 -> 3.5/4
+    assert auroc(np.array([0.9, 0.5, 0.5, 0.1]), np.array([1, 1, 0, 0])) == pytest.approx(0.875, abs=1e-15)
+
+
+def test_auroc_extremes_and_undefined():
+    assert auroc(np.array([1.0, 2.0]), np.array([0, 1])) == 1.0
+    assert auroc(np.array([2.0, 1.0]), np.array([0, 1])) == 0.0
+    assert auroc(np.array([3.0, 3.0]), np.array([0, 1])) == 0.5
+    assert np.isnan(auroc(np.array([1.0, 2.0]), np.array([1, 1])))
+
+
+def test_auroc_rejects_nan_and_non_binary():
+    with pytest.raises(ValueError, match="NaN"):
+        auroc(np.array([np.nan, 1.0]), np.array([0, 1]))
+    with pytest.raises(ValueError, match="0/1"):
+        auroc(np.array([0.2, 1.0]), np.array([0, 2]))
+
+
+def test_average_ranks_match_scipy():
+    x = np.random.default_rng(3).integers(0, 20, 300).astype(float)
+    np.testing.assert_allclose(average_ranks(x), rankdata(x, method="average"))
+
+
+def test_weighted_auroc_equals_auroc_of_expanded_sample():
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 60)
+    s = np.round(rng.normal(size=60) + y, 1)
+    w = rng.integers(0, 4, size=(25, 60)).astype(float)
+    got = weighted_auroc(s, y, w)
+    for b in range(25):
+        rep = np.repeat(np.arange(60), w[b].astype(int))
+        want = roc_auc_score(y[rep], s[rep]) if len(set(y[rep])) == 2 else np.nan
+        assert (np.isnan(want) and np.isnan(got[b])) or abs(got[b] - want) < 1e-12
