@@ -247,10 +247,23 @@ def test_audit_report_flag_and_report_command(tmp_path, capsys):
     assert main(["audit", str(demo_paths()[1]), "--scorers", "lexical", "--n-boot", "100", "--slice-by", "source",
                  "--cache", str(tmp_path / "c.sqlite"), "--out", str(out), "--report", "--quiet"]) == 0
     assert f"report: {out / 'report.html'}" in capsys.readouterr().out
-    assert main(["report", str(out), "--out", str(tmp_path / "r"), "--probe", str(DATA / "report_probe_example.json")]) == 0
+    shot = ["--screenshot", str(tmp_path / "shot.png")] if find_chromium() else []
+    assert main(["report", str(out), "--out", str(tmp_path / "r"), "--probe", str(DATA / "report_probe_example.json"),
+                 *shot]) == 0
     assert "## Answer-level probe" in (tmp_path / "r" / "report.md").read_text()
+    if shot:
+        assert "browser check: ok — 3 images (0 broken)" in capsys.readouterr().out  # heatmap, forest, probe
     assert (tmp_path / "r" / "report.md").exists() and (tmp_path / "r" / "plots" / "auroc_heatmap.png").exists()
     assert "paired_differences.png" not in (tmp_path / "r" / "plots" / "index.txt").read_text()  # one scorer: no pairs
+
+
+def test_report_from_provenance_alone(tmp_path):
+    shutil.copy(DATA / "report_provenance_wice.json", tmp_path / "provenance.json")
+    paths = build_report(tmp_path)
+    md = paths.markdown.read_text()
+    assert [line for line in md.splitlines() if line.startswith("## ")] == ["## Provenance diagnostic"]
+    assert "attrib-audit 0.1.0" in md and [p.name for p in paths.plots] == ["provenance_wice_provenance.png",
+                                                                             "provenance_wice_provenance.svg"]
 
 
 def test_report_errors_name_the_file(tmp_path, capsys):

@@ -70,7 +70,8 @@ def build_report(folder: str | Path, out: str | Path | None = None, **explicit: 
     written = sorted(p for p in plots.iterdir() if p.suffix in (".png", ".svg"))
     index.write_text("".join(f"{p.name}\n" for p in written))
     title = "attrib-audit report"
-    tool = (inputs.results or {}).get("tool", {})
+    tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe)
+                 if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {})
     meta = (f"attrib-audit {tool.get('version', '?')} · read from {', '.join(str(p) for p in inputs.sources.values())} "
             "· every statistic below is copied from those files, none is recomputed")
     md_path, html_path = out / "report.md", out / "report.html"
