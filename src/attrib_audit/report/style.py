@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from attrib_audit.report.blocks import Figure  # noqa: E402
 
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 HEATMAP_CMAP = "cividis"  # perceptually uniform and readable with red-green colour blindness
 
