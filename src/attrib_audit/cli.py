@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "attrib_audit.select",
     "attrib_audit.probe.cli",
     "attrib_audit.provenance.cli",
+    "attrib_audit.report.cli",
 )
 
 
@@ -119,6 +120,10 @@ def _run_and_report(table, args: argparse.Namespace) -> int:
     cached = sum(s["n_cached"] for s in result.results["scorers"])
     scored = sum(s["n_scored"] for s in result.results["scorers"])
     print(f"\n{len(table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
+    if args.report:
+        from attrib_audit.report.cli import write_report
+
+        return write_report(args.out)
     return 0
 
 
@@ -184,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--n-perm", type=int, default=10_000,
                        help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
         p.add_argument("--out", default=out_default, required=out_default is None, help="output folder")
+        p.add_argument("--report", action="store_true", default=out_default is not None,
+                       help="also write report.html, report.md and plots/ in the output folder (demo: always)")
 
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
     add_data_args(p)
