@@ -96,6 +96,7 @@ def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], sc
     import pandas as pd
 
     frame = pd.DataFrame({"id": table.ids, "dataset": table.datasets, "source": table.sources,
+                          "group": table.groups, "construct": table.constructs,
                           "slice": slice_keys, "label": table.labels.astype(np.int64)})
     for name, batch in scores.items():
         frame[name] = batch.scores
