@@ -26,23 +26,30 @@ def _kv(text: str, what: str) -> dict[str, str]:
     return out
 
 
-def add_data_args(p: argparse.ArgumentParser) -> None:
+def add_data_args(p: argparse.ArgumentParser, required: bool = True) -> None:
     """Flags every command that reads labelled pairs shares."""
-    p.add_argument("data", nargs="+", help="JSONL, CSV/TSV or Parquet files of labelled pairs")
+    p.add_argument("data", nargs="+" if required else "*", help="JSONL, CSV/TSV or Parquet files of labelled pairs")
     for f in ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct"):
         p.add_argument(f"--{f}-col", dest=f"{f}_col", metavar="COL", help=f"column holding `{f}`")
     p.add_argument("--label-map", help="explicit label mapping, e.g. 'attributable=1,not attributable=0'")
     p.add_argument("--dataset", dest="dataset_name", help="dataset name when the file has no dataset column")
     p.add_argument("--construct", help="construct of these pairs (e.g. attribution, fact-check)")
+    p.add_argument("--on-error", choices=("fail", "skip"), default="fail",
+                   help="bad rows: fail (default) names the row and stops; skip leaves it out and lists it in results")
+
+
+def load_options_from_args(args: argparse.Namespace) -> dict:
+    columns = {f: getattr(args, f"{f}_col") for f in ("id", "dataset", "source", "question", "claim", "evidence",
+                                                    "label", "group", "construct") if getattr(args, f"{f}_col")}
+    label_map = {k: int(v) for k, v in _kv(args.label_map, "--label-map").items()} if args.label_map else None
+    return {"columns": columns, "label_map": label_map, "dataset": args.dataset_name, "construct": args.construct,
+            "on_error": args.on_error}
 
 
 def load_from_args(args: argparse.Namespace):
     from attrib_audit.data import load_pairs
 
-    columns = {f: getattr(args, f"{f}_col") for f in ("id", "dataset", "source", "question", "claim", "evidence",
-                                                    "label", "group", "construct") if getattr(args, f"{f}_col")}
-    label_map = {k: int(v) for k, v in _kv(args.label_map, "--label-map").items()} if args.label_map else None
-    return load_pairs(args.data, columns=columns, label_map=label_map, dataset=args.dataset_name, construct=args.construct)
+    return load_pairs(args.data, **load_options_from_args(args))
 
 
 def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
@@ -56,6 +63,9 @@ def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars or notes")
+    from attrib_audit.engine.cli import add_engine_args
+
+    add_engine_args(p)
 
 
 def _coerce(v: str):
@@ -69,6 +79,7 @@ def _coerce(v: str):
 
 def config_from_args(args: argparse.Namespace):
     from attrib_audit.audit import AuditConfig
+    from attrib_audit.engine.cli import ray_options_from_args
 
     opts: dict[str, dict] = {}
     for item in args.model_path:
@@ -84,12 +95,17 @@ def config_from_args(args: argparse.Namespace):
     return AuditConfig(scorers=scorers, slice_by=getattr(args, "slice_by", "dataset"),
                        n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
                        batch_size=args.batch_size, device=args.device,
-                       cache_path=":memory:" if args.no_cache else args.cache, scorer_options=opts, quiet=args.quiet)
+                       cache_path=":memory:" if args.no_cache else args.cache, scorer_options=opts, quiet=args.quiet,
+                       engine=args.engine, ray=ray_options_from_args(args) if args.engine == "ray" else None)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from attrib_audit.audit import format_table, run_audit
+    if args.check:
+        from attrib_audit.engine.check import cmd_check
 
+        return cmd_check(args)
+    if not args.data or not args.out:
+        raise SystemExit("attrib-audit audit: give data files and --out (or --check DIR)")
     table = load_from_args(args)
     return _run_and_report(table, args)
 
@@ -116,26 +132,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    import pandas as pd
+    from attrib_audit.engine.cli import cmd_score as run_score
 
-    from attrib_audit.audit import build_scorers, score_table
-
-    table = load_from_args(args)
-    config = config_from_args(args)
-    scorers, _ = build_scorers(config, log=lambda m: print(m, file=sys.stderr))
-    scores, stats = score_table(table, scorers, config)
-    frame = pd.DataFrame({"id": table.ids})
-    for name, batch in scores.items():
-        frame[name] = batch.scores
-        frame[f"{name}__truncated_tokens"] = batch.truncated_tokens
-        frame[f"{name}__failure"] = batch.failures
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out, index=False) if out.suffix == ".csv" else frame.to_parquet(out, index=False)
-    for s in stats:
-        print(f"{s.scorer}: {s.n_pairs} pairs, {s.n_scored} scored anew, {s.n_cached} cached  [{s.signature}]")
-    print(f"scores: {out}")
-    return 0
+    return run_score(args)
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -166,11 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="one AUROC per dataset, or per dataset:source")
         p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
         p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--out", default=out_default, required=out_default is None, help="output folder")
+        p.add_argument("--out", default=out_default, help="output folder")
 
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
-    add_data_args(p)
+    add_data_args(p, required=False)
     audit_args(p, None)
+    p.add_argument("--check", metavar="DIR", help="rerun the audit recorded in DIR/results.json from the cache "
+                                                  "and confirm the same numbers (exit 1 with a diff if not)")
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("demo", help="audit the packaged demo set with the default CPU scorers")
