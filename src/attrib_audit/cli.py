@@ -8,7 +8,6 @@ import argparse
 import importlib
 import os
 import sys
-from pathlib import Path
 from typing import Sequence
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -183,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_args(p)
     add_scoring_args(p, "lexical")
     p.add_argument("--out", required=True, help="output .parquet or .csv")
+    from attrib_audit.engine.cli import add_stream_args
+
+    add_stream_args(p)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("models", help="list scorers and where their weights resolve; install shipped weights")

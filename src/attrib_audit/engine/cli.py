@@ -15,8 +15,11 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int, default=2, help="Ray actors per scorer, each with one model copy (default 2)")
     p.add_argument("--actor-gpus", type=float, default=None,
                    help="GPUs per Ray actor (default 1 when --device cuda, else 0)")
+
+
+def add_stream_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk-rows", type=int, default=None,
-                   help="rows read and scored at a time by the streaming local `score` (default 65536)")
+                   help="rows read, scored and written at a time by the local engine (default 65536)")
 
 
 def ray_options_from_args(args: argparse.Namespace):
