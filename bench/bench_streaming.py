@@ -8,7 +8,7 @@ Each mode runs in a fresh subprocess so its peak RSS (ru_maxrss) is its own:
 and, in this process, the scorer alone on the first 200,000 pairs: LexicalScorer vs the plain
 Python loop (lower + re.findall + set Jaccard) it replaced, and pair_key hashing alone.
 
-    python bench/bench_streaming.py [--rows 1000000] [--chunk-rows 65536] [--inmemory]
+    python bench/bench_streaming.py [--rows 1000000] [--chunk-rows 16384] [--inmemory]
 """
 from __future__ import annotations
 
@@ -115,7 +115,7 @@ def scorer_alone(data: Path, n: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--chunk-rows", type=int, default=65_536)
+    ap.add_argument("--chunk-rows", type=int, default=16_384)
     ap.add_argument("--inmemory", action="store_true", help="also run the load-everything baseline")
     ap.add_argument("--child"), ap.add_argument("--data"), ap.add_argument("--out"), ap.add_argument("--cache")
     a = ap.parse_args()

@@ -19,7 +19,7 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
 
 def add_stream_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk-rows", type=int, default=None,
-                   help="rows read, scored and written at a time by the local engine (default 65536)")
+                   help="rows read, scored and written at a time by the local engine (default 16384)")
 
 
 def ray_options_from_args(args: argparse.Namespace):

@@ -21,7 +21,7 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.scorers.base import ScoreBatch, Scorer
 
-DEFAULT_CHUNK_ROWS = 65_536
+DEFAULT_CHUNK_ROWS = 16_384
 
 
 @dataclass
