@@ -38,6 +38,12 @@ class AuditConfig:
     scorer_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     quiet: bool = False
     n_perm: int = 10_000  # permutations for the transfer section's W and decomposition tests
+    engine: str = "local"  # "local" or "ray" (engine.ray_engine)
+    ray: Any = None  # engine.ray_engine.RayOptions for engine="ray"; None: defaults
+
+    def factory_options(self, name: str) -> dict[str, Any]:
+        """What `get_scorer(name, ...)` is called with; the Ray actors build their scorer from the same."""
+        return {"device": self.device, **self.scorer_options.get(name, {})}
 
 
 @dataclass
@@ -111,9 +117,8 @@ def build_scorers(config: AuditConfig, log=print) -> tuple[dict[str, Scorer], li
     built: dict[str, Scorer] = {}
     unavailable = []
     for name in config.scorers:
-        opts = {"device": config.device, **config.scorer_options.get(name, {})}
         try:
-            built[name] = get_scorer(name, **opts)
+            built[name] = get_scorer(name, **config.factory_options(name))
         except ScorerUnavailable as exc:
             unavailable.append({"scorer": name, "reason": str(exc)})
             log(f"[skip] {name}: {exc}")
@@ -121,6 +126,15 @@ def build_scorers(config: AuditConfig, log=print) -> tuple[dict[str, Scorer], li
 
 
 def score_table(table: PairTable, scorers: dict[str, Scorer], config: AuditConfig) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
+    if config.engine == "ray":
+        from attrib_audit.engine.cache import default_cache_path
+        from attrib_audit.engine.ray_engine import ray_score
+
+        specs = {n: (config.factory_options(n), s.signature) for n, s in scorers.items()}
+        return ray_score(table.claims, table.evidences, specs, batch_size=config.batch_size, options=config.ray,
+                         cache_path=config.cache_path if config.cache_path else str(default_cache_path()))
+    if config.engine != "local":
+        raise ValueError(f"unknown engine {config.engine!r}: use local or ray")
     cache = ScoreCache(config.cache_path) if config.cache_path != ":memory:" else ScoreCache(":memory:")
     out, stats = {}, []
     try:
@@ -196,8 +210,11 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
                  "platform": platform.platform()},
         "config": {"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
                    "seed": config.seed, "ci": "95% percentile, clustered bootstrap over `group`", "device": config.device,
-                   "n_perm": config.n_perm},
+                   "n_perm": config.n_perm,
+                   "scorer_options": config.scorer_options, "batch_size": config.batch_size, "engine": config.engine,
+                   "cache": config.cache_path},
         "data": table.origin,
+        "skipped": [s for o in table.origin for s in o.get("skipped", [])],
         "scorers": [{"scorer": s.scorer, "signature": s.signature, "n_pairs": s.n_pairs, "n_unique": s.n_unique,
                      "n_cached": s.n_cached, "n_scored": s.n_scored, "n_batches": s.n_batches} for s in run_stats],
         "unavailable": unavailable,

@@ -8,7 +8,6 @@ import argparse
 import importlib
 import os
 import sys
-from pathlib import Path
 from typing import Sequence
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -43,20 +42,29 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", dest="dataset_name", help="dataset name when the file has no dataset column")
     p.add_argument("--construct", help="construct of these pairs (e.g. attribution, fact-check)")
     add_format_args(p)
+    p.add_argument("--on-error", choices=("fail", "skip"), default="fail",
+                   help="bad rows: fail (default) names the row and stops; skip leaves it out and lists it in results")
+
+
+def load_options_from_args(args: argparse.Namespace) -> dict:
+    columns = {f: getattr(args, f"{f}_col") for f in ("id", "dataset", "source", "question", "claim", "evidence",
+                                                    "label", "group", "construct") if getattr(args, f"{f}_col")}
+    label_map = {k: int(v) for k, v in _kv(args.label_map, "--label-map").items()} if args.label_map else None
+    return {"columns": columns, "label_map": label_map, "dataset": args.dataset_name, "construct": args.construct,
+            "on_error": args.on_error}
 
 
 def load_from_args(args: argparse.Namespace):
     from attrib_audit.data import load_pairs
 
-    columns = {f: getattr(args, f"{f}_col") for f in ("id", "dataset", "source", "question", "claim", "evidence",
-                                                    "label", "group", "construct") if getattr(args, f"{f}_col")}
-    label_map = {k: int(v) for k, v in _kv(args.label_map, "--label-map").items()} if args.label_map else None
     from attrib_audit.data.args import load_adapted
 
-    adapted = load_adapted(args, columns=columns, label_map=label_map)  # named formats, --hf; None: our schema
+    opts = load_options_from_args(args)
+    adapted = load_adapted(args, columns=opts["columns"], label_map=opts["label_map"],
+                           on_error=opts["on_error"])  # named formats, --hf; None: our schema
     if adapted is not None:
         return adapted
-    return load_pairs(args.data, columns=columns, label_map=label_map, dataset=args.dataset_name, construct=args.construct)
+    return load_pairs(args.data, **opts)
 
 
 def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
@@ -70,6 +78,9 @@ def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars or notes")
+    from attrib_audit.engine.cli import add_engine_args
+
+    add_engine_args(p)
 
 
 def _coerce(v: str):
@@ -83,6 +94,7 @@ def _coerce(v: str):
 
 def config_from_args(args: argparse.Namespace):
     from attrib_audit.audit import AuditConfig
+    from attrib_audit.engine.cli import ray_options_from_args
 
     opts: dict[str, dict] = {}
     for item in args.model_path:
@@ -98,12 +110,17 @@ def config_from_args(args: argparse.Namespace):
     return AuditConfig(scorers=scorers, slice_by=getattr(args, "slice_by", "dataset"),
                        n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
                        n_perm=getattr(args, "n_perm", 10_000), batch_size=args.batch_size, device=args.device,
-                       cache_path=":memory:" if args.no_cache else args.cache, scorer_options=opts, quiet=args.quiet)
+                       cache_path=":memory:" if args.no_cache else args.cache, scorer_options=opts, quiet=args.quiet,
+                       engine=args.engine, ray=ray_options_from_args(args) if args.engine == "ray" else None)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from attrib_audit.audit import format_table, run_audit
+    if args.check:
+        from attrib_audit.engine.check import cmd_check
 
+        return cmd_check(args)
+    if not (args.data or getattr(args, "hf", None)) or not args.out:
+        raise SystemExit("attrib-audit audit: give data files and --out (or --check DIR)")
     table = load_from_args(args)
     return _run_and_report(table, args)
 
@@ -136,26 +153,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    import pandas as pd
+    from attrib_audit.engine.cli import cmd_score as run_score
 
-    from attrib_audit.audit import build_scorers, score_table
-
-    table = load_from_args(args)
-    config = config_from_args(args)
-    scorers, _ = build_scorers(config, log=lambda m: print(m, file=sys.stderr))
-    scores, stats = score_table(table, scorers, config)
-    frame = pd.DataFrame({"id": table.ids})
-    for name, batch in scores.items():
-        frame[name] = batch.scores
-        frame[f"{name}__truncated_tokens"] = batch.truncated_tokens
-        frame[f"{name}__failure"] = batch.failures
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out, index=False) if out.suffix == ".csv" else frame.to_parquet(out, index=False)
-    for s in stats:
-        print(f"{s.scorer}: {s.n_pairs} pairs, {s.n_scored} scored anew, {s.n_cached} cached  [{s.signature}]")
-    print(f"scores: {out}")
-    return 0
+    return run_score(args)
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -188,13 +188,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--n-perm", type=int, default=10_000,
                        help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
-        p.add_argument("--out", default=out_default, required=out_default is None, help="output folder")
+        p.add_argument("--out", default=out_default, help="output folder")
         p.add_argument("--report", action="store_true", default=out_default is not None,
                        help="also write report.html, report.md and plots/ in the output folder (demo: always)")
 
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
     add_data_args(p)
     audit_args(p, None)
+    p.add_argument("--check", metavar="DIR", help="rerun the audit recorded in DIR/results.json from the cache "
+                                                  "and confirm the same numbers (exit 1 with a diff if not)")
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("demo", help="audit the packaged demo set with the default CPU scorers")
@@ -206,6 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_args(p)
     add_scoring_args(p, "lexical")
     p.add_argument("--out", required=True, help="output .parquet or .csv")
+    from attrib_audit.engine.cli import add_stream_args
+
+    add_stream_args(p)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("models", help="list scorers and where their weights resolve; install shipped weights")

@@ -37,7 +37,7 @@ def _log(args: argparse.Namespace):
 
 
 def load_adapted(args: argparse.Namespace, *, columns: Mapping[str, str] | None = None,
-                 label_map: Mapping[str, int] | None = None) -> PairTable | None:
+                 label_map: Mapping[str, int] | None = None, on_error: str = "fail") -> PairTable | None:
     """Load files/--hf through their adapters; None when all inputs are plain files in our schema."""
     log = _log(args)
     fmt = getattr(args, "format", "auto")
@@ -59,7 +59,7 @@ def load_adapted(args: argparse.Namespace, *, columns: Mapping[str, str] | None 
     for path, f in plans:
         if f == PAIRS:
             tables.append(load_pairs(path, columns=columns, label_map=label_map, dataset=args.dataset_name,
-                                     construct=args.construct))
+                                     construct=args.construct, on_error=on_error))
             continue
         records, origin = load_native_file(path, f, options=options, dataset=args.dataset_name,
                                            construct=args.construct, log=log)

@@ -55,40 +55,61 @@ def parse_label(value: Any, label_map: Mapping[str, int] | None, *, path: str, r
     raise DataError(f"label {value!r} is not 0/1 or true/false{hint}", path=path, row=row, field=field)
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
+def skip_entry(exc: DataError) -> dict:
+    """What `--on-error skip` records for a dropped row, so no row disappears unreported."""
+    return {"file": exc.path, "row": exc.row, "field": exc.field, "reason": exc.reason}
+
+
+def _iter_jsonl(path: Path, skipped: list[dict] | None = None) -> Iterator[tuple[int, dict]]:
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(path), row=lineno) from None
-            if not isinstance(obj, dict):
-                raise DataError("each JSONL line must be an object", path=str(path), row=lineno)
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise DataError(f"not UTF-8 (byte {exc.start + 1})", path=str(path), row=lineno) from None
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(path), row=lineno) from None
+                if not isinstance(obj, dict):
+                    raise DataError("each JSONL line must be an object", path=str(path), row=lineno)
+            except DataError as exc:
+                if skipped is None:
+                    raise
+                skipped.append(skip_entry(exc))
+                continue
             yield lineno, obj
 
 
 def _iter_table(path: Path, kind: str) -> Iterator[tuple[int, dict]]:
     import pandas as pd
 
-    if kind == "csv":
-        sep = "\t" if path.suffix.lower() == ".tsv" else ","
-        frame = pd.read_csv(path, sep=sep, dtype=object, keep_default_na=False, na_values=[])
-    else:
-        frame = pd.read_parquet(path)
+    try:
+        if kind == "csv":
+            sep = "\t" if path.suffix.lower() == ".tsv" else ","
+            frame = pd.read_csv(path, sep=sep, dtype=object, keep_default_na=False, na_values=[])
+        else:
+            frame = pd.read_parquet(path)
+    except (ValueError, OSError, UnicodeDecodeError) as exc:  # pandas ParserError/EmptyDataError, arrow errors
+        raise DataError(f"cannot read {kind}: {str(exc).strip().splitlines()[0]}", path=str(path)) from None
     for i, rec in enumerate(frame.to_dict(orient="records"), start=1):
         yield i, rec
 
 
-def iter_rows(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """Raw rows of a JSONL/CSV/TSV/Parquet file with their 1-based row numbers."""
+def iter_rows(path: str | Path, skipped: list[dict] | None = None) -> Iterator[tuple[int, dict]]:
+    """Raw rows of a JSONL/CSV/TSV/Parquet file with their 1-based row numbers.
+
+    With a `skipped` list, unreadable JSONL lines are recorded there instead of raising.
+    """
     p = Path(path)
     suffix = p.suffix.lower()
     if not p.exists():
         raise DataError("file not found", path=str(p))
     if suffix in (".jsonl", ".json", ".ndjson"):
-        return _iter_jsonl(p)
+        return _iter_jsonl(p, skipped)
     if suffix in (".csv", ".tsv"):
         return _iter_table(p, "csv")
     if suffix in (".parquet", ".pq"):
@@ -104,6 +125,21 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
+def _pair_text(value: Any, what: str, *, path: str, row: int, field: str) -> str:
+    """Claim/evidence text: a string or a scalar; containers and unencodable text are errors, not str() noise."""
+    if isinstance(value, (dict, list, tuple, set, bytes, np.ndarray)):
+        raise DataError(f"{what} must be text, got {type(value).__name__}", path=path, row=row, field=field)
+    text = _text(value)
+    if text is None or not text.strip():
+        raise DataError(f"{what} is {'empty' if text is not None else 'missing'}", path=path, row=row, field=field)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise DataError(f"{what} is not valid Unicode (lone surrogate at character {exc.start + 1})",
+                        path=path, row=row, field=field) from None
+    return text
+
+
 def rows_to_records(
     rows: Iterable[tuple[int, dict]],
     *,
@@ -112,8 +148,14 @@ def rows_to_records(
     label_map: Mapping[str, int] | None = None,
     dataset: str | None = None,
     construct: str | None = None,
+    skipped: list[dict] | None = None,
+    seen_ids: dict[str, tuple[str, int]] | None = None,
 ) -> list[PairRecord]:
-    """Validate raw rows into records. `columns` maps our field name to the file's column."""
+    """Validate raw rows into records. `columns` maps our field name to the file's column.
+
+    With a `skipped` list a bad row is recorded there (file, row, field, reason) and left out;
+    without one it raises. `seen_ids` (id -> (file, row)) is shared across files to catch duplicate ids.
+    """
     col = {f: f for f in FIELDS}
     col.update(columns or {})
     default_dataset = dataset or Path(path).stem
@@ -127,12 +169,22 @@ def rows_to_records(
                     raise DataError(
                         f"missing column {col[need]!r} (have: {', '.join(sorted(map(str, raw))) or 'none'}); "
                         f"map it with --{need}-col", path=path, row=row, field=need)
-        claim, evidence = _text(raw.get(col["claim"])), _text(raw.get(col["evidence"]))
-        for name, value in (("claim", claim), ("evidence", evidence)):
-            if value is None or not value.strip():
-                raise DataError(f"{name} is empty", path=path, row=row, field=col[name])
-        label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
-        rid = _text(raw.get(col["id"])) or f"{default_dataset}:{row}"
+        try:
+            claim = _pair_text(raw.get(col["claim"]), "claim", path=path, row=row, field=col["claim"])
+            evidence = _pair_text(raw.get(col["evidence"]), "evidence", path=path, row=row, field=col["evidence"])
+            label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
+            rid = _text(raw.get(col["id"])) or f"{default_dataset}:{row}"
+            if seen_ids is not None:
+                if rid in seen_ids:
+                    first = seen_ids[rid]
+                    raise DataError(f"duplicated id {rid!r} (first at {first[0]} row {first[1]})",
+                                    path=path, row=row, field=col["id"])
+                seen_ids[rid] = (path, row)
+        except DataError as exc:
+            if skipped is None:
+                raise
+            skipped.append(skip_entry(exc))
+            continue
         records.append(PairRecord(
             id=rid,
             dataset=_text(raw.get(col["dataset"])) or default_dataset,
@@ -163,15 +215,27 @@ def load_pairs(
     label_map: Mapping[str, int] | None = None,
     dataset: str | None = None,
     construct: str | None = None,
+    on_error: str = "fail",
 ) -> PairTable:
-    """Load and validate one or more files; ids must be unique across all of them."""
+    """Load and validate one or more files; ids must be unique across all of them.
+
+    on_error="skip" leaves bad rows out and lists them in each file's origin entry (`skipped`).
+    The origin entries also record how the file was loaded, so `audit --check` can reload it.
+    """
+    if on_error not in ("fail", "skip"):
+        raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
     path_list = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
     records: list[PairRecord] = []
     origin = []
+    seen_ids: dict[str, tuple[str, int]] = {}
     for p in path_list:
-        recs = rows_to_records(iter_rows(p), path=str(p), columns=columns, label_map=label_map,
-                               dataset=dataset, construct=construct)
-        origin.append({"path": str(p), "sha256": file_sha256(p), "rows": len(recs)})
+        skipped: list[dict] | None = [] if on_error == "skip" else None
+        recs = rows_to_records(iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map,
+                               dataset=dataset, construct=construct, skipped=skipped, seen_ids=seen_ids)
+        origin.append({"path": str(p), "sha256": file_sha256(p), "rows": len(recs),
+                       "load": {"columns": dict(columns or {}), "label_map": dict(label_map) if label_map else None,
+                                "dataset": dataset, "construct": construct, "on_error": on_error},
+                       "skipped": skipped or []})
         records.extend(recs)
     check_unique_ids(records, [str(p) for p in path_list])
     return PairTable.from_records(records, origin=origin)

