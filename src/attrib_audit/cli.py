@@ -111,7 +111,8 @@ def config_from_args(args: argparse.Namespace):
                        n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
                        n_perm=getattr(args, "n_perm", 10_000), batch_size=args.batch_size, device=args.device,
                        cache_path=":memory:" if args.no_cache else args.cache, scorer_options=opts, quiet=args.quiet,
-                       engine=args.engine, ray=ray_options_from_args(args) if args.engine == "ray" else None)
+                       engine=getattr(args, "engine", "local"),
+                       ray=ray_options_from_args(args) if getattr(args, "engine", "local") == "ray" else None)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -119,8 +120,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         from attrib_audit.engine.check import cmd_check
 
         return cmd_check(args)
-    if not (args.data or getattr(args, "hf", None)) or not args.out:
-        raise SystemExit("attrib-audit audit: give data files and --out (or --check DIR)")
+    if not args.out:
+        raise SystemExit("attrib-audit audit: give --out DIR (or --check DIR to verify an earlier audit)")
     table = load_from_args(args)
     return _run_and_report(table, args)
 
