@@ -13,7 +13,7 @@ from typing import Sequence
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("attrib_audit.judge.cli",)
 
 
 def _kv(text: str, what: str) -> dict[str, str]:
@@ -56,6 +56,9 @@ def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars or notes")
+    from attrib_audit.judge.cli import add_judge_args
+
+    add_judge_args(p)
 
 
 def _coerce(v: str):
@@ -70,7 +73,9 @@ def _coerce(v: str):
 def config_from_args(args: argparse.Namespace):
     from attrib_audit.audit import AuditConfig
 
-    opts: dict[str, dict] = {}
+    from attrib_audit.judge.cli import JUDGE_SCORERS, judge_options
+
+    opts: dict[str, dict] = {name: judge_options(args) for name in JUDGE_SCORERS}
     for item in args.model_path:
         name, _, path = item.partition("=")
         opts.setdefault(name.strip(), {})["path"] = path.strip()

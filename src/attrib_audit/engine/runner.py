@@ -34,12 +34,20 @@ def score_pairs(
     cache: ScoreCache | None = None,
     batch_size: int | None = None,
     quiet: bool = False,
+    questions: Sequence[str | None] | None = None,
 ) -> tuple[ScoreBatch, RunStats]:
-    """Scores aligned with the input rows; identical pairs are scored once and cached pairs not at all."""
+    """Scores aligned with the input rows; identical pairs are scored once and cached pairs not at all.
+
+    `questions` reach only scorers that declare `wants_questions = True` (e.g. LLM judges);
+    for those the question is part of the cache key and is passed as `score(..., questions=...)`.
+    """
     if len(claims) != len(evidences):
         raise ValueError(f"{len(claims)} claims but {len(evidences)} evidences")
+    qs = list(questions) if questions is not None and getattr(scorer, "wants_questions", False) else None
+    if qs is not None and len(qs) != len(claims):
+        raise ValueError(f"{len(claims)} claims but {len(qs)} questions")
     sig = scorer.signature
-    keys = [pair_key(c, e) for c, e in zip(claims, evidences)]
+    keys = [pair_key(c, e, qs[i] if qs else None) for i, (c, e) in enumerate(zip(claims, evidences))]
     first: dict[str, int] = {}
     for i, k in enumerate(keys):
         first.setdefault(k, i)
@@ -59,7 +67,8 @@ def score_pairs(
     for start in range(0, len(todo), bs):
         bkeys = todo[start:start + bs]
         idx = [first[k] for k in bkeys]
-        batch = scorer.score([claims[i] for i in idx], [evidences[i] for i in idx])
+        batch = (scorer.score([claims[i] for i in idx], [evidences[i] for i in idx]) if qs is None else
+                 scorer.score([claims[i] for i in idx], [evidences[i] for i in idx], questions=[qs[i] for i in idx]))
         if len(batch) != len(bkeys):
             raise RuntimeError(f"scorer {scorer.name} returned {len(batch)} scores for {len(bkeys)} pairs")
         if cache is not None:
