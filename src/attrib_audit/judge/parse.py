@@ -27,7 +27,9 @@ def _number(match: re.Match) -> tuple[float, bool]:
         x /= 100.0
     elif unit:
         den = float(unit.lstrip("/").strip())
-        x = x / den if den > 0 else float("nan")
+        if den <= 0:
+            return float("nan"), False
+        x /= den
     clamped = not 0.0 <= x <= 1.0
     return min(1.0, max(0.0, x)), clamped
 
