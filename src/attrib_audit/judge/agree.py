@@ -53,7 +53,7 @@ def _one(a: np.ndarray, b: np.ndarray, groups: np.ndarray, n_boot: int, rng) -> 
 
 def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5, n_boot: int = DEFAULT_B,
               seed: int = 0) -> dict[str, Any]:
-    """κ(a, b) overall and per slice of DIR/scores.parquet, written to DIR/agreement.json."""
+    """κ(a, b) overall and per slice of DIR/scores.parquet, added to DIR/agreement.json."""
     import pandas as pd
 
     path = Path(results_dir) / "scores.parquet"
@@ -70,8 +70,15 @@ def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5
     for sl in sorted(set(slices)):
         rows = slices == sl
         out["slices"].append({"slice": sl, **_one(ra[rows], rb[rows], groups[rows], n_boot, slice_rng(seed, sl))})
-    (Path(results_dir) / "agreement.json").write_text(json.dumps(out, indent=2, allow_nan=False))
+    _save(Path(results_dir) / "agreement.json", out)
     return out
+
+
+def _save(path: Path, comparison: dict[str, Any]) -> None:
+    """agreement.json keeps one entry per (a, b): rerunning a comparison replaces it, others stay."""
+    kept = json.loads(path.read_text()).get("comparisons", []) if path.exists() else []
+    kept = [c for c in kept if (c["a"], c["b"]) != (comparison["a"], comparison["b"])] + [comparison]
+    path.write_text(json.dumps({"comparisons": kept}, indent=2, allow_nan=False))
 
 
 def format_agreement(res: dict[str, Any]) -> str:
