@@ -125,3 +125,29 @@ def test_failed_rows_are_nan_not_imputed():
     assert math.isnan(batch.scores[1]) and math.isnan(batch.scores[2])
     assert batch.failures[0] is None and batch.failures[1].startswith("refusal") and batch.failures[2] == "empty answer"
     assert batch.extras["raw"] == ["SUPPORT: 0.4", "I cannot help", ""]
+
+
+def test_questions_reach_only_scorers_that_ask_and_key_the_cache():
+    from attrib_audit.engine import ScoreCache, pair_key, score_pairs
+    from attrib_audit.scorers.lexical import LexicalScorer
+
+    assert pair_key("c", "e") == pair_key("c", "e", None) == pair_key("c", "e", "")
+    assert pair_key("c", "e", "q") != pair_key("c", "e")
+    with ScoreCache(":memory:") as cache:  # a plain scorer: same keys and scores with or without questions
+        plain, _ = score_pairs(LexicalScorer(), ["a b"], ["a c"], cache=cache)
+        again, st = score_pairs(LexicalScorer(), ["a b"], ["a c"], cache=cache, questions=["why?"])
+    assert st.n_cached == 1 and again.scores[0] == plain.scores[0]
+
+    seen = []
+
+    class Asks(_Backend):
+        def complete(self, messages):
+            from attrib_audit.judge.backends import Reply
+
+            seen.append("Question:\nwhy?" in messages[1]["content"])
+            return Reply("SUPPORT: 0.5")
+
+    with ScoreCache(":memory:") as cache:
+        score_pairs(JudgeScorer("judge", PROMPTS["graded"], Asks()), ["a"], ["e"], cache=cache, questions=["why?"])
+        _, st = score_pairs(JudgeScorer("judge", PROMPTS["graded"], Asks()), ["a"], ["e"], cache=cache)
+    assert seen == [True, False] and st.n_scored == 1
