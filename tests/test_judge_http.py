@@ -178,7 +178,7 @@ def test_cli_audit_then_agree_with_human(rules, tmp_path):
     assert {r["scorer"]: r["n_failed"] for r in results["failures"]} == {"judge": 1, "judge-label": 1}
     assert (tmp_path / "s.judge-requests.sqlite").exists()  # request cache sits beside the score cache
     assert main(["agree", "--results", str(out), "--a", "judge-label", "--b", "human", "--n-boot", "200"]) == 0
-    agreement = json.loads((out / "agreement.json").read_text())["comparisons"][0]
+    agreement = json.loads((out / "agreement.json").read_text())["pairs"][0]
     frame = pd.read_parquet(out / "scores.parquet")
     ok = frame["judge-label__label"].notna()
     judge_lab = (frame.loc[ok, "judge-label__label"] == "attributable").astype(int)
@@ -186,7 +186,7 @@ def test_cli_audit_then_agree_with_human(rules, tmp_path):
     assert agreement["overall"]["kappa"] == pytest.approx(expected)
     assert agreement["overall"]["n_excluded"] == 1 and sum(map(sum, agreement["overall"]["confusion"]["counts"])) == 7
     assert main(["agree", "--results", str(out), "--a", "judge", "--b", "judge-label", "--n-boot", "100"]) == 0
-    both = json.loads((out / "agreement.json").read_text())["comparisons"]
+    both = json.loads((out / "agreement.json").read_text())["pairs"]
     assert [(c["a"], c["b"]) for c in both] == [("judge-label", "human"), ("judge", "judge-label")]
     assert both[1]["a_from"] == "score >= 0.5"
     assert main(["agree", "--results", str(out), "--a", "nosuch", "--b", "human"]) == 2  # clear data error

@@ -21,6 +21,7 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable, get_scorer
 from attrib_audit.stats.bootstrap import DEFAULT_B, BootstrapAUROC, bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
+from attrib_audit.transfer_audit import transfer_section
 
 DEFAULT_SCORERS = ("lexical", "minilm", "blend", "bertscore")
 
@@ -36,6 +37,7 @@ class AuditConfig:
     cache_path: str | None = None  # None: the default cache; ":memory:" disables persistence
     scorer_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     quiet: bool = False
+    n_perm: int = 10_000  # permutations for the transfer section's W and decomposition tests
 
 
 @dataclass
@@ -56,12 +58,24 @@ class AuditResult:
     slice_keys: list[str]
 
     def save(self, out: str | Path) -> Path:
-        """Write results.json and scores.parquet under `out`."""
+        """Write results.json, scores.parquet and bootstrap.npz (per-slice paired replicates, for `select`)."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(json.dumps(self.results, indent=2, allow_nan=False, default=_jsonable))
         write_scores_parquet(out / "scores.parquet", self.table, self.slice_keys, self.scores)
+        write_bootstrap_npz(out / "bootstrap.npz", self.boots)
         return out / "results.json"
+
+
+def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot]) -> None:
+    """Per-slice AUROC points (S, m) and replicates (S, m, B); all slices share scorers and B."""
+    names = sorted(boots)
+    scorers = boots[names[0]].scorers if names else []
+    n_boot = boots[names[0]].boot.replicates.shape[1] if names else 0
+    np.savez_compressed(path, slices=np.array(names, dtype=str), scorers=np.array(scorers, dtype=str),
+                        point=np.array([boots[s].boot.point for s in names]).reshape(len(names), len(scorers)),
+                        replicates=np.array([boots[s].boot.replicates for s in names]).reshape(len(names), len(scorers),
+                                                                                               n_boot))
 
 
 def _jsonable(o: Any) -> Any:
@@ -82,7 +96,8 @@ def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], sc
     import pandas as pd
 
     frame = pd.DataFrame({"id": table.ids, "dataset": table.datasets, "source": table.sources,
-                          "slice": slice_keys, "label": table.labels.astype(np.int64), "group": table.groups})
+                          "group": table.groups, "construct": table.constructs,
+                          "slice": slice_keys, "label": table.labels.astype(np.int64)})
     for name, batch in scores.items():
         frame[name] = batch.scores
         frame[f"{name}__truncated_tokens"] = batch.truncated_tokens
@@ -182,7 +197,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
         "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
                  "platform": platform.platform()},
         "config": {"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
-                   "seed": config.seed, "ci": "95% percentile, clustered bootstrap over `group`", "device": config.device},
+                   "seed": config.seed, "ci": "95% percentile, clustered bootstrap over `group`", "device": config.device,
+                   "n_perm": config.n_perm},
         "data": table.origin,
         "scorers": [{"scorer": s.scorer, "signature": s.signature, "n_pairs": s.n_pairs, "n_unique": s.n_unique,
                      "n_cached": s.n_cached, "n_scored": s.n_scored, "n_batches": s.n_batches} for s in run_stats],
@@ -192,8 +208,13 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
         "paired": paired_rows,
         "truncation": trunc_rows,
         "failures": fail_rows,
-        "elapsed_s": round(time.time() - t0, 3),
     }
+    key_arr = np.asarray(keys, dtype=object)
+    results["transfer"] = transfer_section(
+        slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
+        table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},
+        seed=config.seed, n_perm=config.n_perm)
+    results["elapsed_s"] = round(time.time() - t0, 3)
     return AuditResult(results, scores, boots, table, keys)
 
 

@@ -13,7 +13,14 @@ from typing import Sequence
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-COMMAND_MODULES: tuple[str, ...] = ("attrib_audit.judge.cli",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "attrib_audit.data.cli",
+    "attrib_audit.select",
+    "attrib_audit.probe.cli",
+    "attrib_audit.provenance.cli",
+    "attrib_audit.report.cli",
+    "attrib_audit.judge.cli",
+)
 
 
 def _kv(text: str, what: str) -> dict[str, str]:
@@ -28,12 +35,15 @@ def _kv(text: str, what: str) -> dict[str, str]:
 
 def add_data_args(p: argparse.ArgumentParser) -> None:
     """Flags every command that reads labelled pairs shares."""
-    p.add_argument("data", nargs="+", help="JSONL, CSV/TSV or Parquet files of labelled pairs")
+    from attrib_audit.data.args import add_format_args
+
+    p.add_argument("data", nargs="*", help="JSONL, CSV/TSV or Parquet files of labelled pairs (or use --hf)")
     for f in ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct"):
         p.add_argument(f"--{f}-col", dest=f"{f}_col", metavar="COL", help=f"column holding `{f}`")
     p.add_argument("--label-map", help="explicit label mapping, e.g. 'attributable=1,not attributable=0'")
     p.add_argument("--dataset", dest="dataset_name", help="dataset name when the file has no dataset column")
     p.add_argument("--construct", help="construct of these pairs (e.g. attribution, fact-check)")
+    add_format_args(p)
 
 
 def load_from_args(args: argparse.Namespace):
@@ -42,6 +52,11 @@ def load_from_args(args: argparse.Namespace):
     columns = {f: getattr(args, f"{f}_col") for f in ("id", "dataset", "source", "question", "claim", "evidence",
                                                     "label", "group", "construct") if getattr(args, f"{f}_col")}
     label_map = {k: int(v) for k, v in _kv(args.label_map, "--label-map").items()} if args.label_map else None
+    from attrib_audit.data.args import load_adapted
+
+    adapted = load_adapted(args, columns=columns, label_map=label_map)  # named formats, --hf; None: our schema
+    if adapted is not None:
+        return adapted
     return load_pairs(args.data, columns=columns, label_map=label_map, dataset=args.dataset_name, construct=args.construct)
 
 
@@ -88,7 +103,7 @@ def config_from_args(args: argparse.Namespace):
     scorers = tuple(s.strip() for s in args.scorers.split(",") if s.strip())
     return AuditConfig(scorers=scorers, slice_by=getattr(args, "slice_by", "dataset"),
                        n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
-                       batch_size=args.batch_size, device=args.device,
+                       n_perm=getattr(args, "n_perm", 10_000), batch_size=args.batch_size, device=args.device,
                        cache_path=":memory:" if args.no_cache else args.cache, scorer_options=opts, quiet=args.quiet)
 
 
@@ -101,14 +116,20 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def _run_and_report(table, args: argparse.Namespace) -> int:
     from attrib_audit.audit import format_table, run_audit
+    from attrib_audit.transfer_audit import format_transfer
 
     config = config_from_args(args)
     result = run_audit(table, config, log=(lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
     path = result.save(args.out)
     print(format_table(result.results))
+    print(format_transfer(result.results))
     cached = sum(s["n_cached"] for s in result.results["scorers"])
     scored = sum(s["n_scored"] for s in result.results["scorers"])
     print(f"\n{len(table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
+    if args.report:
+        from attrib_audit.report.cli import write_report
+
+        return write_report(args.out)
     return 0
 
 
@@ -171,7 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="one AUROC per dataset, or per dataset:source")
         p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
         p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--n-perm", type=int, default=10_000,
+                       help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
         p.add_argument("--out", default=out_default, required=out_default is None, help="output folder")
+        p.add_argument("--report", action="store_true", default=out_default is not None,
+                       help="also write report.html, report.md and plots/ in the output folder (demo: always)")
 
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
     add_data_args(p)

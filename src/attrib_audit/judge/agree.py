@@ -34,7 +34,7 @@ def ratings(frame, name: str, threshold: float) -> tuple[np.ndarray, str]:
             f"discrete label column {label_col}"
     if name not in frame.columns:
         raters = ["human"] + [c for c in frame.columns if "__" not in c and c not in
-                              ("id", "dataset", "source", "slice", "label", "group")]
+                              ("id", "dataset", "source", "slice", "label", "group", "construct")]
         raise DataError(f"scores.parquet has no scorer {name!r}; raters here: {', '.join(raters)}")
     s = frame[name].to_numpy(np.float64)
     return np.where(np.isfinite(s), (s >= threshold).astype(np.int64), -1), f"score >= {threshold:g}"
@@ -76,9 +76,9 @@ def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5
 
 def _save(path: Path, comparison: dict[str, Any]) -> None:
     """agreement.json keeps one entry per (a, b): rerunning a comparison replaces it, others stay."""
-    kept = json.loads(path.read_text()).get("comparisons", []) if path.exists() else []
+    kept = json.loads(path.read_text()).get("pairs", []) if path.exists() else []
     kept = [c for c in kept if (c["a"], c["b"]) != (comparison["a"], comparison["b"])] + [comparison]
-    path.write_text(json.dumps({"comparisons": kept}, indent=2, allow_nan=False))
+    path.write_text(json.dumps({"pairs": kept}, indent=2, allow_nan=False))
 
 
 def format_agreement(res: dict[str, Any]) -> str:

@@ -23,9 +23,12 @@ def judge_options(args: argparse.Namespace) -> dict[str, Any]:
     """Options for both judge scorers; the request cache sits beside the score cache (none with --no-cache)."""
     from attrib_audit.judge.requests_cache import default_requests_path
 
+    if not hasattr(args, "judge_url"):  # a command without the scoring flags: the judges' own defaults
+        return {}
     opts: dict[str, Any] = {"api_key_env": args.judge_api_key_env, "concurrency": args.judge_concurrency,
                             "timeout": args.judge_timeout, "retries": args.judge_retries,
-                            "request_cache": None if args.no_cache else str(default_requests_path(args.cache))}
+                            "request_cache": None if getattr(args, "no_cache", False)
+                            else str(default_requests_path(getattr(args, "cache", None)))}
     if args.judge_url:
         opts.update(url=args.judge_url, model=args.judge_model)
     return opts

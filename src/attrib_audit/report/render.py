@@ -1,0 +1,89 @@
+"""Markdown and self-contained HTML from the same sections (no scripts, no network: SVG data URIs)."""
+from __future__ import annotations
+
+import base64
+import html
+import os
+from pathlib import Path
+
+from attrib_audit.report.blocks import Code, Figure, Note, Para, Section, Table
+
+CSS = """
+body{font-family:"DejaVu Sans","Liberation Sans",Arial,sans-serif;color:#1a1a1a;max-width:1180px;margin:0 auto;
+padding:24px 32px 64px;line-height:1.45;font-size:15px}
+h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:36px 0 10px;padding-top:8px;border-top:2px solid #0072B2}
+.meta{color:#555;font-size:13px;margin:0 0 12px}
+nav{background:#f4f7fa;border:1px solid #dbe3ea;padding:8px 14px;border-radius:4px;font-size:14px;display:flex;flex-wrap:wrap;gap:4px 16px}
+nav a{color:#0057a0;text-decoration:none;white-space:nowrap}
+#headline>p:not(.note){font-size:16px}
+.method{color:#444;font-size:13px}
+.note{background:#fff6e0;border-left:4px solid #E69F00;padding:6px 12px;margin:10px 0}
+.table-wrap{overflow-x:auto;margin:10px 0}
+table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#eef2f6}tr:nth-child(even) td{background:#fafbfc}
+caption{caption-side:top;text-align:left;color:#444;font-size:13px;padding:0 0 4px}
+figure{margin:18px 0}figure img{max-width:100%;height:auto;border:1px solid #eee;background:#fff}
+figcaption{color:#444;font-size:13px;margin-top:4px;max-width:900px}
+pre{background:#f6f8fa;border:1px solid #d0d7de;padding:8px 12px;white-space:pre-wrap;word-break:break-all;font-size:13px}
+"""
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(title: str, meta: str, sections: list[Section], md_path: Path) -> str:
+    out = [f"# {title}", "", f"_{meta}_", ""]
+    for sec in sections:
+        out += [f"## {sec.title}", ""]
+        for b in sec.blocks:
+            if isinstance(b, Para):
+                out += [b.text, ""]
+            elif isinstance(b, Note):
+                out += [f"> **Note:** {b.text}", ""]
+            elif isinstance(b, Code):
+                out += ["```", b.text, "```", ""]
+            elif isinstance(b, Table):
+                if b.caption:
+                    out += [f"*{b.caption}*", ""]
+                out.append("| " + " | ".join(map(_md_cell, b.header)) + " |")
+                out.append("|" + "|".join("---" for _ in b.header) + "|")
+                out += ["| " + " | ".join(map(_md_cell, r)) + " |" for r in b.rows]
+                out.append("")
+            elif isinstance(b, Figure):
+                rel = Path(os.path.relpath(b.png, md_path.parent)).as_posix()
+                out += [f"![{b.alt}]({rel})", "", f"*{b.caption}* ([SVG]({Path(os.path.relpath(b.svg, md_path.parent)).as_posix()}))", ""]
+    return "\n".join(out)
+
+
+def _html_block(b) -> str:
+    e = html.escape
+    if isinstance(b, Para):
+        return f"<p>{e(b.text)}</p>"
+    if isinstance(b, Note):
+        return f'<p class="note"><strong>Note:</strong> {e(b.text)}</p>'
+    if isinstance(b, Code):
+        return f"<pre>{e(b.text)}</pre>"
+    if isinstance(b, Table):
+        head = "".join(f"<th>{e(h)}</th>" for h in b.header)
+        body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in b.rows)
+        cap = f"<caption>{e(b.caption)}</caption>" if b.caption else ""
+        return f'<div class="table-wrap"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    if isinstance(b, Figure):
+        data = base64.b64encode(b.svg.read_bytes()).decode("ascii")
+        width = f' width="{b.width_px}"' if b.width_px else ""
+        return (f'<figure id="fig-{e(b.name)}"><img alt="{e(b.alt)}"{width} src="data:image/svg+xml;base64,{data}">'
+                f"<figcaption>{e(b.caption)}</figcaption></figure>")
+    raise TypeError(f"unknown report block {type(b).__name__}")
+
+
+def to_html(title: str, meta: str, sections: list[Section]) -> str:
+    e = html.escape
+    nav = "".join(f'<a href="#{e(s.key)}">{e(s.title)}</a>' for s in sections)
+    body = "".join(f'<section id="{e(s.key)}"><h2>{e(s.title)}</h2>{"".join(map(_html_block, s.blocks))}</section>'
+                   for s in sections)
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{e(title)}</title>'
+            f"<style>{CSS}</style></head><body><h1>{e(title)}</h1><p class=\"meta\">{e(meta)}</p>"
+            f"<nav>{nav}</nav>{body}</body></html>\n")

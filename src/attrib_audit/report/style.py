@@ -1,0 +1,53 @@
+"""Plot style: a colour-blind-safe palette (Okabe & Ito 2008), distinct markers for print in grey,
+and one function that saves every figure as both PNG and SVG."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from attrib_audit.report.blocks import Figure  # noqa: E402
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+HEATMAP_CMAP = "cividis"  # perceptually uniform and readable with red-green colour blindness
+
+RC = {
+    "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
+    "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.spines.top": False, "axes.spines.right": False,
+    "svg.fonttype": "path", "savefig.bbox": "tight", "savefig.dpi": 150, "figure.dpi": 100,
+    "svg.hashsalt": "attrib-audit",  # stable SVG ids, so the same results give the same file
+}
+
+
+DISPLAY_PX_PER_INCH = 125  # on screen a little larger than 96 px/in, so 8-pt annotations stay legible
+
+
+def colour(i: int) -> str:
+    return OKABE_ITO[i % len(OKABE_ITO)]
+
+
+def marker(i: int) -> str:
+    return MARKERS[i % len(MARKERS)]
+
+
+def rc():
+    """Context for drawing: every plot function draws and saves inside it."""
+    return plt.rc_context(RC)
+
+
+def save(fig, plots: Path, name: str, caption: str, alt: str = "") -> Figure:
+    """Write plots/NAME.png and plots/NAME.svg, close the figure, and return its block."""
+    plots.mkdir(parents=True, exist_ok=True)
+    png, svg = plots / f"{name}.png", plots / f"{name}.svg"
+    fig.savefig(png, metadata={"Software": None})
+    fig.savefig(svg, metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    from PIL import Image  # matplotlib's own dependency
+
+    with Image.open(png) as im:
+        width = round(im.width * DISPLAY_PX_PER_INCH / RC["savefig.dpi"])
+    return Figure(name, caption, png, svg, alt or caption, width)

@@ -1,0 +1,175 @@
+"""The transfer statistics of results.json (`transfer`): the headline verdict, portability,
+leave-one-dataset-out regret with the naive selector, rank agreement, sign flips, companions."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+from attrib_audit.report import fmt, style
+from attrib_audit.report.blocks import Note, Para, Section, Table, guard
+
+
+def _ok(transfer: dict) -> dict[str, dict]:
+    return {c: e for c, e in transfer["constructs"].items() if e.get("status") == "ok"}
+
+
+def _regret_text(r: dict) -> str:
+    return f"{fmt.ci(r['mean'], r['ci_low'], r['ci_high'])} AUROC"
+
+
+def verdict(construct: str, e: dict, caveats: dict[tuple[str, str], str] | None = None) -> str:
+    """Which metric to use for this construct and what the choice may cost, in plain words; `caveats`
+    ((metric, dataset) → text) flags a recommended metric whose evidence was mostly cut."""
+    reg = e["regret"]
+    fixed = {f["metric"]: f for f in reg["fixed"]}
+    portable = [p["metric"] for p in e["portability"] if p["portable"]]
+    paired = [p["metric"] for p in e["portability"] if p["paired_portable"]]
+    n = len(e["datasets"])
+    best = reg["lowest_regret_metric"]
+    if portable:
+        pick = min(portable, key=lambda m: fixed[m]["mean"]) if all(m in fixed for m in portable) else portable[0]
+        f = fixed[pick]
+        head = (f"{construct} ({n} datasets): use {pick}, the portable metric with the lowest held-out regret. It is "
+                f"within the 95% CI of the best metric on every dataset" + ("" if pick in paired else " (but not under the stricter paired test)")
+                + f"; on a held-out dataset it loses on average {_regret_text(f)} to the best metric, and at worst "
+                f"{fmt.num(f['max'])} (on {f['worst_dataset']}).")
+        others = [m for m in portable if m != pick]
+        if others:
+            head += f" Also portable: {', '.join(others)}."
+    else:
+        pick = best
+        f = fixed[best]
+        head = (f"{construct} ({n} datasets): no single metric is safe — every metric falls outside the best "
+                f"metric's CI on at least one dataset. The lowest-regret choice, {best}, loses on average "
+                f"{_regret_text(f)} on a held-out dataset, and {fmt.num(f['max'])} on {f['worst_dataset']}.")
+    cut = [f"{d} ({caveats[(pick, d)]})" for d in e["datasets"] if (pick, d) in (caveats or {})]
+    if cut:
+        head += f" Caveat: {pick}'s AUROC rests on truncated evidence on " + "; ".join(cut) + "."
+    s = reg["selector"]
+    gap = s.get("minus_best_fixed_ci") or [None, None]
+    head += (f" Picking the metric that was best on the other datasets (the naive selector) costs "
+             f"{_regret_text(s)}; its extra regret over always using {best} is {fmt.ci(s.get('minus_best_fixed'), gap[0], gap[1], signed=True)}.")
+    return head
+
+
+def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None = None) -> list:
+    out = []
+    for c, e in transfer["constructs"].items():
+        if e.get("status") == "ok":
+            out += guard(f"The verdict for {c}", lambda e=e, c=c: [Para(verdict(c, e, caveats))])
+        else:
+            out.append(Note(f"{c}: transfer not computed — {e.get('reason', e.get('status', 'no reason given'))}."))
+    for x in transfer.get("excluded_slices", []):
+        out.append(Note(f"Left out of transfer: {x['slice']} ({x['reason']})."))
+    return out
+
+
+def regret_plot(transfer: dict, plots: Path):
+    import matplotlib.pyplot as plt
+
+    groups = _ok(transfer)
+    if not groups:
+        return None
+    rows = {c: [(f["metric"], f) for f in e["regret"]["fixed"]] + [("naive selector", e["regret"]["selector"])]
+            for c, e in groups.items()}
+    heights = [len(r) for r in rows.values()]
+    with style.rc():
+        fig, axes = plt.subplots(len(rows), 1, squeeze=False, sharex=True, layout="constrained",
+                                 figsize=(7.0, 0.9 + 0.42 * sum(heights) + 0.4 * len(rows)),
+                                 gridspec_kw={"height_ratios": heights})
+        metrics = sorted({f["metric"] for e in groups.values() for f in e["regret"]["fixed"]})
+        for ax, (construct, items) in zip(axes[:, 0], rows.items()):
+            for i, (name, r) in enumerate(items):
+                selector = name == "naive selector"
+                colour = "#777777" if selector else style.colour(metrics.index(name))
+                lo, hi = r.get("ci_low"), r.get("ci_high")
+                err = [[r["mean"] - lo], [hi - r["mean"]]] if fmt.finite(lo) and fmt.finite(hi) else None
+                ax.barh(i, r["mean"], color="white" if selector else colour, edgecolor=colour, hatch="///" if selector else None,
+                        height=0.6, xerr=err, error_kw={"ecolor": "#222222", "capsize": 3, "elinewidth": 1})
+            ax.set_yticks(range(len(items)), [n for n, _ in items])
+            ax.set_ylim(len(items) - 0.4, -0.6)
+            ax.axvline(0, color="#555555", linewidth=0.8)
+            ax.set_title(f"construct: {construct}", loc="left")
+            ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
+            ax.set_axisbelow(True)
+        axes[-1, 0].set_xlabel("mean held-out regret (AUROC below the best metric on the left-out dataset), 95% CI")
+        return style.save(fig, plots, "lodo_regret",
+                          "Leave-one-dataset-out regret: for each fixed metric, and for the naive selector (hatched: "
+                          "the metric best on the other datasets), how much AUROC is lost on the held-out dataset.")
+
+
+def construct_blocks(c: str, e: dict) -> list:
+    out = [Para(f"Construct {c}: {len(e['datasets'])} datasets ({', '.join(e['datasets'])}); metrics "
+                f"{', '.join(e['metrics'])}.")]
+    for x in e.get("excluded_metrics", []):
+        out.append(Note(f"Left out: {x['scorer']} ({x['reason']})."))
+    out.append(Table(["metric", "portable", "breaks on", "paired-portable", "paired breaks on"],
+                     [[p["metric"], "yes" if p["portable"] else "no", ", ".join(p["breaks_on"]) or fmt.DASH,
+                       "yes" if p["paired_portable"] else "no", ", ".join(p["paired_breaks_on"]) or fmt.DASH]
+                      for p in e["portability"]],
+                     f"{c}: portability — AUROC within the 95% CI of the best metric on every dataset; paired: the "
+                     "paired CI of best − metric includes 0 on every dataset."))
+    reg = e["regret"]
+    rows = [[f["metric"], fmt.ci(f["mean"], f["ci_low"], f["ci_high"]), fmt.num(f["max"]), f["worst_dataset"]]
+            for f in reg["fixed"]]
+    s = reg["selector"]
+    rows.append(["naive selector", fmt.ci(s["mean"], s["ci_low"], s["ci_high"]),
+                 fmt.num(max(s["per_dataset"].values())) if s.get("per_dataset") else fmt.DASH,
+                 "picks " + ", ".join(f"{d}→{m}" for d, m in s.get("picks", {}).items())])
+    out.append(Table(["metric", "mean held-out regret [95% CI]", "max regret", "worst on / picks"], rows,
+                     f"{c}: leave-one-dataset-out regret (lowest-regret fixed metric: {reg['lowest_regret_metric']})."))
+    eps = next((x for x in e.get("eps_regret", []) if x["metrics"]), None)
+    if e.get("eps_regret"):
+        out.append(Para(f"ε-regret: the smallest ε on the grid for which some metric is within ε of the best on "
+                        f"every dataset is {eps['eps']:.2f} ({', '.join(eps['metrics'])})." if eps else
+                        "ε-regret: no metric is within any grid ε of the best on every dataset."))
+    w, dc = e.get("kendall_w"), e.get("decomposition")
+    if w:
+        out.append(Para(f"Rank agreement across datasets: Kendall's W = {fmt.num(w['w'])} over {w['n_items']} metrics × "
+                        f"{w['n_raters']} datasets (permutation p for concordance {fmt.num(w['p_concordance'], 4)}, "
+                        f"{w['n_perm']} permutations; null mean {fmt.num(w.get('null_mean'))})."))
+    if dc:
+        out.append(Para(f"Variance of AUROC: datasets {fmt.pct(dc['share_dataset'])}, metrics {fmt.pct(dc['share_metric'])}, "
+                        f"metric × dataset interaction {fmt.pct(dc['share_interaction'])} (residual permutation "
+                        f"p = {fmt.num(dc['p_interaction'], 4)}). A large interaction means the metrics' order depends on the dataset."))
+    flips = e.get("sign_flips", [])
+    out.append(Note(f"{c}: sign flips — " + "; ".join(
+        f"{f['metric_a']} − {f['metric_b']} is clearly positive on {', '.join(f['a_better_on'])} but clearly "
+        f"negative on {', '.join(f['b_better_on'])}" for f in flips) + ".") if flips else
+        Para(f"{c}: no sign flips (no pair of metrics is clearly ordered in opposite directions on two datasets)."))
+    if e.get("balanced_accuracy"):
+        ba = {(b["scorer"], b["dataset"]): b for b in e["balanced_accuracy"]}
+        out.append(Table(["metric", *e["datasets"]],
+                         [[m, *(fmt.num(ba.get((m, d), {}).get("test_balanced_accuracy")) for d in e["datasets"])]
+                          for m in e["metrics"]],
+                         f"{c}: balanced accuracy at a threshold chosen on the other datasets of the construct "
+                         "(never on the slice itself)."))
+    return out
+
+
+def companions(transfer: dict) -> list:
+    slices = transfer.get("slices") or []
+    if not slices:
+        return []
+    names = list(slices[0]["auprc"])
+    rows = [[s["slice"], fmt.num(s["prevalence"], 2), *(fmt.num(s["auprc"][n]["auprc"]) for n in names),
+             f"{s['evidence_length']['words_mean']:.0f}", f"{s['evidence_length']['sentences_mean']:.1f}"] for s in slices]
+    return [Table(["slice", "prevalence", *(f"AUPRC {n}" for n in names), "evidence words (mean)",
+                   "evidence sentences (mean)"], rows, "AUPRC per slice (chance = prevalence) and evidence length.")]
+
+
+def build(inputs, plots: Path) -> Section | None:
+    transfer = (inputs.results or {}).get("transfer")
+    if not isinstance(transfer, dict):
+        return None
+    sec = Section("transfer", "Transfer across datasets")
+    if transfer.get("notes"):
+        sec.add(Para("Method notes: " + "; ".join(transfer["notes"]) + "."))
+    sec.add(*guard("The regret plot", lambda: [f for f in [regret_plot(transfer, plots)] if f]))
+    for c, e in transfer["constructs"].items():
+        if e.get("status") != "ok":
+            sec.add(Note(f"{c}: not computed — {e.get('reason', e.get('status'))}."))
+            continue
+        sec.add(*guard(f"Transfer for {c}", construct_blocks, c, e))
+    sec.add(*guard("The AUPRC table", companions, transfer))
+    return sec

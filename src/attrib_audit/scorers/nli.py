@@ -1,0 +1,69 @@
+"""NLI entailment scorers: P(entailment | premise = evidence, hypothesis = claim).
+
+`nli-mnli` is a clean MNLI model (default roberta-large-mnli); `nli-fever` a DeBERTa-v3
+model trained on MNLI+FEVER+ANLI+LingNLI+WANLI (2-way or 3-way head). The entailment
+class comes from the config's id2label. Long evidence: `mode="truncate"` (default) keeps
+the model's own cut of the evidence side and counts it; `mode="chunk"` scores sentence-
+aligned windows that fit beside the claim and takes the max (MiniCheck's aggregation).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from attrib_audit.scorers.base import ScoreBatch, ScorerSpec, register
+from attrib_audit.scorers.hfmodels import check_resolved, hub_install_hint, hub_resolver, weights_fingerprint
+from attrib_audit.scorers.pairclf import Head, PairClassifier, entailment_index, load_pair_model, model_window
+from attrib_audit.scorers.resolve import Resolved
+from attrib_audit.text.chunk import sentence_windows
+
+MODES = ("truncate", "chunk")
+
+
+class NLIScorer:
+    batch_size = 64  # pairs per engine batch (cache commit); forward passes are sized by tokens
+
+    def __init__(self, name: str, resolved: Resolved, *, mode: str = "truncate", device: str = "cpu",
+                 window: int | None = None, model_batch: int = 16, install_hint: str = "") -> None:
+        if mode not in MODES:
+            raise ValueError(f"{name}: mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.name, self.resolved, self.mode = name, resolved, mode
+        tokenizer, model = load_pair_model(resolved, device, what=name, install_hint=install_hint)
+        index, label = entailment_index(model.config, f"{name} ({resolved.location})")
+        win = model_window(tokenizer, model.config, window)
+        self.clf = PairClassifier(tokenizer, model, Head("seqcls", index=index, label=label), window=win,
+                                  device=device, batch_size=model_batch, max_batch_tokens=model_batch * win)
+        self.n_labels = len(model.config.id2label)
+        self._fingerprint = weights_fingerprint(resolved)
+
+    @property
+    def signature(self) -> str:
+        base = self.resolved.location.rstrip("/").split("/")[-1]
+        return (f"{self.name}:nli:model={base}:weights={self._fingerprint}:{self.n_labels}way:{self.clf.head.tag}:"
+                f"window={self.clf.window}:mode={self.mode}:premise=evidence:v1")
+
+    def windows(self, claims: Sequence[str], evidences: Sequence[str]) -> list[list[str]]:
+        """The evidence texts each pair is scored on: itself, or its sentence windows that fit beside the claim."""
+        if self.mode == "truncate":
+            return [[e] for e in evidences]
+        budgets = self.clf.evidence_budget(self.clf.count(claims))
+        return [sentence_windows(e, int(b), self.clf.count) if b >= 1 else [e] for e, b in zip(evidences, budgets)]
+
+    def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
+        return self.clf.score_windows(claims, self.windows(claims, evidences))
+
+
+def _spec(name: str, hub_id: str, description: str) -> ScorerSpec:
+    resolver = hub_resolver(name, hub_id)
+    hint = hub_install_hint(name, hub_id)
+
+    def build(path: str | None = None, device: str = "cpu", **opts: Any) -> NLIScorer:
+        return NLIScorer(name, resolver(path), device=device, install_hint=hint, **opts)
+
+    return ScorerSpec(name, build, description, "nli", lambda: check_resolved(resolver), hint)
+
+
+NLI_MNLI_HUB = "roberta-large-mnli"
+NLI_FEVER_HUB = "MoritzLaurer/DeBERTa-v3-large-mnli-fever-anli-ling-wanli"
+
+register(_spec("nli-mnli", NLI_MNLI_HUB, "P(entailment), MNLI model (roberta-large-mnli); evidence=premise"))
+register(_spec("nli-fever", NLI_FEVER_HUB, "P(entailment), DeBERTa-v3 MNLI/FEVER/ANLI/Ling/WANLI model"))

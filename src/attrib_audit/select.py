@@ -1,0 +1,170 @@
+"""`attrib-audit select`: which metric to use on a new dataset of a construct, and how far to trust it.
+
+The recommendation is the metric with the lowest mean regret over the audited datasets.
+How much that choice can be trusted on an unseen dataset is measured by the
+leave-one-dataset-out selector (the same rule, learned without the held-out dataset), so
+the caveat quotes that out-of-sample regret, not the optimistic in-sample one.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
+from attrib_audit.transfer_audit import LEVEL, build_matrix, clean, construct_groups
+
+DEFAULT_EPS = 0.02
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    construct: str
+    datasets: list[str]
+    candidates: list[str]
+    metric: str | None
+    verdict: str  # transfers | near-best-unproven | does-not-transfer | no-recommendation
+    in_sample_regret: float | None
+    in_sample_regret_ci: tuple[float, float] | None
+    worst_regret: float | None
+    worst_dataset: str | None
+    selector_regret: float | None  # leave-one-dataset-out: the honest estimate for a new dataset
+    selector_regret_ci: tuple[float, float] | None
+    folds_agreeing: int | None
+    portable_metrics: list[str]
+    caveat: str
+
+    def to_dict(self) -> dict:
+        return clean(asdict(self))
+
+
+def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS) -> Recommendation:
+    """Pick the lowest-regret metric and phrase the caveat its leave-one-dataset-out regret implies."""
+    d = len(mat.datasets)
+    lodo = lodo_regret(mat, LEVEL)
+    port = {p.metric: p for p in portability(mat, LEVEL)}
+    m = lodo.lowest_regret_metric
+    fixed = next(f for f in lodo.fixed if f.metric == m)
+    sel = lodo.selector
+    agree = sum(p == m for p in sel.picks.values())
+    portable = [p.metric for p in port.values() if p.portable]
+    worst_sel = max(sel.per_dataset, key=sel.per_dataset.get)
+    width = float(np.mean([b.ci_high - b.ci_low for b in best_per_dataset(mat, LEVEL)]))
+    held_out = (f"choosing the best-on-average metric from the other datasets cost {sel.mean:.3f} AUROC on the held-out "
+                f"dataset on average (95% CI [{sel.ci_low:.3f}, {sel.ci_high:.3f}]; worst {sel.per_dataset[worst_sel]:.3f} "
+                f"on {worst_sel}); the rule picked {m} in {agree} of {d} folds")
+    committed = (f"always using {m} cost {fixed.mean:.3f} [{fixed.ci_low:.3f}, {fixed.ci_high:.3f}] against the per-dataset "
+                 f"best, up to {fixed.max:.3f} on {fixed.worst_dataset}")
+    few = " Only two datasets: each fold learns from a single dataset." if d == 2 else ""
+    if port[m].portable and port[m].paired_portable and sel.ci_high <= eps:
+        verdict = "transfers"
+        caveat = (f"{m} stayed within the best metric's 95% CI on all {d} datasets of '{construct}', and {held_out}, "
+                  f"within ε = {eps:g}. Confirm on a labelled sample of the new dataset if you can.")
+    elif port[m].portable:
+        verdict = "near-best-unproven"
+        caveat = (f"{m} is within the best metric's 95% CI on every audited dataset of '{construct}' (those CIs are "
+                  f"{width:.2f} AUROC wide on average, so this screen is only as sharp as they are), but {held_out}. "
+                  f"That CI does not rule out a regret above ε = {eps:g}; {committed}. Use {m} as a provisional default "
+                  "and validate it on labelled pairs of the new dataset.")
+    else:
+        verdict = "does-not-transfer"
+        lead = (f"No audited metric is portable across the {d} datasets of '{construct}'" if not portable else
+                f"{m} has the lowest mean regret but is not portable (breaks on {', '.join(port[m].breaks_on)}); "
+                f"portable: {', '.join(portable)}")
+        caveat = (f"{lead}. {held_out[0].upper() + held_out[1:]}; {committed}. {m} is only a provisional default: label a "
+                  "sample of the new dataset and audit it before trusting any metric.")
+    return Recommendation(construct, list(mat.datasets), list(mat.metrics), m, verdict, fixed.mean,
+                          (fixed.ci_low, fixed.ci_high), fixed.max, fixed.worst_dataset, sel.mean,
+                          (sel.ci_low, sel.ci_high), agree, portable, caveat + few)
+
+
+def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recommendation:
+    return Recommendation(construct, datasets, [], None, "no-recommendation", None, None, None, None, None, None, None,
+                          [], reason)
+
+
+def load_replicates(folder: Path) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
+    res_path, npz_path = folder / "results.json", folder / "bootstrap.npz"
+    for p in (res_path, npz_path):
+        if not p.exists():
+            raise SystemExit(f"attrib-audit select: {p} not found; run `attrib-audit audit --out {folder}` first")
+    results = json.loads(res_path.read_text())
+    with np.load(npz_path) as z:
+        slices, scorers = z["slices"].tolist(), z["scorers"].tolist()
+        points = {s: z["point"][i] for i, s in enumerate(slices)}
+        reps = {s: z["replicates"][i] for i, s in enumerate(slices)}
+    return results, points, reps, scorers
+
+
+def select_from_results(folder: str | Path, *, construct: str | None = None, scorers: list[str] | None = None,
+                        eps: float = DEFAULT_EPS) -> list[Recommendation]:
+    """One recommendation per construct of an audit folder (or the named one), among `scorers` if given."""
+    results, points, reps, names = load_replicates(Path(folder))
+    groups, _ = construct_groups(results["slices"])
+    declared = sorted({s["construct"] for s in results["slices"]})
+    if construct is not None and construct not in groups:
+        raise SystemExit(f"attrib-audit select: construct {construct!r} has no usable slice in {folder} "
+                         f"(constructs there: {', '.join(declared)})")
+    unknown = sorted(set(scorers or []) - set(names))
+    if unknown:
+        raise SystemExit(f"attrib-audit select: scorer(s) {', '.join(unknown)} not in this audit ({', '.join(names)})")
+    pick = [n for n in names if not scorers or n in scorers]
+    out = []
+    for c, datasets in sorted(groups.items()):
+        if construct is not None and c != construct:
+            continue
+        if len(datasets) < 2:
+            out.append(no_recommendation(c, datasets, f"only one dataset of '{c}' was audited, so nothing shows whether "
+                                                      "any metric transfers; audit the new dataset directly"))
+            continue
+        idx = [names.index(n) for n in pick]
+        mat, dropped = build_matrix(datasets, pick, {d: points[d][idx] for d in datasets},
+                                    {d: reps[d][idx] for d in datasets})
+        if mat is None or len(mat.metrics) < 2:
+            why = "; ".join(f"{x['scorer']}: {x['reason']}" for x in dropped)
+            out.append(no_recommendation(c, datasets, "fewer than two candidate metrics are defined on every dataset (regret is "
+                                         "measured against the best candidate, so one alone says nothing)"
+                                         + (f" ({why})" if why else "")))
+            continue
+        out.append(recommend(c, mat, eps))
+    return out
+
+
+def format_recommendation(r: Recommendation) -> str:
+    lines = [f"construct '{r.construct}' ({len(r.datasets)} datasets: {', '.join(r.datasets)})"]
+    if r.metric is None:
+        return "\n".join(lines + [f"  no recommendation: {r.caveat}"])
+    lines.append(f"  recommended for a new dataset: {r.metric}   [{r.verdict}]")
+    lines.append(f"  candidates: {', '.join(r.candidates)} (regret is against the best candidate per dataset); "
+                 f"portable: {', '.join(r.portable_metrics) or 'none'}")
+    lines.append(f"  expected regret on a new dataset (leave-one-dataset-out selector): {r.selector_regret:.3f} "
+                 f"[{r.selector_regret_ci[0]:.3f}, {r.selector_regret_ci[1]:.3f}]")
+    lines.append(f"  caveat: {r.caveat}")
+    return "\n".join(lines)
+
+
+def cmd_select(args: argparse.Namespace) -> int:
+    scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
+    recs = select_from_results(args.results, construct=args.construct, scorers=scorers, eps=args.eps)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in recs], indent=2))
+    elif not recs:
+        print("no construct with a usable slice in this audit: declare constructs (--construct) and audit again")
+    else:
+        print("\n\n".join(format_recommendation(r) for r in recs))
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("select", help="recommend a metric for a new dataset of a construct, with the regret caveat")
+    p.add_argument("--results", required=True, help="an `attrib-audit audit --out` folder (results.json + bootstrap.npz)")
+    p.add_argument("--construct", help="only this construct (default: every construct in the audit)")
+    p.add_argument("--scorers", help="restrict the candidates, e.g. to the metrics you can afford to run")
+    p.add_argument("--eps", type=float, default=DEFAULT_EPS,
+                   help=f"regret (AUROC) you accept on a new dataset; verdict 'transfers' needs the selector's CI "
+                        f"upper bound below it (default {DEFAULT_EPS})")
+    p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
+    p.set_defaults(func=cmd_select)

@@ -1,0 +1,189 @@
+"""Rank agreement between datasets' metric rankings: Kendall τ-b, Kendall's W, Spearman ρ.
+
+A metric × dataset AUROC matrix is read column-wise: each dataset ranks the metrics.
+All pairs of datasets (τ) and all permutations (W) are computed as array operations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy.special import ndtr
+from scipy.stats import t as student_t
+
+from attrib_audit.stats.auroc import average_ranks
+
+_MAX_CELLS = 1 << 24  # cap on permutations × cells held at once
+
+
+def _finite_2d(matrix: np.ndarray, what: str) -> np.ndarray:
+    a = np.asarray(matrix, dtype=np.float64)
+    if a.ndim != 2:
+        raise ValueError(f"{what} must be 2-D (items × raters), got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{what} contains NaN/inf: drop the incomplete metric or dataset first")
+    return a
+
+
+def kendall_exact_p(n: int, concordant: int) -> float:
+    """Two-sided exact p of Kendall's τ without ties (as scipy's 'exact' method).
+
+    The number of concordant pairs of a random permutation follows the Mahonian
+    distribution: the product of the polynomials (1 + x + … + x^(j−1)) / j.
+    """
+    total = n * (n - 1) // 2
+    c = min(concordant, total - concordant)
+    return float(min(1.0, 2.0 * _mahonian(n)[: c + 1].sum()))
+
+
+@lru_cache(maxsize=64)
+def _mahonian(n: int) -> np.ndarray:
+    dist = np.ones(1)
+    for j in range(2, n + 1):
+        dist = np.convolve(dist, np.full(j, 1.0 / j))
+    return dist
+
+
+@dataclass(frozen=True)
+class KendallTau:
+    """τ-b and two-sided p for every pair of columns; `method` says exact or asymptotic per pair."""
+
+    tau: np.ndarray  # (d, d)
+    pvalue: np.ndarray  # (d, d)
+    method: np.ndarray  # (d, d) of str
+
+
+def kendall_tau_matrix(matrix: np.ndarray) -> KendallTau:
+    """Kendall τ-b between all column pairs of an (n items × d raters) matrix, matching scipy.stats.kendalltau.
+
+    p-values follow scipy's method='auto': exact without ties when n ≤ 33 (or almost
+    all pairs agree), otherwise the tie-corrected normal approximation.
+    """
+    a = _finite_2d(matrix, "matrix")
+    n, d = a.shape
+    sign = np.sign(a[None, :, :] - a[:, None, :])  # (n, n, d): sign of item pair per rater
+    iu = np.triu_indices(n, 1)
+    s = sign[iu]  # (pairs, d)
+    tot = n * (n - 1) // 2
+    cmd = s.T @ s  # concordant − discordant for every rater pair
+    tied = (s == 0).astype(np.float64)
+    xtie = tied.sum(axis=0)  # (d,)
+    ntie = tied.T @ tied  # joint ties
+    tie_sizes = (sign == 0).sum(axis=1).astype(np.float64)  # (n, d): size of the tie group each item sits in
+    v0 = (tie_sizes - 1) * (tie_sizes - 2)  # Σ_groups t(t−1)(t−2) = Σ_items (t−1)(t−2)
+    v1 = (tie_sizes - 1) * (2 * tie_sizes + 5)
+    x0, x1 = v0.sum(axis=0), v1.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = np.clip(cmd / np.sqrt(np.outer(tot - xtie, tot - xtie)), -1.0, 1.0)
+        m = n * (n - 1.0)
+        var = ((m * (2 * n + 5) - x1[:, None] - x1[None, :]) / 18 + 2 * np.outer(xtie, xtie) / m
+               + (np.outer(x0, x0) / (9 * m * (n - 2)) if n > 2 else 0.0))
+        p_asym = 2 * ndtr(-np.abs(cmd / np.sqrt(var)))
+    degenerate = (xtie[:, None] == tot) | (xtie[None, :] == tot)
+    dis = (tot - xtie[:, None] - xtie[None, :] + ntie - cmd) / 2
+    no_ties = (xtie[:, None] == 0) & (xtie[None, :] == 0)
+    exact = no_ties & ((n <= 33) | (np.minimum(dis, tot - dis) <= 1))
+    pvalue = np.where(exact, np.nan, p_asym)
+    for i, j in zip(*np.nonzero(exact)):  # one Mahonian sum per distinct (n, c); d is small
+        pvalue[i, j] = kendall_exact_p(n, int(round(tot - dis[i, j])))
+    tau = np.where(degenerate, np.nan, tau)
+    pvalue = np.where(degenerate, np.nan, pvalue)
+    method = np.where(degenerate, "undefined", np.where(exact, "exact", "asymptotic"))
+    return KendallTau(tau, pvalue, method)
+
+
+def _tie_term(ranks: np.ndarray) -> float:
+    """Σ over raters and tie groups of t³ − t, from average ranks."""
+    total = 0.0
+    for col in ranks.T:
+        _, counts = np.unique(col, return_counts=True)
+        total += float((counts ** 3 - counts).sum())
+    return total
+
+
+def column_ranks(matrix: np.ndarray) -> np.ndarray:
+    """Average ranks of the items within each column (1 = lowest value)."""
+    a = _finite_2d(matrix, "matrix")
+    return np.column_stack([average_ranks(col) for col in a.T]) if a.size else a
+
+
+def _w_from_ranks(ranks: np.ndarray, tie: float) -> np.ndarray:
+    """W for ranks shaped (..., n, k); `tie` is the Σ(t³−t) term (permutation-invariant)."""
+    n, k = ranks.shape[-2:]
+    r = ranks.sum(axis=-1)
+    s = ((r - r.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
+    return 12.0 * s / (k * k * (n ** 3 - n) - k * tie)
+
+
+@dataclass(frozen=True)
+class KendallW:
+    """Kendall's W with tie correction and rank-permutation p-values in both tails.
+
+    p_concordance: share of within-rater rank permutations with W ≥ observed (rankings agree
+    more than chance). p_discordance: share with W ≤ observed (they disagree more than chance;
+    under the null E[W] = 1/k). Both use the (1 + hits) / (1 + n_perm) convention.
+    """
+
+    w: float
+    n_items: int
+    n_raters: int
+    p_concordance: float
+    p_discordance: float
+    null_mean: float
+    n_perm: int
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def kendall_w(matrix: np.ndarray) -> float:
+    """Kendall's coefficient of concordance of n items ranked by k raters (columns), tie-corrected."""
+    ranks = column_ranks(matrix)
+    if ranks.shape[0] < 2 or ranks.shape[1] < 1:
+        return float("nan")
+    tie = _tie_term(ranks)
+    denom_zero = ranks.shape[1] ** 2 * (ranks.shape[0] ** 3 - ranks.shape[0]) - ranks.shape[1] * tie
+    return float("nan") if denom_zero <= 0 else float(_w_from_ranks(ranks, tie))
+
+
+def permuted_rank_w(ranks: np.ndarray, n_perm: int, rng: np.random.Generator) -> np.ndarray:
+    """W of `n_perm` tables whose columns are independently shuffled, in blocks of array ops."""
+    n, k = ranks.shape
+    tie = _tie_term(ranks)
+    step = max(1, _MAX_CELLS // max(n * k, 1))
+    out = []
+    for start in range(0, n_perm, step):
+        b = min(step, n_perm - start)
+        order = np.argsort(rng.random((b, k, n)), axis=-1)  # one random permutation per (perm, rater)
+        shuffled = np.take_along_axis(np.broadcast_to(ranks.T, (b, k, n)), order, axis=-1)
+        out.append(_w_from_ranks(np.swapaxes(shuffled, 1, 2), tie))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def kendall_w_test(matrix: np.ndarray, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> KendallW:
+    """W with a permutation test that shuffles item ranks within each rater (ties kept)."""
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    ranks = column_ranks(matrix)
+    n, k = ranks.shape
+    w = kendall_w(matrix)
+    if not np.isfinite(w):
+        return KendallW(float("nan"), n, k, float("nan"), float("nan"), float("nan"), 0)
+    null = permuted_rank_w(ranks, n_perm, gen)
+    tol = 1e-12
+    return KendallW(w, n, k, float((1 + (null >= w - tol).sum()) / (1 + n_perm)),
+                    float((1 + (null <= w + tol).sum()) / (1 + n_perm)), float(null.mean()), n_perm)
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Spearman ρ and two-sided p (t approximation, n − 2 df), as scipy.stats.spearmanr; NaN if a side is constant."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("spearman needs two 1-D arrays of the same length")
+    if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return float("nan"), float("nan")
+    rho = float(np.corrcoef(average_ranks(a), average_ranks(b))[0, 1])
+    dof = a.size - 2
+    with np.errstate(divide="ignore"):
+        tstat = rho * np.sqrt(max(dof / ((rho + 1.0) * (1.0 - rho)), 0.0)) if abs(rho) < 1 else np.sign(rho) * np.inf
+    return rho, float(2 * student_t.sf(abs(tstat), dof))

