@@ -109,6 +109,8 @@ def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], sc
         frame[f"{name}__truncated_tokens"] = batch.truncated_tokens
         frame[f"{name}__chunks"] = batch.chunks
         frame[f"{name}__failure"] = batch.failures
+        for key, values in sorted(batch.extras.items()):  # e.g. a judge's label and raw answer
+            frame[f"{name}__{key}"] = values
     frame.to_parquet(path, index=False)
 
 
@@ -140,7 +142,7 @@ def score_table(table: PairTable, scorers: dict[str, Scorer], config: AuditConfi
     try:
         for name, scorer in scorers.items():
             out[name], st = score_pairs(scorer, table.claims, table.evidences, cache=cache,
-                                        batch_size=config.batch_size, quiet=config.quiet)
+                                        batch_size=config.batch_size, quiet=config.quiet, questions=table.questions)
             stats.append(st)
     finally:
         cache.close()

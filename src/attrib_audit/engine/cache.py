@@ -36,14 +36,21 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 
 
-def pair_key(claim: str, evidence: str) -> str:
-    """Content hash of a pair; lengths are prefixed so ("ab","c") and ("a","bc") never collide."""
+def pair_key(claim: str, evidence: str, question: str | None = None) -> str:
+    """Content hash of a pair; lengths are prefixed so ("ab","c") and ("a","bc") never collide.
+
+    A question (for scorers that read it) is hashed in too; without one the key is the plain pair's.
+    """
     h = hashlib.sha256()
     c, e = claim.encode("utf-8", "surrogatepass"), evidence.encode("utf-8", "surrogatepass")
     h.update(f"{len(c)}:".encode())
     h.update(c)
     h.update(f"{len(e)}:".encode())
     h.update(e)
+    if question:
+        q = question.encode("utf-8", "surrogatepass")
+        h.update(f"q{len(q)}:".encode())
+        h.update(q)
     return h.hexdigest()
 
 

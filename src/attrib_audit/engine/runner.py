@@ -63,17 +63,24 @@ def score_pairs(
     cache: ScoreCache | None = None,
     batch_size: int | None = None,
     quiet: bool = False,
+    questions: Sequence[str | None] | None = None,
 ) -> tuple[ScoreBatch, RunStats]:
     """Scores aligned with the input rows; identical pairs are scored once and cached pairs not at all.
 
     Without a cache, pairs are deduplicated on the strings themselves: the sha256 content key is
     only computed when a cache needs it (it is the dominant cost for the cheapest scorers).
+    `questions` reach only scorers that declare `wants_questions = True` (e.g. LLM judges);
+    for those the question is part of the cache key and is passed as `score(..., questions=...)`.
     """
     if len(claims) != len(evidences):
         raise ValueError(f"{len(claims)} claims but {len(evidences)} evidences")
+    qs = list(questions) if questions is not None and getattr(scorer, "wants_questions", False) else None
+    if qs is not None and len(qs) != len(claims):
+        raise ValueError(f"{len(claims)} claims but {len(qs)} questions")
     sig = scorer.signature
-    keys: list[Hashable] = ([pair_key(c, e) for c, e in zip(claims, evidences)] if cache is not None
-                            else list(zip(claims, evidences)))
+    keys: list[Hashable] = ([pair_key(c, e, qs[i] if qs else None) for i, (c, e) in enumerate(zip(claims, evidences))]
+                            if cache is not None else
+                            list(zip(claims, evidences, qs)) if qs else list(zip(claims, evidences)))
     slot: dict[Hashable, int] = {}
     inverse = np.fromiter((slot.setdefault(k, len(slot)) for k in keys), dtype=np.int64, count=len(keys))
     uniq_keys = list(slot)
@@ -100,7 +107,8 @@ def score_pairs(
     for start in range(0, len(todo), bs):
         bidx = todo[start:start + bs]
         rows = [first[j] for j in bidx]
-        batch = scorer.score([claims[i] for i in rows], [evidences[i] for i in rows])
+        batch = (scorer.score([claims[i] for i in rows], [evidences[i] for i in rows]) if qs is None else
+                 scorer.score([claims[i] for i in rows], [evidences[i] for i in rows], questions=[qs[i] for i in rows]))
         if len(batch) != len(bidx):
             raise RuntimeError(f"scorer {scorer.name} returned {len(batch)} scores for {len(bidx)} pairs")
         if cache is not None:

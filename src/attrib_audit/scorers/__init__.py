@@ -78,6 +78,27 @@ register(ScorerSpec("blend", _blend, "0.47·lexical + 0.53·minilm", "surface+em
 register(ScorerSpec("bertscore", _bertscore, "BERTScore F1 (MiniLM encoder, layer 4)", "embedding",
                     lambda: _check(resolve_minilm), MINILM_INSTALL))
 
+def _judge(kind: str, name: str):
+    def build(**options: Any) -> Scorer:
+        from attrib_audit.judge.scorer import build_judge
+
+        options.pop("device", None)
+        return build_judge(kind, name, **options)
+    return build
+
+
+def _judge_check() -> tuple[bool, str]:
+    from attrib_audit.judge.models import resolve_judge
+
+    return _check(resolve_judge)
+
+
+JUDGE_INSTALL = "attrib-audit models install judge   (or a server: --judge-url URL --judge-model NAME)"
+register(ScorerSpec("judge", _judge("graded", "judge"), "LLM judge, graded SUPPORT in [0,1] (local GGUF or server)",
+                    "llm-judge", _judge_check, JUDGE_INSTALL))
+register(ScorerSpec("judge-label", _judge("label", "judge-label"),
+                    "LLM judge, LABEL attributable|not_attributable + CONF", "llm-judge", _judge_check, JUDGE_INSTALL))
+
 __all__ = ["MINILM_HUB", "MPNET_HUB", "MPNET_PARTS", "Resolved", "ScoreBatch", "Scorer", "ScorerSpec",
            "ScorerUnavailable", "get_scorer", "register", "registry", "resolve_minilm", "resolve_mpnet"]
 

@@ -79,7 +79,8 @@ class Scorer(Protocol):
     """Anything that scores (claim, evidence) pairs; higher = more supported.
 
     `signature` must change whenever a score could change (model, revision, window,
-    prompt version, weights); the cache keys on it.
+    prompt version, weights); the cache keys on it. A scorer that sets `wants_questions = True`
+    is also given `score(..., questions=...)` by engine.score_pairs, which then keys on the question too.
     """
 
     name: str

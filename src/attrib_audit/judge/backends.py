@@ -1,0 +1,168 @@
+"""Where judge completions come from: a local GGUF through llama-cpp-python, or an OpenAI-compatible server.
+
+Both decode greedily (temperature 0) with a fixed seed and a small token cap, and
+return the answer text; a transport failure raises JudgeBackendError (it is not an
+answer, so it is never recorded as a judgement), while a reply whose body is not a
+chat completion comes back as `malformed` and is counted as a parse failure.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from attrib_audit.scorers.base import ScorerUnavailable
+
+
+class JudgeBackendError(RuntimeError):
+    """The judge could not be reached or kept failing; finished requests are cached, rerun to resume."""
+
+
+@dataclass(frozen=True)
+class Decoding:
+    max_tokens: int = 20
+    temperature: float = 0.0
+    seed: int = 0
+
+    def tag(self) -> str:
+        return f"t{self.temperature:g}-max{self.max_tokens}-seed{self.seed}"
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str  # the answer (or the raw body when malformed)
+    malformed: str | None = None  # why the reply is not a chat completion
+
+
+def file_fingerprint(path: str | Path) -> str:
+    """Size plus a hash of the first and last MiB: cheap on a 1 GB GGUF, changes when the weights do."""
+    p = Path(path)
+    size = p.stat().st_size
+    h = hashlib.sha256(str(size).encode())
+    with open(p, "rb") as fh:
+        h.update(fh.read(1 << 20))
+        fh.seek(max(0, size - (1 << 20)))
+        h.update(fh.read(1 << 20))
+    return h.hexdigest()[:16]
+
+
+class LlamaCppBackend:
+    """A GGUF loaded in-process; the chat template is the one stored in the GGUF's metadata."""
+
+    concurrency = 1
+
+    def __init__(self, model_path: str, decoding: Decoding, *, n_ctx: int = 2048, n_threads: int | None = None) -> None:
+        try:
+            import llama_cpp
+        except ImportError:
+            raise ScorerUnavailable("judge: llama-cpp-python is not installed (pip install 'attrib-audit[judge]')") from None
+        self._llama_cpp = llama_cpp
+        self.model_path = str(model_path)
+        self.decoding = decoding
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self._llm = None
+        self._lock = threading.Lock()
+        self.signature = (f"llama.cpp-{llama_cpp.__version__}:{Path(model_path).name}:{file_fingerprint(model_path)}"
+                          f":ctx{n_ctx}")
+
+    def _model(self):
+        if self._llm is None:
+            try:
+                self._llm = self._llama_cpp.Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads,
+                                                  seed=self.decoding.seed, verbose=False)
+            except Exception as exc:  # noqa: BLE001 - a GGUF that does not load is unavailability
+                raise ScorerUnavailable(f"judge: failed to load {self.model_path!r} ({type(exc).__name__}: {exc})") from None
+        return self._llm
+
+    def complete(self, messages: list[dict[str, str]]) -> Reply:
+        with self._lock:
+            llm = self._model()
+            try:
+                out = llm.create_chat_completion(messages=messages, temperature=self.decoding.temperature, top_k=1,
+                                                 max_tokens=self.decoding.max_tokens, seed=self.decoding.seed)
+            except ValueError as exc:  # the prompt does not fit the context window
+                return Reply("", f"prompt rejected by llama.cpp: {exc}")
+        return Reply(out["choices"][0]["message"].get("content") or "")
+
+
+class OpenAIChatBackend:
+    """POST /chat/completions on any OpenAI-compatible server (vLLM, llama.cpp server, Ollama, hosted APIs)."""
+
+    def __init__(self, url: str, model: str, decoding: Decoding, *, api_key_env: str = "ATTRIB_AUDIT_JUDGE_API_KEY",
+                 concurrency: int = 4, timeout: float = 60.0, retries: int = 4, backoff: float = 0.5) -> None:
+        if not model:
+            raise ScorerUnavailable("judge: --judge-url needs --judge-model (the model name the server expects)")
+        if concurrency < 1 or retries < 0 or timeout <= 0:
+            raise ValueError("judge: concurrency >= 1, retries >= 0 and timeout > 0 are required")
+        base = url.rstrip("/")
+        self.endpoint = base if base.endswith("/chat/completions") else f"{base}/chat/completions"
+        self.model = model
+        self.decoding = decoding
+        self.api_key = os.environ.get(api_key_env) if api_key_env else None
+        self.concurrency = int(concurrency)
+        self.timeout = float(timeout)
+        self.retries = int(retries)
+        self.backoff = float(backoff)
+        self.signature = f"openai-chat:{self.endpoint}:{model}"
+
+    def _payload(self, messages: list[dict[str, str]]) -> bytes:
+        d = self.decoding
+        return json.dumps({"model": self.model, "messages": messages, "temperature": d.temperature,
+                           "max_tokens": d.max_tokens, "seed": d.seed, "stream": False}).encode()
+
+    def _post(self, body: bytes) -> tuple[int, str, dict[str, str]]:
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(self.endpoint, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return resp.status, resp.read().decode("utf-8", "replace"), dict(resp.headers)
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode("utf-8", "replace"), dict(exc.headers or {})
+
+    def _wait(self, attempt: int, headers: dict[str, str]) -> float:
+        retry_after = headers.get("Retry-After") or headers.get("retry-after")
+        if retry_after and retry_after.replace(".", "", 1).isdigit():
+            return min(float(retry_after), 60.0)
+        return self.backoff * (2 ** attempt) * (1.0 + 0.25 * random.random())
+
+    def complete(self, messages: list[dict[str, str]]) -> Reply:
+        body = self._payload(messages)
+        last = ""
+        for attempt in range(self.retries + 1):
+            headers: dict[str, str] = {}
+            try:
+                status, text, headers = self._post(body)
+            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+                last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+            else:
+                if status == 200:
+                    return _chat_reply(text)
+                last = f"HTTP {status}: {text[:200]}"
+                if status != 429 and status < 500:
+                    raise JudgeBackendError(f"judge server {self.endpoint} refused the request ({last})")
+            if attempt < self.retries:
+                time.sleep(self._wait(attempt, headers))
+        raise JudgeBackendError(f"judge server {self.endpoint} failed after {self.retries + 1} attempts ({last}); "
+                                "finished requests are cached, rerun to resume")
+
+
+def _chat_reply(body: str) -> Reply:
+    try:
+        data: Any = json.loads(body)
+        content = data["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return Reply(body[:2000], "response is not a chat completion")
+    if not isinstance(content, str):
+        return Reply(body[:2000], "chat completion has no text content")
+    return Reply(content)

@@ -1,0 +1,63 @@
+"""A SQLite cache of judge requests and replies, written one reply at a time.
+
+The engine's ScoreCache commits per batch; a judge batch can take minutes, so each
+reply is committed as it arrives and a killed or failed run resumes request by request.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+from attrib_audit.engine.cache import default_cache_path
+from attrib_audit.judge.backends import Reply
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    request TEXT NOT NULL,
+    text TEXT NOT NULL,
+    malformed TEXT
+) WITHOUT ROWID;
+"""
+
+
+def default_requests_path(score_cache: str | Path | None = None) -> Path:
+    """Beside the score cache: scores.sqlite -> scores.judge-requests.sqlite."""
+    base = Path(score_cache) if score_cache else default_cache_path()
+    return base.with_name(f"{base.stem}.judge-requests.sqlite")
+
+
+def request_key(backend_signature: str, request: str) -> str:
+    return hashlib.sha256(f"{backend_signature}\x00{request}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class RequestCache:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if str(self.path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self.conn = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.executescript(_SCHEMA)
+
+    def get(self, key: str) -> Reply | None:
+        with self._lock:
+            row = self.conn.execute("SELECT text, malformed FROM replies WHERE key = ?", (key,)).fetchone()
+        return None if row is None else Reply(row[0], row[1])
+
+    def put(self, key: str, backend: str, request: dict, reply: Reply) -> None:
+        with self._lock:
+            self.conn.execute("INSERT OR REPLACE INTO replies VALUES (?,?,?,?,?)",
+                              (key, backend, json.dumps(request, sort_keys=True), reply.text, reply.malformed))
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self.conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+    def close(self) -> None:
+        self.conn.close()
