@@ -98,10 +98,11 @@ def _coerce(v: str):
 def config_from_args(args: argparse.Namespace):
     from attrib_audit.audit import AuditConfig
     from attrib_audit.engine.cli import ray_options_from_args
-
     from attrib_audit.judge.cli import JUDGE_SCORERS, judge_options
 
-    opts: dict[str, dict] = {name: judge_options(args) for name in JUDGE_SCORERS}
+    scorers = tuple(s.strip() for s in args.scorers.split(",") if s.strip())
+    # judge options are recorded only for the judges this run asked for
+    opts: dict[str, dict] = {name: judge_options(args) for name in JUDGE_SCORERS if name in scorers}
     for item in args.model_path:
         name, _, path = item.partition("=")
         opts.setdefault(name.strip(), {})["path"] = path.strip()
@@ -111,7 +112,6 @@ def config_from_args(args: argparse.Namespace):
         if not opt:
             raise SystemExit(f"attrib-audit: --scorer-opt {item!r} must be SCORER.KEY=VALUE")
         opts.setdefault(name, {})[opt] = _coerce(value)
-    scorers = tuple(s.strip() for s in args.scorers.split(",") if s.strip())
     return AuditConfig(scorers=scorers, slice_by=getattr(args, "slice_by", "dataset"),
                        n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
                        n_perm=getattr(args, "n_perm", 10_000), batch_size=args.batch_size, device=args.device,
