@@ -70,6 +70,16 @@ def load_from_args(args: argparse.Namespace):
 
 def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--scorers", default=default, help=f"comma-separated scorer names (default {default}); see `models list`")
+    add_model_args(p)
+    from attrib_audit.engine.cli import add_engine_args
+    from attrib_audit.judge.cli import add_judge_args
+
+    add_engine_args(p)
+    add_judge_args(p)
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    """Where weights come from, which device, and the score cache: shared by every command that scores."""
     p.add_argument("--model-path", action="append", default=[], metavar="SCORER=PATH",
                    help="local weights for a scorer (repeatable), e.g. minilm=/models/MiniLM")
     p.add_argument("--scorer-opt", action="append", default=[], metavar="SCORER.KEY=VALUE",
@@ -79,11 +89,6 @@ def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
     p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars or notes")
-    from attrib_audit.engine.cli import add_engine_args
-    from attrib_audit.judge.cli import add_judge_args
-
-    add_engine_args(p)
-    add_judge_args(p)
 
 
 def _coerce(v: str):

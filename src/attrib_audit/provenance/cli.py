@@ -50,6 +50,8 @@ def cmd_provenance(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
+    from attrib_audit.cli import add_model_args
+
     p = sub.add_parser("provenance", help="top-1 provenance accuracy, confusable-evidence test and alpha sweep")
     p.add_argument("data", nargs="+", help="provenance files (each is its own dataset; never pooled)")
     p.add_argument("--format", choices=FORMATS, default="auto",
@@ -68,14 +70,6 @@ def register(sub) -> None:
     p.add_argument("--alpha-step", type=float, default=0.1, help="alpha sweep step (0 = no sweep)")
     p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--model-path", action="append", default=[], metavar="SCORER=PATH",
-                   help="local weights for a scorer (repeatable), e.g. mpnet=/models/mpnet")
-    p.add_argument("--scorer-opt", action="append", default=[], metavar="SCORER.KEY=VALUE",
-                   help="scorer option (repeatable), e.g. blend.w_lex=0.5")
-    p.add_argument("--device", default="cpu", help="cpu, cuda or mps")
-    p.add_argument("--batch-size", type=int, help="pairs per batch for registry scorers")
-    p.add_argument("--cache", help="score cache for registry scorers (default $ATTRIB_AUDIT_CACHE or ~/.cache/...)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
-    p.add_argument("--quiet", action="store_true", help="no progress notes")
+    add_model_args(p)
     p.add_argument("--out", required=True, help="output folder (writes provenance.json)")
     p.set_defaults(func=cmd_provenance)
