@@ -7,13 +7,13 @@ the cut is counted from the very features the model receives.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerSpec, register
+from attrib_audit.scorers.base import ScoreBatch, register
 from attrib_audit.scorers.hfmodels import (
-    check_resolved, hub_install_hint, hub_resolver, refuse_hub_offline, torch_device, weights_fingerprint,
+    hub_scorer_spec, refuse_hub_offline, torch_device, weights_fingerprint,
 )
 from attrib_audit.scorers.pairclf import entailment_index
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
@@ -84,13 +84,6 @@ class CrossEncoderScorer:
                           failures=failures)
 
 
-_resolve = hub_resolver("cross-encoder", CROSS_ENCODER_HUB)
-_HINT = hub_install_hint("cross-encoder", CROSS_ENCODER_HUB)
-
-
-def _build(path: str | None = None, device: str = "cpu", **opts: Any) -> CrossEncoderScorer:
-    return CrossEncoderScorer(_resolve(path), device=device, install_hint=_HINT, **opts)
-
-
-register(ScorerSpec("cross-encoder", _build, "sigmoid of a CrossEncoder relevance logit (ms-marco-MiniLM-L6-v2)",
-                    "cross-encoder", lambda: check_resolved(_resolve), _HINT))
+register(hub_scorer_spec("cross-encoder", CROSS_ENCODER_HUB,
+                         "sigmoid of a CrossEncoder relevance logit (ms-marco-MiniLM-L6-v2)", "cross-encoder",
+                         CrossEncoderScorer))

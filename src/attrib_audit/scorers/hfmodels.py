@@ -8,9 +8,9 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from attrib_audit.scorers.base import ScorerUnavailable
+from attrib_audit.scorers.base import ScorerSpec, ScorerUnavailable
 from attrib_audit.scorers.resolve import Resolved, offline, resolve_model
 
 
@@ -32,6 +32,20 @@ def hub_resolver(name: str, hub_id: str, package: Callable[[], str | None] | Non
         return resolve_model(explicit=path, env_var=env_var(name), package=package, hub_id=hub_id,
                              what=name, install_hint=hint)
     return resolve
+
+
+def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make: Callable[..., Any]) -> ScorerSpec:
+    """The registry entry of a hub-only model scorer: resolve offline first, report honestly, hint how to install.
+
+    `make(resolved, device=..., install_hint=..., **options)` builds the scorer.
+    """
+    resolver = hub_resolver(name, hub_id)
+    hint = hub_install_hint(name, hub_id)
+
+    def build(path: str | None = None, device: str = "cpu", **opts: Any):
+        return make(resolver(path), device=device, install_hint=hint, **opts)
+
+    return ScorerSpec(name, build, description, family, lambda: check_resolved(resolver), hint)
 
 
 def check_resolved(resolver) -> tuple[bool, str]:

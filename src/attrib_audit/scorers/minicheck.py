@@ -14,10 +14,10 @@ The window is up to 2048 tokens where the model allows it (T5, DeBERTa-v3); abso
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerSpec, register
-from attrib_audit.scorers.hfmodels import check_resolved, hub_install_hint, hub_resolver, weights_fingerprint
+from attrib_audit.scorers.base import ScoreBatch, register
+from attrib_audit.scorers.hfmodels import hub_scorer_spec, weights_fingerprint
 from attrib_audit.scorers.pairclf import (
     Head, ModelConfigError, PairClassifier, entailment_index, load_pair_model, model_window,
 )
@@ -72,13 +72,6 @@ class MiniCheckScorer:
         return self.clf.score_windows(claims, [word_windows(e, self.chunk_words) for e in evidences])
 
 
-_resolve = hub_resolver("minicheck", MINICHECK_HUB)
-_HINT = hub_install_hint("minicheck", MINICHECK_HUB)
-
-
-def _build(path: str | None = None, device: str = "cpu", **opts: Any) -> MiniCheckScorer:
-    return MiniCheckScorer(_resolve(path), device=device, install_hint=_HINT, **opts)
-
-
-register(ScorerSpec("minicheck", _build, "MiniCheck P(supported), max over ~400-word chunks (Flan-T5 or encoder)",
-                    "fact-check", lambda: check_resolved(_resolve), _HINT))
+register(hub_scorer_spec("minicheck", MINICHECK_HUB,
+                         "MiniCheck P(supported), max over ~400-word chunks (Flan-T5 or encoder)", "fact-check",
+                         MiniCheckScorer))

@@ -8,10 +8,10 @@ aligned windows that fit beside the claim and takes the max (MiniCheck's aggrega
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from attrib_audit.scorers.base import ScoreBatch, ScorerSpec, register
-from attrib_audit.scorers.hfmodels import check_resolved, hub_install_hint, hub_resolver, weights_fingerprint
+from attrib_audit.scorers.hfmodels import hub_scorer_spec, weights_fingerprint
 from attrib_audit.scorers.pairclf import Head, PairClassifier, entailment_index, load_pair_model, model_window
 from attrib_audit.scorers.resolve import Resolved
 from attrib_audit.text.chunk import sentence_windows
@@ -53,13 +53,7 @@ class NLIScorer:
 
 
 def _spec(name: str, hub_id: str, description: str) -> ScorerSpec:
-    resolver = hub_resolver(name, hub_id)
-    hint = hub_install_hint(name, hub_id)
-
-    def build(path: str | None = None, device: str = "cpu", **opts: Any) -> NLIScorer:
-        return NLIScorer(name, resolver(path), device=device, install_hint=hint, **opts)
-
-    return ScorerSpec(name, build, description, "nli", lambda: check_resolved(resolver), hint)
+    return hub_scorer_spec(name, hub_id, description, "nli", lambda resolved, **kw: NLIScorer(name, resolved, **kw))
 
 
 NLI_MNLI_HUB = "roberta-large-mnli"
