@@ -105,11 +105,7 @@ def paired_plot(view: AuditView, paired: list[dict], plots: Path):
                     ax.errorbar(p["diff"], y, xerr=[[p["diff"] - p["ci_low"]], [p["ci_high"] - p["diff"]]],
                                 fmt=style.marker(k), color=style.colour(k), markersize=5, capsize=2, elinewidth=1.1,
                                 markerfacecolor=style.colour(k) if p.get("excludes_zero") else "white")
-            ax.axvline(0, color="#555555", linestyle="--", linewidth=0.8)
-            ax.set_yticks(range(len(slices)), slices)
-            ax.set_ylim(len(slices) - 0.5, -0.5)
-            ax.set_title(f"construct: {construct}", loc="left")
-            ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
+            style.slice_panel(ax, slices, construct, reference=0.0)
         axes[-1, 0].set_xlabel("AUROC difference A − B with 95% paired-bootstrap CI")
         handles = [Line2D([], [], color=style.colour(k), marker=style.marker(k), label=f"{a} − {b}")
                    for k, (a, b) in enumerate(pairs)]

@@ -118,11 +118,7 @@ def forest(view: AuditView, plots: Path):
                 for mask, face in ((ok & ~hollow, style.colour(j)), (hollow, "white")):
                     ax.plot(point[mask, j], y[mask], linestyle="none", marker=style.marker(j), markersize=5,
                             markerfacecolor=face, markeredgecolor=style.colour(j))
-            ax.axvline(0.5, color="#555555", linestyle="--", linewidth=0.8)
-            ax.set_yticks(range(len(slices)), slices)
-            ax.set_ylim(len(slices) - 0.5, -0.5)
-            ax.set_title(f"construct: {construct}", loc="left")
-            ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
+            style.slice_panel(ax, slices, construct, reference=0.5)
         axes[-1, 0].set_xlabel("AUROC with 95% clustered-bootstrap CI (dashed line: chance, 0.5)")
         handles = [Line2D([], [], color=style.colour(j), marker=style.marker(j), linestyle="-", label=name)
                    for j, name in enumerate(view.scorers)]

@@ -39,6 +39,15 @@ def rc():
     return plt.rc_context(RC)
 
 
+def slice_panel(ax, slices: list[str], construct: str, reference: float) -> None:
+    """Axes of one construct's per-slice interval panel: slices top to bottom, a dashed reference line."""
+    ax.axvline(reference, color="#555555", linestyle="--", linewidth=0.8)
+    ax.set_yticks(range(len(slices)), slices)
+    ax.set_ylim(len(slices) - 0.5, -0.5)
+    ax.set_title(f"construct: {construct}", loc="left")
+    ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
+
+
 def save(fig, plots: Path, name: str, caption: str, alt: str = "") -> Figure:
     """Write plots/NAME.png and plots/NAME.svg, close the figure, and return its block."""
     plots.mkdir(parents=True, exist_ok=True)
