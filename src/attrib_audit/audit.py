@@ -137,7 +137,7 @@ def score_table(table: PairTable, scorers: dict[str, Scorer], config: AuditConfi
                          cache_path=config.cache_path if config.cache_path else str(default_cache_path()))
     if config.engine != "local":
         raise ValueError(f"unknown engine {config.engine!r}: use local or ray")
-    cache = ScoreCache(config.cache_path) if config.cache_path != ":memory:" else ScoreCache(":memory:")
+    cache = ScoreCache(config.cache_path)  # None: the default file; ":memory:": nothing persists
     out, stats = {}, []
     try:
         for name, scorer in scorers.items():

@@ -213,7 +213,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="audit the packaged demo set with the default CPU scorers")
     audit_args(p, "attrib-audit-demo")
     p.set_defaults(func=cmd_demo, slice_by="source")
-    p.set_defaults(slice_by="source")
 
     p = sub.add_parser("score", help="score a file and write the scores only")
     add_data_args(p)

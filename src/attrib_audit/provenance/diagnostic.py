@@ -213,7 +213,7 @@ def run_provenance(sets: list[ProvenanceSet], config: ProvenanceConfig | None = 
                    log: Callable[[str], None] = print) -> ProvenanceResult:
     """Run the diagnostic on each loaded set separately (datasets are never pooled)."""
     config = config or ProvenanceConfig()
-    cache = ScoreCache(config.cache_path) if config.cache_path else ScoreCache()
+    cache = ScoreCache(config.cache_path)
     try:
         factory = _Rankers(config, cache, log)
         rankers = [r for r in (factory.build(n) for n in config.rankers) if r is not None]
