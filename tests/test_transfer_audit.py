@@ -9,6 +9,7 @@ from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.data.records import PairTable
 from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.errors import UsageError
 from attrib_audit.select import select_from_results
 from attrib_audit.transfer_audit import format_transfer, transfer_section
 
@@ -125,7 +126,10 @@ def test_audit_and_select_on_the_attributionbench_sample(tmp_path, capsys):
     assert main(["select", "--results", str(out), "--scorers", "lexical", "--json"]) == 0
     only = json.loads(capsys.readouterr().out)
     assert only[0]["metric"] is None and "fewer than two candidate" in only[0]["caveat"]
-    with pytest.raises(SystemExit, match="construct 'nope'"):
-        main(["select", "--results", str(out), "--construct", "nope"])
-    with pytest.raises(SystemExit, match="not found"):
-        main(["select", "--results", str(tmp_path / "missing")])
+    assert main(["select", "--results", str(out), "--construct", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("attrib-audit select: construct 'nope'") and err.count("\n") == 1
+    assert main(["select", "--results", str(tmp_path / "missing")]) == 2
+    assert "not found" in capsys.readouterr().err
+    with pytest.raises(UsageError, match="scorer.s. bogus not in this audit"):  # a library call raises, never exits
+        select_from_results(out, scorers=["bogus"])

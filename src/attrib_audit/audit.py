@@ -53,6 +53,7 @@ class SliceBoot:
     scorers: list[str]
     boot: BootstrapAUROC
     rows: np.ndarray
+    groups: list[str]
 
 
 @dataclass
@@ -64,7 +65,7 @@ class AuditResult:
     slice_keys: list[str]
 
     def save(self, out: str | Path) -> Path:
-        """Write results.json, scores.parquet and bootstrap.npz (per-slice paired replicates, for `select`)."""
+        """Write results.json, scores.parquet and bootstrap.npz (what `select` needs to replay the bootstrap)."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "results.json").write_text(json.dumps(self.results, indent=2, allow_nan=False, default=_jsonable))
@@ -74,14 +75,18 @@ class AuditResult:
 
 
 def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot]) -> None:
-    """Per-slice AUROC points (S, m) and replicates (S, m, B); all slices share scorers and B."""
+    """Each bootstrapped slice's inputs and generator state, so `select` replays the audit's exact draws
+    on the rows its candidate metrics have in common (all slices share the scorers and B)."""
     names = sorted(boots)
-    scorers = boots[names[0]].scorers if names else []
-    n_boot = boots[names[0]].boot.replicates.shape[1] if names else 0
-    np.savez_compressed(path, slices=np.array(names, dtype=str), scorers=np.array(scorers, dtype=str),
-                        point=np.array([boots[s].boot.point for s in names]).reshape(len(names), len(scorers)),
-                        replicates=np.array([boots[s].boot.replicates for s in names]).reshape(len(names), len(scorers),
-                                                                                               n_boot))
+    first = boots[names[0]] if names else None
+    np.savez_compressed(
+        path, slices=np.array(names, dtype=str), scorers=np.array(first.scorers if first else [], dtype=str),
+        n_boot=first.boot.n_boot if first else 0,
+        rng_states=np.array([json.dumps(boots[s].boot.rng_state) for s in names], dtype=str),
+        row_slice=np.concatenate([np.full(boots[s].rows.size, i) for i, s in enumerate(names)] or [[]]).astype(np.int64),
+        labels=np.concatenate([boots[s].boot.labels for s in names] or [[]]).astype(np.int64),
+        groups=np.array([g for s in names for g in boots[s].groups], dtype=str),
+        scores=np.concatenate([boots[s].boot.scores for s in names], axis=1) if names else np.zeros((0, 0)))
 
 
 def _jsonable(o: Any) -> Any:
@@ -184,7 +189,7 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
             continue
         matrix = np.vstack([scores[n].scores[rows] for n in names])
         boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl))
-        boots[sl] = SliceBoot(names, boot, rows)
+        boots[sl] = SliceBoot(names, boot, rows, [str(g) for g in groups])
         for j, name in enumerate(names):
             lo, hi, dropped = percentile_ci(boot.replicates[j])
             finite = np.isfinite(matrix[j])
@@ -196,6 +201,9 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
             d = paired_difference(boot, a, b)
             paired_rows.append({"scorer_a": names[a], "scorer_b": names[b], "slice": sl, "diff": _num(d.estimate),
                                 "ci_low": _num(d.ci_low), "ci_high": _num(d.ci_high), "n": d.n,
+                                "n_dropped": {names[a]: int(rows.size - boot.n[a]),
+                                              names[b]: int(rows.size - boot.n[b])},
+                                "n_boot_dropped": d.n_boot_dropped,
                                 "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)})
     return slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots
 

@@ -237,12 +237,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from attrib_audit.data.errors import DataError
+    from attrib_audit.errors import UsageError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except DataError as exc:
         print(f"attrib-audit: data error: {exc}", file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(f"attrib-audit {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)

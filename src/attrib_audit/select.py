@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from attrib_audit.errors import UsageError
+from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, replay_rng
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 from attrib_audit.transfer_audit import LEVEL, build_matrix, clean, construct_groups
 
@@ -36,12 +38,13 @@ class Recommendation:
     folds_agreeing: int | None
     portable_metrics: list[str]
     caveat: str
+    rows: dict[str, dict] = field(default_factory=dict)  # per dataset: rows used, rows each candidate's failures removed
 
     def to_dict(self) -> dict:
         return clean(asdict(self))
 
 
-def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS) -> Recommendation:
+def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None) -> Recommendation:
     """Pick the lowest-regret metric and phrase the caveat its leave-one-dataset-out regret implies."""
     d = len(mat.datasets)
     lodo = lodo_regret(mat, LEVEL)
@@ -78,7 +81,7 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS) -> Rec
                   "sample of the new dataset and audit it before trusting any metric.")
     return Recommendation(construct, list(mat.datasets), list(mat.metrics), m, verdict, fixed.mean,
                           (fixed.ci_low, fixed.ci_high), fixed.max, fixed.worst_dataset, sel.mean,
-                          (sel.ci_low, sel.ci_high), agree, portable, caveat + few)
+                          (sel.ci_low, sel.ci_high), agree, portable, caveat + few, rows or {})
 
 
 def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recommendation:
@@ -86,31 +89,62 @@ def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recom
                           [], reason)
 
 
-def load_replicates(folder: Path) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
+@dataclass(frozen=True)
+class AuditInputs:
+    """What an audit folder holds for `select`: results.json and each slice's bootstrap inputs (bootstrap.npz)."""
+
+    results: dict
+    scorers: list[str]
+    slices: list[str]
+    n_boot: int
+    rng_states: list[dict]
+    row_slice: np.ndarray
+    labels: np.ndarray
+    groups: np.ndarray
+    scores: np.ndarray  # (scorers, rows)
+
+    def boots(self, datasets: list[str], idx: list[int]) -> dict[str, BootstrapAUROC]:
+        """The audit's bootstrap of scorers `idx` on each dataset, replaying its recorded draws."""
+        out = {}
+        for d in datasets:
+            i = self.slices.index(d)
+            r = self.row_slice == i
+            out[d] = bootstrap_aurocs(self.scores[np.ix_(idx, np.flatnonzero(r))], self.labels[r], self.groups[r],
+                                      n_boot=self.n_boot, rng=replay_rng(self.rng_states[i]))
+        return out
+
+
+def load_audit(folder: Path) -> AuditInputs:
     res_path, npz_path = folder / "results.json", folder / "bootstrap.npz"
     for p in (res_path, npz_path):
         if not p.exists():
-            raise SystemExit(f"attrib-audit select: {p} not found; run `attrib-audit audit --out {folder}` first")
+            raise UsageError(f"{p} not found; run `attrib-audit audit --out {folder}` first")
     results = json.loads(res_path.read_text())
     with np.load(npz_path) as z:
-        slices, scorers = z["slices"].tolist(), z["scorers"].tolist()
-        points = {s: z["point"][i] for i, s in enumerate(slices)}
-        reps = {s: z["replicates"][i] for i, s in enumerate(slices)}
-    return results, points, reps, scorers
+        if "rng_states" not in z:
+            raise UsageError(f"{npz_path} predates row-aligned comparisons (no bootstrap inputs); rerun the audit")
+        return AuditInputs(results, z["scorers"].tolist(), z["slices"].tolist(), int(z["n_boot"]),
+                           [json.loads(x) for x in z["rng_states"].tolist()], z["row_slice"], z["labels"], z["groups"],
+                           z["scores"])
 
 
 def select_from_results(folder: str | Path, *, construct: str | None = None, scorers: list[str] | None = None,
                         eps: float = DEFAULT_EPS) -> list[Recommendation]:
-    """One recommendation per construct of an audit folder (or the named one), among `scorers` if given."""
-    results, points, reps, names = load_replicates(Path(folder))
-    groups, _ = construct_groups(results["slices"])
-    declared = sorted({s["construct"] for s in results["slices"]})
+    """One recommendation per construct of an audit folder (or the named one), among `scorers` if given.
+
+    Each construct's statistics use, per dataset, the rows every candidate scored (the
+    audit's draws replayed on them), so a candidate's failures cannot flatter it.
+    """
+    audit = load_audit(Path(folder))
+    names = audit.scorers
+    groups, _ = construct_groups(audit.results["slices"])
+    declared = sorted({s["construct"] for s in audit.results["slices"]})
     if construct is not None and construct not in groups:
-        raise SystemExit(f"attrib-audit select: construct {construct!r} has no usable slice in {folder} "
-                         f"(constructs there: {', '.join(declared)})")
+        raise UsageError(f"construct {construct!r} has no usable slice in {folder} (constructs there: "
+                         f"{', '.join(declared)})")
     unknown = sorted(set(scorers or []) - set(names))
     if unknown:
-        raise SystemExit(f"attrib-audit select: scorer(s) {', '.join(unknown)} not in this audit ({', '.join(names)})")
+        raise UsageError(f"scorer(s) {', '.join(unknown)} not in this audit ({', '.join(names)})")
     pick = [n for n in names if not scorers or n in scorers]
     out = []
     for c, datasets in sorted(groups.items()):
@@ -120,16 +154,14 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
             out.append(no_recommendation(c, datasets, f"only one dataset of '{c}' was audited, so nothing shows whether "
                                                       "any metric transfers; audit the new dataset directly"))
             continue
-        idx = [names.index(n) for n in pick]
-        mat, dropped = build_matrix(datasets, pick, {d: points[d][idx] for d in datasets},
-                                    {d: reps[d][idx] for d in datasets})
+        mat, dropped, rows = build_matrix(datasets, pick, audit.boots(datasets, [names.index(n) for n in pick]))
         if mat is None or len(mat.metrics) < 2:
             why = "; ".join(f"{x['scorer']}: {x['reason']}" for x in dropped)
             out.append(no_recommendation(c, datasets, "fewer than two candidate metrics are defined on every dataset (regret is "
                                          "measured against the best candidate, so one alone says nothing)"
                                          + (f" ({why})" if why else "")))
             continue
-        out.append(recommend(c, mat, eps))
+        out.append(recommend(c, mat, eps, rows))
     return out
 
 
@@ -142,6 +174,11 @@ def format_recommendation(r: Recommendation) -> str:
                  f"portable: {', '.join(r.portable_metrics) or 'none'}")
     lines.append(f"  expected regret on a new dataset (leave-one-dataset-out selector): {r.selector_regret:.3f} "
                  f"[{r.selector_regret_ci[0]:.3f}, {r.selector_regret_ci[1]:.3f}]")
+    lost = {m: sum(v["dropped_by"][m] for v in r.rows.values()) for m in r.candidates}
+    if any(lost.values()):
+        lines.append(f"  compared on the rows every candidate scored ({sum(v['n_used'] for v in r.rows.values())} of "
+                     f"{sum(v['n'] for v in r.rows.values())}); failures removed "
+                     + ", ".join(f"{m} {k}" for m, k in lost.items() if k))
     lines.append(f"  caveat: {r.caveat}")
     return "\n".join(lines)
 

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.stats.bootstrap import slice_rng
+from attrib_audit.stats.bootstrap import BootstrapAUROC, slice_rng
 from attrib_audit.stats.classification import average_precision, transferred_balanced_accuracy
 from attrib_audit.stats.rank import kendall_tau_matrix, kendall_w_test, spearman
 from attrib_audit.stats.transfer import (
@@ -63,20 +63,36 @@ def construct_groups(slices: Sequence[dict]) -> tuple[dict[str, list[str]], list
     return groups, excluded
 
 
-def build_matrix(datasets: Sequence[str], metrics: Sequence[str], points: Mapping[str, np.ndarray],
-                 replicates: Mapping[str, np.ndarray]) -> tuple[AurocMatrix | None, list[dict]]:
-    """The metric × dataset matrix; a metric undefined on any dataset is dropped with the reason."""
-    pts = np.column_stack([points[d] for d in datasets])
+def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
+                 boots: Mapping[str, BootstrapAUROC]) -> tuple[AurocMatrix | None, list[dict], dict[str, dict]]:
+    """The metric × dataset matrix on each dataset's rows where every kept metric has a score.
+
+    A metric undefined on a dataset (own rows) is dropped with the reason; so is one whose
+    failures leave the common rows with one class. Also returns, per dataset, the rows used
+    and how many each metric's failures removed (`boots[d]` rows follow `metrics`).
+    """
+    pts = np.column_stack([boots[d].point for d in datasets])
     keep = np.isfinite(pts).all(axis=1)
     dropped = [{"scorer": m, "reason": "AUROC undefined on " + ", ".join(d for d, v in zip(datasets, pts[i])
                                                                         if not np.isfinite(v))}
                for i, m in enumerate(metrics) if not keep[i]]
-    if keep.sum() == 0:
-        return None, dropped
     idx = np.flatnonzero(keep)
-    mat = AurocMatrix.from_columns([metrics[i] for i in idx], datasets, [points[d][idx] for d in datasets],
-                                   [replicates[d][idx] for d in datasets])
-    return mat, dropped
+    while idx.size:
+        al = {d: boots[d].aligned(idx) for d in datasets}
+        bad = [d for d in datasets if not np.isfinite(al[d].point).all()]
+        if not bad:
+            break
+        worst = int(idx[np.sum([al[d].dropped for d in bad], axis=0).argmax()])
+        dropped.append({"scorer": metrics[worst], "reason": "its failures leave one class on the rows every metric "
+                                                            "scored on " + ", ".join(bad)})
+        idx = idx[idx != worst]
+    if idx.size == 0:
+        return None, dropped, {}
+    mat = AurocMatrix.from_columns([metrics[i] for i in idx], datasets, [al[d].point for d in datasets],
+                                   [al[d].replicates for d in datasets])
+    rows = {d: {"n": int(boots[d].labels.size), "n_used": al[d].n,
+                "dropped_by": {metrics[i]: int(k) for i, k in zip(idx, al[d].dropped)}} for d in datasets}
+    return mat, dropped, rows
 
 
 def matrix_statistics(mat: AurocMatrix, *, construct: str, seed: int, n_perm: int = DEFAULT_N_PERM,
@@ -176,9 +192,9 @@ def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: 
             entry["reason"] = "one dataset of this construct: transfer needs at least two"
             constructs[c] = entry
             continue
-        mat, dropped = build_matrix(datasets, list(metrics), {d: boots[d].boot.point for d in datasets},
-                                    {d: boots[d].boot.replicates for d in datasets})
+        mat, dropped, used = build_matrix(datasets, list(metrics), {d: boots[d].boot for d in datasets})
         entry["excluded_metrics"] = dropped
+        entry["rows"] = used
         if mat is None or len(mat.metrics) < 2:
             entry["status"] = "insufficient"
             entry["reason"] = "fewer than two metrics defined on every dataset"
@@ -194,7 +210,10 @@ def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: 
         "notes": ["statistics run within one construct; constructs are never pooled",
                   "replicate b of the metric × dataset matrix joins resample b of every dataset (paired within a "
                   "dataset, independent across datasets); regret CIs recompute the best metric in every replicate, "
-                  "so they lean positive when metrics are close", THRESHOLD_NOTE],
+                  "so they lean positive when metrics are close",
+                  "every comparison uses, per dataset, the rows where all of the construct's metrics have a score "
+                  "(`rows`: rows used and rows each metric's failures removed); single-metric AUROCs use their own",
+                  THRESHOLD_NOTE],
         "slices": companions,
         "excluded_slices": excluded,
         "constructs": constructs,

@@ -7,6 +7,7 @@ scorers (paired comparisons).
 """
 from __future__ import annotations
 
+import copy
 import zlib
 from dataclasses import dataclass
 from typing import Iterator, Sequence
@@ -50,15 +51,78 @@ def cluster_weight_blocks(codes: np.ndarray, n_boot: int, rng: np.random.Generat
         yield counts[:, codes]
 
 
+def replay_rng(state: dict) -> np.random.Generator:
+    """A generator that repeats the draws of the one whose bit-generator state was `state`."""
+    bits = getattr(np.random, state["bit_generator"])()
+    bits.state = state
+    return np.random.Generator(bits)
+
+
+def _auroc_jobs(sm: np.ndarray, y: np.ndarray, codes: np.ndarray, jobs: Sequence[tuple[int, np.ndarray]], n_boot: int,
+                gen: np.random.Generator) -> np.ndarray:
+    """(len(jobs), B) replicates: job (j, rows) is scorer j's AUROC on `rows`, every job on the same cluster draws."""
+    k = int(codes.max()) + 1 if codes.size else 0
+    blocks = []
+    for counts in cluster_count_blocks(k, n_boot, gen, width=sm.shape[1]):
+        block = np.full((len(jobs), counts.shape[0]), np.nan)
+        for i, (j, rows) in enumerate(jobs):  # a handful of jobs; the B resamples are one array operation
+            if rows.any():
+                block[i] = cluster_auroc(sm[j, rows], y[rows], codes[rows], counts)
+        blocks.append(block)
+    return np.concatenate(blocks, axis=1) if blocks else np.zeros((len(jobs), 0))
+
+
+@dataclass(frozen=True)
+class AlignedAUROC:
+    """AUROCs of several scorers on their common rows (every one of them finite), on the slice's shared draws.
+
+    Comparisons use these, never each scorer's own rows: a scorer that fails on the hard
+    rows would otherwise be compared on an easier sample than its rival.
+    """
+
+    scorers: tuple[int, ...]
+    point: np.ndarray  # (k,)
+    replicates: np.ndarray  # (k, B)
+    rows: np.ndarray  # (n,) bool: the rows used
+    dropped: np.ndarray  # (k,) rows of the slice where that scorer has no finite score
+    n_groups: int
+
+    @property
+    def n(self) -> int:
+        return int(self.rows.sum())
+
+
 @dataclass(frozen=True)
 class BootstrapAUROC:
-    """AUROC point estimates and replicates of m scorers on one slice, from the same resamples."""
+    """AUROC point estimates and replicates of m scorers on one slice, from the same resamples.
+
+    `point`/`replicates` use each scorer's own finite rows (single-scorer AUROCs); `aligned`
+    replays the same cluster draws (from `rng_state`) on the rows common to several scorers.
+    """
 
     point: np.ndarray  # (m,)
     replicates: np.ndarray  # (m, B); NaN where the resample lost a class or the scorer has no rows
     n: np.ndarray  # (m,) rows with a finite score
     n_groups: int
     n_boot: int
+    scores: np.ndarray  # (m, n)
+    labels: np.ndarray  # (n,)
+    codes: np.ndarray  # (n,) cluster of each row
+    rng_state: dict  # bit-generator state before the draws
+
+    def aligned(self, scorers: Sequence[int]) -> AlignedAUROC:
+        """Scorers `scorers` on the rows where all of them are finite, with the cluster draws of `replicates`."""
+        idx = tuple(int(j) for j in scorers)
+        finite = np.isfinite(self.scores[list(idx)])
+        rows = finite.all(axis=0)
+        y = self.labels[rows]
+        point = np.array([auroc(self.scores[j, rows], y) if rows.any() else np.nan for j in idx])
+        if all(np.array_equal(f, rows) for f in finite):  # no scorer lost a row the others kept: nothing to redo
+            reps = self.replicates[list(idx)]
+        else:
+            reps = _auroc_jobs(self.scores, self.labels, self.codes, [(j, rows) for j in idx], self.n_boot,
+                               replay_rng(self.rng_state))
+        return AlignedAUROC(idx, point, reps, rows, (~finite).sum(axis=1), int(np.unique(self.codes[rows]).size))
 
 
 def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
@@ -66,26 +130,20 @@ def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
     """Clustered bootstrap of AUROC for each row of `score_matrix` (m, n), sharing the draws.
 
     NaN scores (e.g. a judge's failures) are left out of that scorer only: its rows get
-    zero weight, so comparisons stay paired on the draws.
+    zero weight. Comparisons between scorers go through `aligned` (common rows, same draws).
     """
     sm = np.atleast_2d(np.asarray(score_matrix, dtype=np.float64))
     y = np.asarray(labels).astype(np.int64)
     if sm.shape[1] != y.size:
         raise ValueError("score_matrix columns must match labels")
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    state = copy.deepcopy(gen.bit_generator.state)
     codes = group_codes(groups)
     finite = np.isfinite(sm)
     point = np.array([auroc(sm[j, finite[j]], y[finite[j]]) if finite[j].any() else np.nan for j in range(sm.shape[0])])
-    reps = []
-    k = int(codes.max()) + 1 if codes.size else 0
-    for counts in cluster_count_blocks(k, n_boot, gen, width=sm.shape[1]):
-        block = np.full((sm.shape[0], counts.shape[0]), np.nan)
-        for j in range(sm.shape[0]):  # a handful of scorers; the B resamples are one array operation
-            if finite[j].any():
-                block[j] = cluster_auroc(sm[j, finite[j]], y[finite[j]], codes[finite[j]], counts)
-        reps.append(block)
-    replicates = np.concatenate(reps, axis=1) if reps else np.zeros((sm.shape[0], 0))
-    return BootstrapAUROC(point, replicates, finite.sum(axis=1), int(codes.max()) + 1 if codes.size else 0, n_boot)
+    replicates = _auroc_jobs(sm, y, codes, list(enumerate(finite)), n_boot, gen)
+    return BootstrapAUROC(point, replicates, finite.sum(axis=1), int(codes.max()) + 1 if codes.size else 0, n_boot,
+                          sm, y, codes, state)
 
 
 def percentile_ci(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float, int]:
@@ -110,11 +168,11 @@ def clustered_auroc_ci(scores: np.ndarray, labels: np.ndarray, groups: Sequence,
 
 
 def paired_difference(res: BootstrapAUROC, a: int, b: int, level: float = 0.95) -> Estimate:
-    """AUROC_a − AUROC_b with a CI from the shared resamples (the paired bootstrap)."""
-    diff = res.replicates[a] - res.replicates[b]
-    lo, hi, dropped = percentile_ci(diff, level)
-    return Estimate(float(res.point[a] - res.point[b]), lo, hi, int(min(res.n[a], res.n[b])), res.n_groups,
-                    "paired-clustered-bootstrap-percentile", res.n_boot, dropped)
+    """AUROC_a − AUROC_b on the rows both scored, with a CI from the shared resamples (the paired bootstrap)."""
+    al = res.aligned((a, b))
+    lo, hi, dropped = percentile_ci(al.replicates[0] - al.replicates[1], level)
+    return Estimate(float(al.point[0] - al.point[1]), lo, hi, al.n, al.n_groups, "paired-clustered-bootstrap-percentile",
+                    res.n_boot, dropped)
 
 
 def paired_auroc_difference(scores_a: np.ndarray, scores_b: np.ndarray, labels: np.ndarray, groups: Sequence, *,
