@@ -1,0 +1,120 @@
+"""Comparisons use the rows every compared scorer scored: failing on hard rows must not win a comparison.
+
+The case from the review: two identical scorers, the second NaN (a judge refusing) on the
+hard positives. On its own rows the second looks better; on common rows they are equal.
+"""
+import json
+
+import numpy as np
+import pytest
+
+from attrib_audit.audit import AuditConfig, slice_statistics, write_bootstrap_npz
+from attrib_audit.data.records import PairTable
+from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.select import select_from_results
+from attrib_audit.stats import auroc, bootstrap_aurocs, paired_auroc_difference
+from attrib_audit.transfer_audit import transfer_section
+
+
+def twins(n=240, seed=0, cluster=3):
+    """Scores, labels, multi-row clusters, and a copy of the scores NaN on the hardest third of the positives."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    s = y + rng.normal(0, 1, n)
+    hard = (y == 1) & (s < np.quantile(s[y == 1], 1 / 3))
+    t = np.where(hard, np.nan, s)
+    return s, t, y, np.arange(n) // cluster, hard
+
+
+def test_identical_scorers_failing_on_hard_positives_do_not_differ():
+    s, t, y, g, hard = twins()
+    assert auroc(t[~hard], y[~hard]) - auroc(s, y) > 0.05  # on its own rows the failing twin looks better
+    d = paired_auroc_difference(s, t, y, g, n_boot=400, seed=0)
+    assert d.ci_low <= 0 <= d.ci_high
+    assert d.estimate == 0 and d.ci_low == 0 and d.ci_high == 0  # same scores on the same rows and draws
+    assert d.n == int((~hard).sum()) and d.n_groups == np.unique(g[~hard]).size
+
+
+def test_aligned_replays_the_draws_of_the_own_row_replicates():
+    s, t, y, g, hard = twins()
+    res = bootstrap_aurocs(np.vstack([s, t, s]), y, g, n_boot=300, rng=7)
+    full = res.aligned([0, 2])
+    assert full.n == y.size and np.array_equal(full.replicates, res.replicates[[0, 2]])
+    al = res.aligned([0, 1])
+    assert al.dropped.tolist() == [0, int(hard.sum())] and np.array_equal(al.rows, ~hard)
+    # the twin's own rows are the common rows: its aligned replicates are its own-row replicates
+    assert np.array_equal(al.replicates[1], res.replicates[1]) and np.array_equal(al.replicates[0], al.replicates[1])
+    again = bootstrap_aurocs(t[None, :], y, g, n_boot=300, rng=7)  # same seed, same draws
+    assert np.array_equal(again.replicates[0], al.replicates[0])
+
+
+def _batch(v):
+    return ScoreBatch(v, np.zeros(v.size), np.zeros(v.size), np.ones(v.size),
+                      ["refused" if np.isnan(x) else None for x in v])
+
+
+def audit_of_twins(datasets=("d1", "d2")):
+    parts = [twins(seed=i) for i in range(len(datasets))]
+    s, t, y = (np.concatenate([p[k] for p in parts]) for k in range(3))
+    ds = [d for d, p in zip(datasets, parts) for _ in p[2]]
+    ids = [f"{d}-{i}" for i, d in enumerate(ds)]
+    groups = [f"{d}-{c}" for d, p in zip(datasets, parts) for c in p[3]]
+    table = PairTable(ids=ids, datasets=ds, claims=["c"] * y.size, evidences=["e f. g h."] * y.size, labels=y,
+                      sources=[None] * y.size, questions=[None] * y.size, groups=groups, constructs=["A"] * y.size)
+    scores = {"base": _batch(s), "twin": _batch(t)}
+    keys = table.slice_keys("dataset")
+    slices, auroc_rows, paired, *_, boots = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores),
+                                                                                             n_boot=300, seed=1))
+    return table, scores, keys, slices, auroc_rows, paired, boots
+
+
+def test_audit_pairs_on_common_rows_and_records_what_each_scorer_dropped():
+    table, scores, keys, slices, auroc_rows, paired, boots = audit_of_twins()
+    for p in paired:
+        n_failed = int(np.isnan(scores["twin"].scores[np.asarray(keys) == p["slice"]]).sum())
+        assert p["diff"] == 0 and p["ci_low"] <= 0 <= p["ci_high"] and not p["excludes_zero"]
+        assert p["n_dropped"] == {"base": 0, "twin": n_failed} and p["n"] == 240 - n_failed
+    twin = {r["slice"]: r for r in auroc_rows if r["scorer"] == "twin"}
+    base = {r["slice"]: r for r in auroc_rows if r["scorer"] == "base"}
+    for sl in twin:  # single-scorer AUROCs keep their own rows and say how many failed
+        assert twin[sl]["n_failed"] > 0 and twin[sl]["n"] == 240 - twin[sl]["n_failed"]
+        assert twin[sl]["auroc"] > base[sl]["auroc"]
+
+
+def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path):
+    table, scores, keys, slices, _, _, boots = audit_of_twins()
+    key_arr = np.asarray(keys, dtype=object)
+    rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices}
+    tr = transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
+                          {k: b.scores for k, b in scores.items()}, seed=1, n_perm=200)
+    a = tr["constructs"]["A"]
+    assert a["status"] == "ok" and a["auroc"]["base"] == a["auroc"]["twin"]
+    for d in ("d1", "d2"):
+        dropped = int(np.isnan(scores["twin"].scores[rows[d]]).sum())
+        assert a["rows"][d] == {"n": 240, "n_used": 240 - dropped, "dropped_by": {"base": 0, "twin": dropped}}
+    assert all(p["paired_portable"] and p["portable"] for p in a["portability"])
+    assert all(p["sign"] == 0 and p["diff"] == 0 for p in a["paired_best_vs_rest"]) and a["sign_flips"] == []
+    assert [f["mean"] for f in a["regret"]["fixed"]] == [0.0, 0.0]
+
+    # select replays the audit's draws on the candidates' common rows: same numbers, no win by failing
+    (tmp_path / "results.json").write_text(json.dumps({"slices": slices}))
+    write_bootstrap_npz(tmp_path / "bootstrap.npz", boots)
+    (rec,) = select_from_results(tmp_path)
+    assert rec.in_sample_regret == 0 and rec.selector_regret == 0 and rec.rows == a["rows"]
+    assert rec.selector_regret_ci == pytest.approx((a["regret"]["selector"]["ci_low"], a["regret"]["selector"]["ci_high"]))
+
+
+def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():
+    table, scores, keys, *_ = audit_of_twins(("d1", "d2", "d3"))
+    on_d2 = np.asarray(keys) == "d2"
+    # `other` fails on exactly the d2 positives the twin scored: each alone is defined, together no positive is left
+    scored_by_twin = on_d2 & (table.labels == 1) & np.isfinite(scores["twin"].scores)
+    scores["other"] = _batch(np.where(scored_by_twin, np.nan, scores["base"].scores))
+    slices, *_, boots = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=100))
+    rows = {s["slice"]: np.flatnonzero(np.asarray(keys) == s["slice"]) for s in slices}
+    tr = transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
+                          {k: b.scores for k, b in scores.items()}, seed=1, n_perm=100)
+    a = tr["constructs"]["A"]
+    assert a["status"] == "ok" and a["metrics"] == ["base", "twin"]
+    assert a["excluded_metrics"] == [{"scorer": "other", "reason": "its failures leave one class on the rows every "
+                                                                  "metric scored on d2"}]
