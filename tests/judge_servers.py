@@ -111,6 +111,10 @@ class RuleServer:
             return 200, "<html>not json</html>", {}
         if "[junk]" in claim:
             text = "lorem ipsum dolor sit amet"
+        elif "[over]" in claim:
+            text = "SUPPORT: 1.7" if "LABEL:" not in content else "LABEL: attributable\nCONF: 120%"
+        elif "[under]" in claim:
+            text = "SUPPORT: -0.2" if "LABEL:" not in content else "LABEL: not_attributable\nCONF: -0.5"
         elif "[refuse]" in claim:
             text = "I'm sorry, I cannot help with that."
         else:

@@ -56,20 +56,18 @@ def _judge(url: str, tmp_path, kind: str = "graded", **kw):
                        retries=kw.pop("retries", 2), backoff=0.01, timeout=kw.pop("timeout", 120), **kw)
 
 
-def _rows_consistent(batch) -> None:
-    for s, f, raw in zip(batch.scores, batch.failures, batch.extras["raw"]):
-        if np.isnan(s):
-            assert f is not None and (raw.strip()[:20] in f or f == "empty answer")
-        else:
-            assert f is None and 0.0 <= s <= 1.0
+def _all_parsed(batch) -> None:
+    """Every reply is a judgement: a test of the success path must fail when every judgement fails."""
+    assert batch.failures == [None] * len(batch) and np.isfinite(batch.scores).all(), batch.extras["raw"]
+    assert ((batch.scores >= 0) & (batch.scores <= 1)).all()
 
 
 def test_real_llama_server_success_determinism_and_cache(smol_url, tmp_path):
-    judge = _judge(smol_url, tmp_path, concurrency=2)
+    judge = _judge(smol_url, tmp_path, concurrency=2, grammar=True)
     with ScoreCache(tmp_path / "scores.sqlite") as cache:
         first, st = score_pairs(judge, CLAIMS, EVIDENCE, cache=cache)
         assert st.n_scored == 3 and len(first) == 3
-        _rows_consistent(first)
+        _all_parsed(first)
         assert all(isinstance(r, str) for r in first.extras["raw"])
         assert RequestCache(tmp_path / "req.sqlite").count() == 3
         again, st2 = score_pairs(judge, CLAIMS, EVIDENCE, cache=cache)
@@ -80,7 +78,7 @@ def test_real_llama_server_success_determinism_and_cache(smol_url, tmp_path):
     msgs = render(judge.prompt, CLAIMS[0], EVIDENCE[0], None, judge.budgets).messages
     assert judge.backend.complete(msgs).text == first.extras["raw"][0]
     # a fresh score cache: the request cache answers everything, the server is never asked
-    rerun = _judge(smol_url, tmp_path)
+    rerun = _judge(smol_url, tmp_path, grammar=True)
     rerun.backend.complete = lambda m: (_ for _ in ()).throw(AssertionError("request sent despite cache"))
     with ScoreCache(tmp_path / "fresh.sqlite") as cache:
         cached, st3 = score_pairs(rerun, CLAIMS, EVIDENCE, cache=cache)
@@ -90,19 +88,23 @@ def test_real_llama_server_success_determinism_and_cache(smol_url, tmp_path):
 
 
 def test_real_llama_server_label_judge(smol_url, tmp_path):
-    batch = _judge(smol_url, tmp_path, kind="label").score(CLAIMS[:2], EVIDENCE[:2])
-    _rows_consistent(batch)
-    for label, s in zip(batch.extras["label"], batch.scores):
-        assert label in (None, "attributable", "not_attributable")
-        if not np.isnan(s):
-            assert label is not None
+    batch = _judge(smol_url, tmp_path, kind="label", grammar=True).score(CLAIMS[:2], EVIDENCE[:2])
+    _all_parsed(batch)
+    assert all(label in ("attributable", "not_attributable") for label in batch.extras["label"])
+
+
+def test_without_the_grammar_smollm_rambles_and_every_row_is_a_counted_failure(smol_url, tmp_path):
+    """Why the success tests above use the grammar: free text from a 135M model never parses."""
+    batch = _judge(smol_url, tmp_path).score(CLAIMS[:2], EVIDENCE[:2])
+    assert np.isnan(batch.scores).all() and all(f.startswith("no SUPPORT") for f in batch.failures)
 
 
 def test_local_gguf_backend_in_process(smol, tmp_path):
-    judge = build_judge("graded", "judge", path=smol, request_cache=None, n_ctx=1024, n_threads=1)
+    judge = build_judge("graded", "judge", path=smol, request_cache=None, n_ctx=1024, n_threads=1, grammar="true")
     assert judge.signature.startswith("judge:prompt-graded-v1-") and "llama.cpp-" in judge.signature
+    assert "-gbnf" in judge.signature  # a constrained judge never shares cached answers with a free one
     batch = judge.score(CLAIMS[:1], EVIDENCE[:1])
-    _rows_consistent(batch)
+    _all_parsed(batch)
     assert "tokenizer.chat_template" in judge.backend._model().metadata  # the template comes from the GGUF
 
 
@@ -190,3 +192,30 @@ def test_cli_audit_then_agree_with_human(rules, tmp_path):
     assert [(c["a"], c["b"]) for c in both] == [("judge-label", "human"), ("judge", "judge-label")]
     assert both[1]["a_from"] == "score >= 0.5"
     assert main(["agree", "--results", str(out), "--a", "nosuch", "--b", "human"]) == 2  # clear data error
+
+
+def test_answers_outside_0_1_are_clamped_and_counted_per_slice(rules, tmp_path):
+    from attrib_audit.audit import format_table
+    from attrib_audit.report.view import AuditView
+
+    claims = ["Paris is in France [over]", "Rome is in Italy [under]", "Oslo is in Peru [over]", "Bern is in Bern",
+              "Paris is in France", "Rome is in Italy [over]", "Oslo is in Peru", "Cats bark"]
+    table = PairTable(ids=[f"r{i}" for i in range(8)], datasets=["a"] * 4 + ["b"] * 4, claims=claims,
+                      evidences=["Paris is in France.", "Rome is in Italy.", "Lima is in Peru.", "Bern is in Bern.",
+                                 "Paris is in France.", "Rome is in Italy.", "Lima is in Peru.", "Dogs bark."],
+                      labels=np.array([1, 1, 0, 1, 1, 1, 0, 0]), sources=[None] * 8, questions=[None] * 8,
+                      groups=[f"g{i}" for i in range(8)], constructs=[None] * 8)
+    opts = {"url": rules.url, "model": "rules", "request_cache": str(tmp_path / "req.sqlite"), "backoff": 0.01}
+    res = run_audit(table, AuditConfig(scorers=("judge", "judge-label"), n_boot=50,
+                                       cache_path=str(tmp_path / "s.sqlite"),
+                                       scorer_options={"judge": opts, "judge-label": opts}, quiet=True),
+                    log=lambda *_: None)
+    np.testing.assert_array_equal(res.scores["judge"].scores[:3], [1.0, 0.0, 1.0])  # 1.7 → 1, −0.2 → 0, kept
+    np.testing.assert_array_equal(res.scores["judge-label"].scores[:3], [1.0, 1.0, 1.0])  # 120% → 1; not, −0.5 → 1 − 0
+    res = res.results
+    counts = {(f["scorer"], f["slice"]): (f["n_clamped"], f["n_failed"]) for f in res["failures"]}
+    assert counts == {("judge", "a"): (3, 0), ("judge", "b"): (1, 0), ("judge-label", "a"): (3, 0),
+                      ("judge-label", "b"): (1, 0)}
+    text = format_table(res)
+    assert "⊓3" in text and "⊓1" in text and "judge answers outside [0, 1], clamped" in text
+    assert "3 answers outside [0, 1] clamped" in AuditView.of(res).caveat("judge", "a")

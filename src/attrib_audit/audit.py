@@ -180,6 +180,7 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                                "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0})
             failed = [f for f in b.failures if f is not None]
             fail_rows.append({"scorer": name, "slice": sl, "n": int(rows.size), "n_failed": len(failed),
+                              "n_clamped": sum(bool(c) for c in b.extras.get("clamped", [])),  # judge answers outside [0, 1]
                               "examples": failed[:3]})
         if status != "ok" or not names:
             for name in names:
@@ -248,6 +249,7 @@ def format_table(results: dict[str, Any]) -> str:
     names = [s["scorer"] for s in results["scorers"]]
     cell = {(r["scorer"], r["slice"]): r for r in results["auroc"]}
     trunc = {(r["scorer"], r["slice"]): r for r in results["truncation"]}
+    clamped = {(r["scorer"], r["slice"]): r.get("n_clamped", 0) for r in results.get("failures", [])}
     head = ["slice", "n", "pos"] + names
     lines = []
     for sl in results["slices"]:
@@ -262,12 +264,15 @@ def format_table(results: dict[str, Any]) -> str:
             if t and t["pairs_truncated"]:
                 mark = f" ✂{t['pairs_truncated']}"
             fails = f" ✗{r['n_failed']}" if r.get("n_failed") else ""
+            fails += f" ⊓{clamped[(name, sl['slice'])]}" if clamped.get((name, sl["slice"])) else ""
             row.append(f"{r['auroc']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]{mark}{fails}")
         lines.append(row)
     widths = [max(len(h), *(len(l[i]) for l in lines)) if lines else len(h) for i, h in enumerate(head)]
     fmt = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths))  # noqa: E731
     out = [fmt(head), fmt(["-" * w for w in widths]), *map(fmt, lines)]
     notes = ["AUROC [95% clustered-bootstrap CI]; ✂k = k pairs cut at the scorer's window; ✗k = k failed rows excluded."]
+    if any(clamped.values()):
+        notes.append("⊓k = k judge answers outside [0, 1], clamped to the nearest end and kept.")
     for u in results.get("unavailable", []):
         notes.append(f"not run: {u['scorer']} ({u['reason']})")
     return "\n".join(out + [""] + notes)

@@ -31,9 +31,11 @@ class Decoding:
     max_tokens: int = 20
     temperature: float = 0.0
     seed: int = 0
+    grammar: str | None = None  # GBNF the answer must follow (llama.cpp in-process or server); None: free text
 
     def tag(self) -> str:
-        return f"t{self.temperature:g}-max{self.max_tokens}-seed{self.seed}"
+        g = f"-gbnf{hashlib.sha256(self.grammar.encode()).hexdigest()[:8]}" if self.grammar else ""
+        return f"t{self.temperature:g}-max{self.max_tokens}-seed{self.seed}{g}"
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,11 @@ class LlamaCppBackend:
         with self._lock:
             llm = self._model()
             try:
+                grammar = (self._llama_cpp.LlamaGrammar.from_string(self.decoding.grammar, verbose=False)
+                           if self.decoding.grammar else None)
                 out = llm.create_chat_completion(messages=messages, temperature=self.decoding.temperature, top_k=1,
-                                                 max_tokens=self.decoding.max_tokens, seed=self.decoding.seed)
+                                                 max_tokens=self.decoding.max_tokens, seed=self.decoding.seed,
+                                                 grammar=grammar)
             except ValueError as exc:  # the prompt does not fit the context window
                 return Reply("", f"prompt rejected by llama.cpp: {exc}")
         return Reply(out["choices"][0]["message"].get("content") or "")
@@ -116,8 +121,11 @@ class OpenAIChatBackend:
 
     def _payload(self, messages: list[dict[str, str]]) -> bytes:
         d = self.decoding
-        return json.dumps({"model": self.model, "messages": messages, "temperature": d.temperature,
-                           "max_tokens": d.max_tokens, "seed": d.seed, "stream": False}).encode()
+        body = {"model": self.model, "messages": messages, "temperature": d.temperature, "max_tokens": d.max_tokens,
+                "seed": d.seed, "stream": False}
+        if d.grammar:  # a llama.cpp server extension; other servers may reject or ignore it
+            body["grammar"] = d.grammar
+        return json.dumps(body).encode()
 
     def _post(self, body: bytes) -> tuple[int, str, dict[str, str]]:
         headers = {"Content-Type": "application/json"}

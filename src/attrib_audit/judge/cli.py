@@ -17,6 +17,9 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--judge-concurrency", type=int, default=4, help="requests in flight at once (server; default 4)")
     g.add_argument("--judge-timeout", type=float, default=60.0, help="seconds per request (server; default 60)")
     g.add_argument("--judge-retries", type=int, default=4, help="retries on 429/5xx/connection errors (default 4)")
+    g.add_argument("--judge-grammar", action="store_true",
+                   help="constrain decoding to the answer format with a GBNF grammar (local GGUF or a llama.cpp "
+                        "server); lets a small model answer parseably")
 
 
 def judge_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -28,7 +31,8 @@ def judge_options(args: argparse.Namespace) -> dict[str, Any]:
     opts: dict[str, Any] = {"api_key_env": args.judge_api_key_env, "concurrency": args.judge_concurrency,
                             "timeout": args.judge_timeout, "retries": args.judge_retries,
                             "request_cache": None if getattr(args, "no_cache", False)
-                            else str(default_requests_path(getattr(args, "cache", None)))}
+                            else str(default_requests_path(getattr(args, "cache", None))),
+                            "grammar": args.judge_grammar}
     if args.judge_url:
         opts.update(url=args.judge_url, model=args.judge_model)
     return opts

@@ -46,6 +46,12 @@ class Prompt:
 
 PROMPTS = {"graded": Prompt("graded", 1, SYSTEM, GRADED), "label": Prompt("label", 1, SYSTEM, LABEL)}
 
+_NUMBER = 'num ::= "0" ("." [0-9] [0-9]?)? | "1" (".0" "0"?)?\n'
+# GBNF grammars (llama.cpp) that force each prompt's answer format: a small local model that
+# would otherwise ramble (SmolLM2-135M never writes `SUPPORT:` unprompted) gives a parseable number.
+GRAMMARS = {"graded": 'root ::= "SUPPORT: " num\n' + _NUMBER,
+            "label": 'root ::= "LABEL: " ("attributable" | "not_attributable") "\\nCONF: " num\n' + _NUMBER}
+
 
 @dataclass(frozen=True)
 class Budgets:

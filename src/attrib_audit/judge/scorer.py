@@ -14,7 +14,7 @@ import numpy as np
 
 from attrib_audit.judge.backends import Decoding, JudgeBackendError, LlamaCppBackend, OpenAIChatBackend, Reply
 from attrib_audit.judge.parse import Parsed, parse_label, parse_support
-from attrib_audit.judge.prompts import PROMPTS, Budgets, Prompt, render
+from attrib_audit.judge.prompts import GRAMMARS, PROMPTS, Budgets, Prompt, render
 from attrib_audit.judge.requests_cache import RequestCache, default_requests_path, request_key
 from attrib_audit.scorers.base import ScoreBatch
 
@@ -87,9 +87,14 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
                 api_key_env: str = "ATTRIB_AUDIT_JUDGE_API_KEY", concurrency: int = 4, timeout: float = 60.0,
                 retries: int = 4, backoff: float = 0.5, seed: int = 0, max_tokens: int = 20,
                 evidence_chars: int = 1500, claim_chars: int = 600, question_chars: int = 300, n_ctx: int = 2048,
-                n_threads: int | None = None, request_cache: str | None = "default", **_: Any) -> JudgeScorer:
-    """The registry factory: a server when `url` is given, else the local GGUF (explicit path, env, installed)."""
-    decoding = Decoding(max_tokens=int(max_tokens), temperature=0.0, seed=int(seed))
+                n_threads: int | None = None, request_cache: str | None = "default", grammar: bool = False,
+                **_: Any) -> JudgeScorer:
+    """The registry factory: a server when `url` is given, else the local GGUF (explicit path, env, installed).
+
+    `grammar` constrains decoding to the prompt's answer format (llama.cpp only).
+    """
+    decoding = Decoding(max_tokens=int(max_tokens), temperature=0.0, seed=int(seed),
+                        grammar=GRAMMARS[kind] if _flag(grammar) else None)
     if url:
         backend: Any = OpenAIChatBackend(url, model or "", decoding, api_key_env=api_key_env, concurrency=int(concurrency),
                                          timeout=float(timeout), retries=int(retries), backoff=float(backoff))
@@ -103,6 +108,15 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
         cache = RequestCache(default_requests_path() if request_cache == "default" else request_cache)
     budgets = Budgets(int(evidence_chars), int(claim_chars), int(question_chars))
     return JudgeScorer(name, PROMPTS[kind], backend, budgets=budgets, request_cache=cache)
+
+
+def _flag(value: Any) -> bool:
+    """A boolean option, also from `--scorer-opt judge.grammar=true` (a string)."""
+    if isinstance(value, str):
+        if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+            raise ValueError(f"judge: grammar must be true or false, not {value!r}")
+        return value.lower() in ("true", "1", "yes")
+    return bool(value)
 
 
 __all__ = ["JudgeBackendError", "JudgeScorer", "build_judge"]

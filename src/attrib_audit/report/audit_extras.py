@@ -168,14 +168,16 @@ def evidence(inputs, plots: Path) -> Section | None:
                 t = view.truncation.get((name, sl))
                 tr.append(_truncation_cell(t))
                 f = view.failures.get((name, sl))
-                fr.append(fmt.DASH if f is None else f"{f['n_failed']}/{f['n']}")
+                fr.append(fmt.DASH if f is None else f"{f['n_failed']}/{f['n']}"
+                          + (f" ({f['n_clamped']} clamped)" if f.get("n_clamped") else ""))
                 if f and f.get("examples"):
                     examples.append(f"{name} on {sl}: " + " | ".join(map(str, f["examples"])))
             trows.append(tr)
             frows.append(fr)
     sec.add(Table(header, trows, "Truncation per scorer and slice: pairs cut at the window (share of input tokens cut); mean evidence windows when chunked."))
-    if any(f.get("n_failed") for f in view.failures.values()):
-        sec.add(Table(header, frows, "Failed rows per scorer and slice (excluded from AUROC)."))
+    if any(f.get("n_failed") or f.get("n_clamped") for f in view.failures.values()):
+        sec.add(Table(header, frows, "Failed rows per scorer and slice (excluded from AUROC); clamped: judge answers "
+                                     "outside [0, 1] set to the nearest end and kept."))
         sec.add(*(Para("Failure examples — " + e) for e in examples))
     elif view.failures:
         sec.add(Para("No scorer failed on any row."))

@@ -30,7 +30,8 @@ def auroc_table(view: AuditView, ci_text: str) -> Table:
                 row.append(fmt.ci(c["auroc"], c.get("ci_low"), c.get("ci_high")) + (f" ({caveat})" if caveat else ""))
             rows.append(row)
     return Table(header, rows, f"AUROC [{ci_text}] per slice; a caveat in brackets says how much of the evidence "
-                               "behind that number was cut at the scorer's window, or how many rows failed.")
+                               "behind that number was cut at the scorer's window, how many rows failed, or how many judge "
+                               "answers fell outside [0, 1] and were clamped.")
 
 
 def _grid(view: AuditView, slices: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -33,8 +33,9 @@ def pct(share: Any) -> str:
     return f"{100 * share:.0f}%"
 
 
-def evidence_caveat(trunc: dict | None, n_failed: int | None, n: int | None) -> str:
-    """What the reader must know next to a number: how much of its evidence was cut, how many rows failed."""
+def evidence_caveat(trunc: dict | None, n_failed: int | None, n: int | None, n_clamped: int | None = None) -> str:
+    """What the reader must know next to a number: how much of its evidence was cut, how many rows failed,
+    how many judge answers fell outside [0, 1] and were clamped."""
     parts = []
     if trunc and trunc.get("pairs_truncated"):
         share = trunc["pairs_truncated"] / trunc["n"] if trunc.get("n") else float("nan")
@@ -43,4 +44,6 @@ def evidence_caveat(trunc: dict | None, n_failed: int | None, n: int | None) -> 
     if n_failed:
         total = (n or 0) + n_failed
         parts.append(f"{n_failed} failed rows excluded ({pct(n_failed / total)})" if total else f"{n_failed} failed rows excluded")
+    if n_clamped:
+        parts.append(f"{n_clamped} answers outside [0, 1] clamped")
     return "; ".join(parts)

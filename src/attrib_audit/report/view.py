@@ -39,4 +39,5 @@ class AuditView:
 
     def caveat(self, scorer: str, sl: str) -> str:
         c = self.cell(scorer, sl)
-        return evidence_caveat(self.truncation.get((scorer, sl)), c.get("n_failed"), c.get("n"))
+        return evidence_caveat(self.truncation.get((scorer, sl)), c.get("n_failed"), c.get("n"),
+                               self.failures.get((scorer, sl), {}).get("n_clamped"))
