@@ -11,9 +11,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-
-
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path, monkeypatch):
     """Each test gets its own cache and model home, so nothing leaks between tests or into ~/.cache."""
@@ -22,10 +19,11 @@ def _isolated_home(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED_DATA.exists():
-        pytest.skip(f"shared sample data not found at {SHARED_DATA}")
-    return SHARED_DATA
+def demo_data() -> Path:
+    """The packaged AttributionBench and BEGIN samples (the same files as the project's shared samples)."""
+    from attrib_audit.data.demo import demo_paths
+
+    return demo_paths()[0].parent
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """`audit FILE --format X` gives the same AUROCs as the same rows in our schema.
 
-The native fixtures are rebuilt from the shared human-labelled samples (in our schema) in
-each benchmark's published layout, plus rows the adapter must skip.
+The native fixtures are rebuilt from human-labelled samples in our schema (the packaged demo files
+and the WiCE subset in tests/data) in each benchmark's published layout, plus rows the adapter must skip.
 """
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import pytest
 
 from attrib_audit.cli import main
 
-SHARED = Path("/work/shared/data")
-pytestmark = pytest.mark.skipif(not SHARED.exists(), reason="shared samples not present")
+from attrib_audit.data.demo import demo_paths
+
+DEMO = demo_paths()[0].parent
+DATA = Path(__file__).parent / "data"
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -44,7 +46,7 @@ def references(evidence: str) -> list[str]:
 
 
 def test_attributionbench_native_matches_schema(tmp_path, capsys):
-    rows = read_jsonl(SHARED / "attributionbench_id.jsonl")
+    rows = read_jsonl(DEMO / "attributionbench_id.jsonl")
     native = [{"id": r["id"], "question": r["question"], "claim": r["claim"],
                "references": references(r["evidence"]) + ([""] if i % 3 == 0 else []),
                "attribution_label": r["label_raw"], "src_dataset": r["source"], "webpage_references": None}
@@ -61,7 +63,7 @@ def test_attributionbench_native_matches_schema(tmp_path, capsys):
     records, _ = load_native_file(path, "attributionbench")
     assert [(r.id, r.claim, r.evidence, r.label, r.source, r.question) for r in records] == [
         (r["id"], r["claim"], r["evidence"], r["label"], r["source"], r["question"]) for r in rows]
-    want = audit(tmp_path, "schema", str(SHARED / "attributionbench_id.jsonl"), slice_by="source")
+    want = audit(tmp_path, "schema", str(DEMO / "attributionbench_id.jsonl"), slice_by="source")
     assert points(got) == points(want) and len(points(got)) == 4
     entry = got["data"][0]
     assert entry["format"] == "attributionbench" and entry["construct"] == "attribution"
@@ -70,7 +72,7 @@ def test_attributionbench_native_matches_schema(tmp_path, capsys):
 
 
 def test_begin_tsv_matches_schema(tmp_path):
-    rows = read_jsonl(SHARED / "begin_wow.jsonl")
+    rows = read_jsonl(DEMO / "begin_wow.jsonl")
     header = ["model_name", "data_source", "knowledge", "message", "response", "begin_label"]
     lines = ["\t".join(header)]
     for i, r in enumerate(rows):
@@ -81,7 +83,7 @@ def test_begin_tsv_matches_schema(tmp_path):
     path = tmp_path / "begin_dev_wow.tsv"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     got = audit(tmp_path, "native", str(path), slice_by="source")  # auto-detected
-    want = audit(tmp_path, "schema", str(SHARED / "begin_wow.jsonl"), slice_by="source")
+    want = audit(tmp_path, "schema", str(DEMO / "begin_wow.jsonl"), slice_by="source")
     assert points(got) == points(want) and len(points(got)) == 4
     assert got["data"][0]["skipped"] == {"label 'generic' dropped": 4}
     assert {s["construct"] for s in got["slices"]} == {"boundary-dialogue"}
@@ -91,8 +93,8 @@ def test_wice_native_matches_schema_and_rebuilds_the_provenance_sample(tmp_path)
     from attrib_audit.data.adapters import load_wice_provenance
     from attrib_audit.data.adapters.load import load_native_file
 
-    pairs = read_jsonl(SHARED / "wice.jsonl")
-    prov = {p["id"].removeprefix("wiceprov-"): p for p in read_jsonl(SHARED / "wice_provenance.jsonl")}
+    pairs = read_jsonl(DATA / "wice.jsonl")
+    prov = {p["id"].removeprefix("wiceprov-"): p for p in read_jsonl(DATA / "wice_provenance.jsonl")}
     native = []
     for r in pairs:
         key = r["id"].removeprefix("wice-")
@@ -104,7 +106,7 @@ def test_wice_native_matches_schema_and_rebuilds_the_provenance_sample(tmp_path)
                                                        "claim_section": "", "claim_context": ""}})
     path = write_jsonl(tmp_path / "dev.jsonl", native)
     got = audit(tmp_path, "native", str(path), "--format", "wice")
-    want = audit(tmp_path, "schema", str(SHARED / "wice.jsonl"))
+    want = audit(tmp_path, "schema", str(DATA / "wice.jsonl"))
     assert points(got) == points(want)
     records, _ = load_native_file(path, "wice")
     by_id = {r["id"]: r for r in pairs}
@@ -114,12 +116,12 @@ def test_wice_native_matches_schema_and_rebuilds_the_provenance_sample(tmp_path)
             want_row["claim"], want_row["evidence"], want_row["label"], want_row["source"])
         if rec.id.removeprefix("wice-") in prov:
             assert rec.group == want_row["group"]
-    assert load_wice_provenance(path, log=None) == read_jsonl(SHARED / "wice_provenance.jsonl")
+    assert load_wice_provenance(path, log=None) == read_jsonl(DATA / "wice_provenance.jsonl")
 
 
 def ab_subset() -> list[dict]:
     """AttributionBench rows whose claim carries no citation marks or edge whitespace (HAGRID strips marks)."""
-    rows = read_jsonl(SHARED / "attributionbench_id.jsonl")
+    rows = read_jsonl(DEMO / "attributionbench_id.jsonl")
     return [r for r in rows if "[" not in r["claim"] and r["claim"] == r["claim"].strip()
             and all(p.strip() for p in r["evidence"].split("\n\n"))]
 

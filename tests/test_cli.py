@@ -8,9 +8,9 @@ from attrib_audit.cli import main
 FAST = ["--scorers", "lexical,minilm", "--n-boot", "200", "--quiet"]
 
 
-def test_audit_writes_results_and_scores(tmp_path, shared_data, capsys):
+def test_audit_writes_results_and_scores(tmp_path, demo_data, capsys):
     out = tmp_path / "out"
-    rc = main(["audit", str(shared_data / "attributionbench_id.jsonl"), "--slice-by", "source", "--out", str(out), *FAST])
+    rc = main(["audit", str(demo_data / "attributionbench_id.jsonl"), "--slice-by", "source", "--out", str(out), *FAST])
     assert rc == 0
     res = json.loads((out / "results.json").read_text())
     assert {r["slice"] for r in res["auroc"]} == {f"attributionbench:{s}" for s in
@@ -25,7 +25,7 @@ def test_audit_writes_results_and_scores(tmp_path, shared_data, capsys):
     printed = capsys.readouterr().out
     assert "attributionbench:LFQA" in printed and "200 pairs, 400 scored anew" in printed
     # a second run of the same audit scores nothing anew
-    assert main(["audit", str(shared_data / "attributionbench_id.jsonl"), "--slice-by", "source", "--out", str(out), *FAST]) == 0
+    assert main(["audit", str(demo_data / "attributionbench_id.jsonl"), "--slice-by", "source", "--out", str(out), *FAST]) == 0
     assert "0 scored anew, 400 from cache" in capsys.readouterr().out
 
 
@@ -49,8 +49,8 @@ def test_data_error_exits_2_with_message(tmp_path, capsys):
     assert "bad.jsonl, row 1, field 'evidence': evidence is empty" in capsys.readouterr().err
 
 
-def test_unavailable_scorer_skipped_in_one_line(tmp_path, shared_data, capsys):
-    rc = main(["audit", str(shared_data / "begin_wow.jsonl"), "--out", str(tmp_path / "o"), "--scorers", "lexical,minilm",
+def test_unavailable_scorer_skipped_in_one_line(tmp_path, demo_data, capsys):
+    rc = main(["audit", str(demo_data / "begin_wow.jsonl"), "--out", str(tmp_path / "o"), "--scorers", "lexical,minilm",
                "--model-path", f"minilm={tmp_path / 'nowhere'}", "--n-boot", "100"])
     assert rc == 0
     err = capsys.readouterr().err
@@ -60,9 +60,9 @@ def test_unavailable_scorer_skipped_in_one_line(tmp_path, shared_data, capsys):
     assert {r["scorer"] for r in res["auroc"]} == {"lexical"}
 
 
-def test_score_command_and_models_list(tmp_path, shared_data, capsys):
+def test_score_command_and_models_list(tmp_path, demo_data, capsys):
     out = tmp_path / "s.parquet"
-    assert main(["score", str(shared_data / "begin_wow.jsonl"), "--out", str(out), "--quiet"]) == 0
+    assert main(["score", str(demo_data / "begin_wow.jsonl"), "--out", str(out), "--quiet"]) == 0
     assert len(pd.read_parquet(out)) == 200
     assert main(["models", "list"]) == 0
     listing = capsys.readouterr().out

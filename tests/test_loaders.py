@@ -15,8 +15,8 @@ def _write_jsonl(path, rows):
 ROW = {"id": "a", "dataset": "d", "claim": "c", "evidence": "e", "label": 1}
 
 
-def test_shared_samples_load(shared_data):
-    t = load_pairs(shared_data / "attributionbench_id.jsonl")
+def test_demo_samples_load(demo_data):
+    t = load_pairs(demo_data / "attributionbench_id.jsonl")
     assert len(t) == 200 and int(t.labels.sum()) == 100
     assert len(set(t.groups)) == 66
     assert sorted(set(t.sources)) == ["AttributedQA", "ExpertQA", "LFQA", "Stanford-GenSearch"]
