@@ -1,16 +1,16 @@
 """Two real GRPO steps with LoRA on a tiny randomly initialised Llama built here (no downloads)."""
 import json
 
+import peft  # noqa: F401 - the dev extra installs trl and peft: a missing one is a failure, not a skip
 import pytest
+import torch
+import trl  # noqa: F401
 
 from attrib_audit.cli import main
 from attrib_audit.probe.examples import example_paths
 from attrib_audit.probe.records import load_asqa
 from attrib_audit.probe.train import completion_text, prompt_rows
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("trl")
-pytest.importorskip("peft")
 
 
 def _tiny_model(folder, texts):

@@ -114,6 +114,12 @@ def test_markdown_renders_the_numbers_of_results_json(demo):
     assert f"--n-boot {res['config']['n_boot']} --seed {res['config']['seed']}" in md
 
 
+def needs_chromium() -> None:
+    """The browser checks are part of the suite: without Chromium they fail (CI installs it), never skip."""
+    if find_chromium() is None:
+        pytest.fail("chromium is not installed (Debian: apt-get install chromium); the report's browser check needs it")
+
+
 def full_report(demo_dir: Path, tmp_path: Path) -> Path:
     """The demo results plus every other producer's saved output (see tests/data/README.md)."""
     transfer = json.loads((DATA / "report_transfer_demo.json").read_text())
@@ -126,8 +132,7 @@ def full_report(demo_dir: Path, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("which", ["demo", "full"])
 def test_report_html_in_headless_chromium(demo, tmp_path, which):
-    if find_chromium() is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install chromium); the browser check needs it")
+    needs_chromium()
     folder = demo[0] if which == "demo" else full_report(demo[0], tmp_path)
     if which == "full":
         assert build_report(folder).skipped == []
@@ -172,8 +177,7 @@ def test_provenance_agreement_probe_numbers_match_their_files(demo, tmp_path):
 
 
 def test_browser_check_reports_console_errors_and_broken_images(tmp_path):
-    if find_chromium() is None:
-        pytest.skip("chromium is not installed (Debian: apt-get install chromium); the browser check needs it")
+    needs_chromium()
     page = tmp_path / "bad.html"
     page.write_text('<!DOCTYPE html><html><head><title>bad</title></head><body><img src="data:image/png;base64,AAAA">'
                     '<script>console.error("boom"); notDefined();</script></body></html>')
