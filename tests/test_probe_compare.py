@@ -75,8 +75,10 @@ def test_cli_compare_explicit_files_without_reward(tmp_path, capsys):
     res = json.loads((out / "probe.json").read_text())
     assert [r["metric"] for r in res["metrics"]] == ["qa_em", "rouge_l", "citations"]
     assert res["rewrite"]["altered"]["mean"] == 0.0 and res["rewrite"]["token_jaccard"]["mean"] == 1.0
-    with pytest.raises(SystemExit, match="together"):
-        main(["probe", "compare", str(p["base"]), "--out", str(out)])
+    capsys.readouterr()
+    assert main(["probe", "compare", str(p["base"]), "--out", str(out)]) == 2  # one line on stderr, no traceback
+    err = capsys.readouterr().err
+    assert err.startswith("attrib-audit probe: compare: give BASE, TUNED and --data together") and err.count("\n") == 1
 
 
 def test_shipped_example_is_consistent():

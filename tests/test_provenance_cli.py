@@ -60,3 +60,8 @@ def test_unavailable_ranker_is_reported_and_bad_input_is_a_data_error(small, tmp
     bad.write_text('{"id": "x", "passages": [{"id": "s0", "text": "a"}], "gold": ["s1"]}\n')
     assert main(["provenance", str(bad), "--out", str(tmp_path), "--no-cache"]) == 2
     assert "row 1" in capsys.readouterr().err
+
+
+def test_bad_settings_are_one_line_exit_2(small, tmp_path, capsys):
+    assert main(["provenance", str(small), "--seeds", "0", "--out", str(tmp_path), "--no-cache"]) == 2
+    assert capsys.readouterr().err == "attrib-audit provenance: --seeds must be at least 1\n"

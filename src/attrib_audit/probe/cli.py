@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from attrib_audit.errors import UsageError
 from attrib_audit.probe.examples import example_paths
 
 
@@ -28,7 +29,7 @@ def _reward_config(args: argparse.Namespace):
                                        weights=RewardWeights.parse(args.reward_weights),
                                        counterfactual=args.counterfactual)
     except ValueError as exc:
-        raise SystemExit(f"attrib-audit probe: {exc}") from None
+        raise UsageError(str(exc)) from None
 
 
 def _scorer(args: argparse.Namespace, device: str):
@@ -38,7 +39,7 @@ def _scorer(args: argparse.Namespace, device: str):
     try:
         return get_scorer(args.reward_scorer, **opts)
     except (ScorerUnavailable, KeyError) as exc:
-        raise SystemExit(f"attrib-audit probe: reward scorer {args.reward_scorer}: {exc}") from None
+        raise UsageError(f"reward scorer {args.reward_scorer}: {exc}") from None
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -50,7 +51,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     given = [args.base, args.tuned, args.data]
     if any(given) and not all(given):
-        raise SystemExit("attrib-audit probe compare: give BASE, TUNED and --data together (or none for the shipped example)")
+        raise UsageError("compare: give BASE, TUNED and --data together (or none for the shipped example)")
     if not any(given):
         paths = example_paths()
         args.base, args.tuned, args.data = str(paths["base"]), str(paths["tuned"]), str(paths["data"])

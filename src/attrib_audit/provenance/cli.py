@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from attrib_audit.errors import UsageError
 from attrib_audit.provenance.loaders import FORMATS
 
 
@@ -28,7 +29,7 @@ def cmd_provenance(args: argparse.Namespace) -> int:
     from attrib_audit.provenance.loaders import load_provenance
 
     if args.seeds < 1:
-        raise SystemExit("attrib-audit: --seeds must be at least 1")
+        raise UsageError("--seeds must be at least 1")
     sets = [load_provenance(p, format=args.format, dataset=args.dataset_name, limit=args.limit) for p in args.data]
     rankers = tuple(r.strip() for r in args.rankers.split(",") if r.strip())
     step = args.alpha_step
@@ -42,7 +43,7 @@ def cmd_provenance(args: argparse.Namespace) -> int:
     try:
         result = run_provenance(sets, config, log=log)
     except ValueError as exc:
-        raise SystemExit(f"attrib-audit: {exc}") from None
+        raise UsageError(str(exc)) from None
     path = result.save(args.out)
     print(format_provenance(result.results))
     print(f"\nresults: {path}")
