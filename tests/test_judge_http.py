@@ -123,7 +123,7 @@ def test_junk_refusals_and_malformed_replies_are_counted_failures(rules, tmp_pat
                       labels=np.array([1, 1, 0, 1, 1, 0]), sources=[None] * 6, questions=[None] * 6,
                       groups=[f"g{i}" for i in range(6)], constructs=[None] * 6)
     opts = {"url": rules.url, "model": "rules", "request_cache": str(tmp_path / "req.sqlite"), "backoff": 0.01}
-    res = run_audit(table, AuditConfig(scorers=("judge",), n_boot=200, cache_path=str(tmp_path / "s.sqlite"),
+    res = run_audit(table, AuditConfig(scorers=("judge", "lexical"), n_boot=200, cache_path=str(tmp_path / "s.sqlite"),
                                        scorer_options={"judge": opts}, quiet=True), log=lambda *_: None)
     fail = res.results["failures"][0]
     assert fail["n_failed"] == 3
@@ -132,6 +132,16 @@ def test_junk_refusals_and_malformed_replies_are_counted_failures(rules, tmp_pat
     row = res.results["auroc"][0]
     assert row["n_failed"] == 3 and row["n"] == 3  # failures excluded, never imputed
     assert np.isnan(res.scores["judge"].scores[:3]).all()
+    # the comparison with lexical uses the 3 rows the judge scored, and says so (results and report)
+    (pair,) = res.results["paired"]
+    assert pair["n"] == 3 and pair["n_dropped"] == {"judge": 3, "lexical": 0}
+    from types import SimpleNamespace
+
+    from attrib_audit.report.audit_extras import paired
+    from attrib_audit.report.blocks import Note
+
+    notes = [b.text for b in paired(SimpleNamespace(results=res.results), tmp_path).blocks if isinstance(b, Note)]
+    assert "judge − lexical on d: 3 rows (judge failed on 3)" in " ".join(notes)
 
 
 def test_retries_on_503_and_429_then_succeeds_and_4xx_is_not_retried(rules, tmp_path):

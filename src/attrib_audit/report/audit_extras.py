@@ -124,6 +124,11 @@ def paired(inputs, plots: Path) -> Section | None:
     sec = Section("paired", "Paired differences")
     sec.add(Para("Differences of AUROC between two metrics on the same bootstrap resamples of a slice (paired), "
                  "so the interval reflects the comparison rather than two separate intervals."))
+    lost = [p for p in rows if any((p.get("n_dropped") or {}).values())]
+    if lost:
+        sec.add(Note("Each difference uses only the rows both metrics scored: " + "; ".join(
+            f"{p['scorer_a']} − {p['scorer_b']} on {p['slice']}: {p['n']} rows ("
+            + ", ".join(f"{k} failed on {v}" for k, v in p["n_dropped"].items() if v) + ")" for p in lost) + "."))
     transfer = results.get("transfer")
     if not isinstance(transfer, dict):  # the transfer section draws its own sign flips
         flips = sign_flips(view, rows)
