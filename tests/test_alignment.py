@@ -11,7 +11,7 @@ import pytest
 from attrib_audit.audit import AuditConfig, slice_statistics, write_bootstrap_npz
 from attrib_audit.data.records import PairTable
 from attrib_audit.scorers.base import ScoreBatch
-from attrib_audit.select import select_from_results
+from attrib_audit.select import format_recommendation, select_from_results
 from attrib_audit.stats import auroc, bootstrap_aurocs, paired_auroc_difference
 from attrib_audit.transfer_audit import transfer_section
 
@@ -102,6 +102,9 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path):
     (rec,) = select_from_results(tmp_path)
     assert rec.in_sample_regret == 0 and rec.selector_regret == 0 and rec.rows == a["rows"]
     assert rec.selector_regret_ci == pytest.approx((a["regret"]["selector"]["ci_low"], a["regret"]["selector"]["ci_high"]))
+    lost = sum(v["dropped_by"]["twin"] for v in a["rows"].values())
+    assert f"compared on the rows every candidate scored ({480 - lost} of 480); failures removed twin {lost}" in \
+        format_recommendation(rec)
 
 
 def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():
