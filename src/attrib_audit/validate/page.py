@@ -28,6 +28,8 @@ main { max-width:980px; margin:18px auto; padding:0 24px 140px; }
          margin-bottom:4px; display:flex; justify-content:space-between; }
 #claim { font-size:19px; line-height:1.45; }
 #evidence { max-height:46vh; overflow:auto; white-space:pre-wrap; padding-right:6px; }
+#more { display:none; margin-top:6px; font-size:13px; color:var(--muted); border-top:1px dashed var(--line); padding-top:4px; }
+#more.shown { display:block; }
 mark { background:var(--hit); color:inherit; border-radius:2px; padding:0 1px; }
 #question:empty::before { content:"(no question)"; color:var(--muted); }
 .prior { font-size:13px; font-weight:600; padding:2px 8px; border-radius:10px; display:none; }
@@ -36,7 +38,7 @@ mark { background:var(--hit); color:inherit; border-radius:2px; padding:0 1px; }
 .prior.skip { display:inline-block; background:#eceff3; color:var(--skip); }
 footer { position:fixed; bottom:0; left:0; right:0; background:var(--card); border-top:1px solid var(--line);
          padding:12px 24px; }
-.buttons { max-width:980px; margin:0 auto; display:flex; gap:10px; align-items:center; }
+.buttons { max-width:980px; margin:0 auto; padding:0 24px; display:flex; gap:10px; align-items:center; }
 button { font:inherit; font-size:15px; border-radius:6px; padding:9px 16px; cursor:pointer; border:1px solid var(--line);
          background:var(--card); color:var(--ink); }
 button:disabled { opacity:.5; cursor:default; }
@@ -62,7 +64,7 @@ body.finished #done { display:block; }
     <div class="card"><div class="label"><span>Question</span><span id="pos"></span></div><div id="question"></div></div>
     <div class="card"><div class="label"><span>Claim</span><span id="prior" class="prior"></span></div><div id="claim"></div></div>
     <div class="card"><div class="label"><span>Evidence</span><span>highlighted: content words shared with the claim</span></div>
-      <div id="evidence"></div></div>
+      <div id="evidence"></div><div id="more">more evidence below: scroll inside this box ↓</div></div>
     <p id="help" style="color:var(--muted);font-size:14px">Is the claim <b>supported</b> by the evidence alone? Skip what
       you cannot judge; Back revisits the previous pair (a new choice replaces the old one).</p>
   </section>
@@ -79,6 +81,7 @@ body.finished #done { display:block; }
 <script id="config" type="application/json">__CONFIG__</script>
 <script>
 "use strict";
+$more_scroll_placeholder
 const cfg = JSON.parse(document.getElementById("config").textContent);
 const $ = (id) => document.getElementById(id);
 let current = null;              // the pair on screen
@@ -119,6 +122,8 @@ async function show(index) {
   fill($("claim"), p.claim);
   fill($("evidence"), p.evidence);
   $("evidence").scrollTop = 0;
+  const ev = $("evidence");
+  $("more").classList.toggle("shown", ev.scrollHeight > ev.clientHeight + 2);
   $("prior").className = "prior " + (p.decision || "");
   $("prior").textContent = p.decision ? "your label: " + p.decision.replace("_", " ") : "";
 }
@@ -127,7 +132,7 @@ function decide(decision) {
     if (!current || current.index >= current.n) return;
     const r = await api("/api/label", {annotator: cfg.annotator, index: current.index, id: current.id, decision});
     history.push(current.index);
-    status("saved");
+    status(`saved pair ${current.index + 1}: ${decision.replace("_", " ")}`);
     await show(r.next);
   }).catch((e) => status("not saved: " + e.message, true));
 }
@@ -146,6 +151,10 @@ document.addEventListener("keydown", (e) => {
 });
 for (const b of document.querySelectorAll("button[data-decision]")) b.addEventListener("click", () => decide(b.dataset.decision));
 $("back").addEventListener("click", back);
+$("evidence").addEventListener("scroll", (e) => {
+  const ev = e.target;
+  $("more").classList.toggle("shown", ev.scrollTop + ev.clientHeight < ev.scrollHeight - 2);
+});
 $("file").textContent = cfg.file;
 $("export").textContent = `attrib-audit label ${cfg.file} --export labelled.jsonl --annotator ${cfg.annotator}`;
 queue = queue.then(() => show("resume")).catch((e) => status(e.message, true));
