@@ -17,6 +17,7 @@ import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -126,8 +127,14 @@ class PlanRow:
 
 
 def simulate(pop, n: int, *, best: int, runner: int | None, m: int, icc: float, n_sims: int, n_boot: int,
-             rng: np.random.Generator) -> PlanRow:
-    """n_sims labelled samples of n pairs, each with the audit's clustered bootstrap (B resamples in one array op)."""
+             seed: int | Sequence[int]) -> PlanRow:
+    """n_sims labelled samples of n pairs, each with the audit's clustered bootstrap (B resamples in one array op).
+
+    Samples come from the stream default_rng([*seed, 0]) and resamples from [*seed, 1], so
+    another implementation can reproduce the very same samples.
+    """
+    key = [int(x) for x in np.atleast_1d(seed)]
+    rng, boot_rng = np.random.default_rng([*key, 0]), np.random.default_rng([*key, 1])
     rows = [best] if runner is None else [best, runner]
     widths, hits, undefined = np.full(n_sims, np.nan), np.zeros(n_sims, dtype=bool), 0
     for r in range(n_sims):  # one sample per iteration; the bootstrap inside is vectorised
@@ -135,7 +142,7 @@ def simulate(pop, n: int, *, best: int, runner: int | None, m: int, icc: float, 
         if y.min() == y.max():
             undefined += 1
             continue
-        boot = bootstrap_aurocs(scores[rows], y, groups, n_boot=n_boot, rng=rng)
+        boot = bootstrap_aurocs(scores[rows], y, groups, n_boot=n_boot, rng=boot_rng)
         lo, hi, _ = percentile_ci(boot.replicates[0])
         widths[r] = (hi - lo) / 2
         if runner is not None:
@@ -147,10 +154,10 @@ def simulate(pop, n: int, *, best: int, runner: int | None, m: int, icc: float, 
 def plan_curve(pop, grid, *, best: int, runner: int | None, m: int, icc: float, half_width: float | None,
                n_sims: int, n_boot: int, seed: int) -> tuple[list[PlanRow], int | None]:
     """Simulate n along the grid until both targets are met; (rows, recommended n or None)."""
-    rng = np.random.default_rng(seed)
     rows = []
     for n in grid:
-        row = simulate(pop, int(n), best=best, runner=runner, m=m, icc=icc, n_sims=n_sims, n_boot=n_boot, rng=rng)
+        row = simulate(pop, int(n), best=best, runner=runner, m=m, icc=icc, n_sims=n_sims, n_boot=n_boot,
+                       seed=(seed, int(n)))
         rows.append(row)
         if (half_width is None or row.half_width <= half_width) and (runner is None or row.power >= TARGET_POWER):
             return rows, int(n)
@@ -230,7 +237,7 @@ def scenario_from_assumptions(args: argparse.Namespace) -> Scenario:
     if not all(0.5 <= a < 1 for a in aurocs) or not 0 < args.prevalence < 1:
         raise SystemExit("attrib-audit plan: --auroc values must be in [0.5, 1) and --prevalence in (0, 1)")
     runner = 1 if args.detect is not None and len(aurocs) > 1 else None
-    names = ["best", "runner-up"][: len(aurocs)] if len(aurocs) <= 2 else [f"metric{i + 1}" for i in range(len(aurocs))]
+    names = [f"metric{i + 1}" for i in range(len(aurocs))]
     notes = [f"binormal scores, AUROC {', '.join(f'{a:g}' for a in aurocs)}, prevalence {args.prevalence:g}, "
              f"metric correlation {args.corr:g}"]
     return Scenario("assumed", BinormalPopulation(tuple(aurocs), args.prevalence, args.corr), names, 0, runner,
@@ -239,16 +246,18 @@ def scenario_from_assumptions(args: argparse.Namespace) -> Scenario:
 
 def format_plan(sc: Scenario, rows: list[PlanRow], rec: int | None, args: argparse.Namespace) -> str:
     truth = sc.pop.true_aurocs()
-    head = f"plan for {sc.title}: best {sc.names[sc.best]} (AUROC {truth[sc.best]:.3f})"
+    head = f"plan for {sc.title}: best metric {sc.names[sc.best]} (AUROC {truth[sc.best]:.3f})"
     lines = [head, *(f"  {n}" for n in sc.notes),
-             f"  clusters of {sc.m} pairs, intra-cluster correlation {sc.icc:.2f}; {args.sims} simulated samples × "
+             f"  {sc.m} pair{'s' if sc.m > 1 else ''} per cluster, intra-cluster correlation {sc.icc:.2f}; "
+             f"{args.sims} simulated samples × "
              f"{args.n_boot} clustered-bootstrap resamples per n"]
     power_head = f"power({sc.names[sc.best]} > {sc.names[sc.runner]})" if sc.runner is not None else ""
-    lines.append(f"  {'n pairs':>8}  {'half-width':>10}  {power_head}")
+    hw_head = f"half-width({sc.names[sc.best]})"
+    lines.append(f"  {'n pairs':>8}  {hw_head}  {power_head}")
     for r in rows:
         pw = f"{r.power:>{len(power_head)}.2f}" if r.power is not None else ""
         und = f"  ({r.undefined} one-class samples)" if r.undefined else ""
-        lines.append(f"  {r.n:>8}  {r.half_width:>10.3f}  {pw}{und}")
+        lines.append(f"  {r.n:>8}  {r.half_width:>{len(hw_head)}.3f}  {pw}{und}")
     goals = ([f"95% CI half-width ≤ {args.half_width}"] if args.half_width is not None else []) + \
             ([f"power ≥ {TARGET_POWER} to show a {args.detect} AUROC gap"] if sc.runner is not None else [])
     if rec is not None:
