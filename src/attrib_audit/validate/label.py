@@ -159,9 +159,15 @@ class LabelHandler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
             self._json(400, {"error": str(exc)})
             return
-        self.server.store.put(annotator, self.server.pool.ids[i], decision)
-        self._json(200, {"next": self.server.next_index(annotator, i),
-                         "done": len(self.server.store.decisions(annotator)), "n": len(self.server.pool.ids)})
+        expect = body["seen"] if "seen" in body else ...  # what the tab showed; another tab may have labelled since
+        clash = self.server.store.put(annotator, self.server.pool.ids[i], decision, expect)
+        reply = {"next": self.server.next_index(annotator, i), "done": len(self.server.store.decisions(annotator)),
+                 "n": len(self.server.pool.ids)}
+        if clash is not None:
+            self._json(409, {**reply, "error": f"pair {i + 1} was labelled '{clash}' in another tab; kept that label",
+                             "stored": clash})
+            return
+        self._json(200, reply)
 
 
 def serve(pairs_file: str | Path, annotator: str, port: int = DEFAULT_PORT) -> LabelServer:

@@ -81,7 +81,6 @@ body.finished #done { display:block; }
 <script id="config" type="application/json">__CONFIG__</script>
 <script>
 "use strict";
-$more_scroll_placeholder
 const cfg = JSON.parse(document.getElementById("config").textContent);
 const $ = (id) => document.getElementById(id);
 let current = null;              // the pair on screen
@@ -106,6 +105,7 @@ async function api(path, body) {
                        body: JSON.stringify(body)} : {};
   const r = await fetch(path, opts);
   const data = await r.json();
+  if (r.status === 409) return data;  // another tab labelled this pair first: its label stays, we move on
   if (!r.ok) throw new Error(data.error || r.status);
   return data;
 }
@@ -130,9 +130,11 @@ async function show(index) {
 function decide(decision) {
   queue = queue.then(async () => {
     if (!current || current.index >= current.n) return;
-    const r = await api("/api/label", {annotator: cfg.annotator, index: current.index, id: current.id, decision});
+    const r = await api("/api/label", {annotator: cfg.annotator, index: current.index, id: current.id, decision,
+                                        seen: current.decision || null});
     history.push(current.index);
-    status(`saved pair ${current.index + 1}: ${decision.replace("_", " ")}`);
+    if (r.error) status(r.error, true);
+    else status(`saved pair ${current.index + 1}: ${decision.replace("_", " ")}`);
     await show(r.next);
   }).catch((e) => status("not saved: " + e.message, true));
 }

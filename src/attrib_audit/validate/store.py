@@ -35,14 +35,28 @@ class LabelStore:
         con.execute("PRAGMA busy_timeout=30000")
         return con
 
-    def put(self, annotator: str, pair_id: str, decision: str) -> None:
+    def put(self, annotator: str, pair_id: str, decision: str, expect: str | None | object = ...) -> str | None:
+        """Store a decision; with `expect`, only if the stored one still is `expect` (None: none yet).
+
+        Returns None when written, else the decision another tab stored meanwhile (nothing is overwritten).
+        Check and write are one IMMEDIATE transaction, so two tabs cannot both pass the check.
+        """
         if decision not in DECISIONS:
             raise ValueError(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
         con = self._connect()
         try:
+            con.execute("BEGIN IMMEDIATE")
+            row = con.execute("SELECT decision FROM labels WHERE annotator = ? AND pair_id = ?",
+                              (annotator, pair_id)).fetchone()
+            stored = row[0] if row else None
+            if expect is not ... and stored != expect:
+                con.execute("ROLLBACK")
+                return stored
             con.execute("INSERT INTO labels VALUES (?, ?, ?, ?, ?) ON CONFLICT (annotator, pair_id) DO UPDATE SET "
                         "decision = excluded.decision, label = excluded.label, ts = excluded.ts",
                         (annotator, pair_id, decision, DECISIONS[decision], time.time()))
+            con.execute("COMMIT")
+            return None
         finally:
             con.close()
 
