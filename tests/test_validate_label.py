@@ -200,6 +200,18 @@ def test_export_needs_an_annotator_when_several_labelled(to_label, tmp_path, cap
 
 
 def test_overlap_segments_mark_shared_content_words_only():
-    segs = overlap_segments("The cat sat on the mat.", "A cat and the mat")
-    assert [p for p, hit in segs if hit] == ["cat", "mat"]
-    assert "".join(p for p, _ in segs) == "The cat sat on the mat."
+    segs = overlap_segments("The cat sat on the heavy-duty mat.", "A cat and the mat, heavy duty")
+    assert [p for p, hit in segs if hit] == ["cat", "heavy-duty mat"]
+    assert "".join(p for p, _ in segs) == "The cat sat on the heavy-duty mat."
+
+
+def test_select_on_the_audited_target_dataset_names_its_best_metric_or_the_ties():
+    from attrib_audit.select import format_recommendation, on_target
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(0.75, 0.02, 500)
+    reps = np.vstack([base, base - 0.08 + rng.normal(0, 0.005, 500), base - 0.002 + rng.normal(0, 0.01, 500)])
+    rec = on_target("attribution", "mine", ["a", "b", "c"], reps.mean(axis=1), reps)
+    assert rec.metric == "a" and rec.verdict == "tied-on-target" and "separate it from c" in rec.caveat
+    rec = on_target("attribution", "mine", ["a", "b"], reps[:2].mean(axis=1), reps[:2])
+    assert rec.verdict == "best-on-target" and "recommended for mine: a" in format_recommendation(rec)

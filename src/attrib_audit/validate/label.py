@@ -41,8 +41,8 @@ def overlap_segments(text: str, other: str) -> list[tuple[str, bool]]:
     if pos < len(text):
         out.append((text[pos:], False))
     merged: list[tuple[str, bool]] = []
-    for piece, hit in out:  # "word word" stays one highlighted run
-        if merged and (merged[-1][1] == hit or (not piece.strip() and merged[-1][1])):
+    for piece, hit in out:  # "word word" and "heavy-duty" stay one highlighted run
+        if merged and (merged[-1][1] == hit or (not piece.strip(" -") and merged[-1][1])):
             merged[-1] = (merged[-1][0] + piece, merged[-1][1])
         else:
             merged.append((piece, hit))

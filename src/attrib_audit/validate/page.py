@@ -32,7 +32,8 @@ main { max-width:980px; margin:18px auto; padding:0 24px 140px; }
 #more.shown { display:block; }
 mark { background:var(--hit); color:inherit; border-radius:2px; padding:0 1px; }
 #question:empty::before { content:"(no question)"; color:var(--muted); }
-.prior { font-size:13px; font-weight:600; padding:2px 8px; border-radius:10px; display:none; }
+.prior { font-size:13px; font-weight:600; padding:2px 8px; border-radius:10px; display:none; text-transform:none;
+         letter-spacing:0; }
 .prior.supported { display:inline-block; background:#dff3e8; color:var(--yes); }
 .prior.not_supported { display:inline-block; background:#fbe3e1; color:var(--no); }
 .prior.skip { display:inline-block; background:#eceff3; color:var(--skip); }
