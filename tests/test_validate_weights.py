@@ -91,3 +91,23 @@ def test_cluster_sampling_takes_whole_clusters_and_weights_sum_to_the_pool(strat
     assert pi[::3].sum() == pytest.approx(50)  # 150 pairs = 50 clusters of 3, in expectation and here
     if strategy != "disagreement":  # equal-probability within strata: the weights add up to the pool exactly
         assert (1.0 / pi[idx]).sum() == pytest.approx(900)
+
+
+def test_weighted_cluster_sample_covers_the_pool_auroc():
+    """Whole questions drawn by disagreement (clusters of 1–5 pairs sharing a score shift): the weighted
+    clustered bootstrap still holds the pool's AUROC in ≥ 90% of 200 draws."""
+    rng = np.random.default_rng(6)
+    sizes = rng.integers(1, 6, 1000)
+    clusters = np.repeat(np.arange(1000), sizes)
+    shift = 0.7 * rng.normal(size=1000)[clusters]
+    y = (rng.random(clusters.size) < 0.4).astype(int)
+    common = rng.normal(size=clusters.size)
+    sm = np.vstack([1.2 * y + common + shift, 1.2 * y + 0.5 * common + 1.2 * rng.normal(size=clusters.size) + shift])
+    truth = auroc(sm[0], y)
+    covered = 0
+    for _ in range(200):
+        idx, pi = sample_pool(sm, 300, "disagreement", rng, clusters)
+        boot = bootstrap_aurocs(sm[:1, idx], y[idx], clusters[idx], n_boot=200, rng=rng, weights=1.0 / pi[idx])
+        lo, hi, _ = percentile_ci(boot.replicates[0])
+        covered += lo <= truth <= hi
+    assert covered / 200 >= 0.9
