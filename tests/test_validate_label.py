@@ -215,3 +215,25 @@ def test_select_on_the_audited_target_dataset_names_its_best_metric_or_the_ties(
     assert rec.metric == "a" and rec.verdict == "tied-on-target" and "separate it from c" in rec.caveat
     rec = on_target("attribution", "mine", ["a", "b"], reps[:2].mean(axis=1), reps[:2])
     assert rec.verdict == "best-on-target" and "recommended for mine: a" in format_recommendation(rec)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--n", "500"], "--n must be between 1 and the pool size (200)"),
+    (["--n", "10", "--strategy", "disagreement", "--scorers", "lexical"], "needs at least two --scorers"),
+])
+def test_sample_argument_errors(tmp_path, argv, message):
+    with pytest.raises(SystemExit, match=message.replace("(", r"\(").replace(")", r"\)")):
+        main(["sample", str(demo_paths()[0]), "--strategy", "random", *argv, "--out", str(tmp_path / "s.jsonl")])
+
+
+def test_bad_pool_rows_and_inclusion_probabilities_are_one_line_errors(tmp_path, capsys):
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text('{"claim": "a", "evidence": "b"}\n{"claim": "c"}\n')
+    assert main(["sample", str(pool), "--n", "1", "--strategy", "random", "--out", str(tmp_path / "s.jsonl")]) == 2
+    assert "row 2" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"claim": "a", "evidence": "b", "label": 1, "inclusion_prob": 0.5}\n'
+                   '{"claim": "c", "evidence": "d", "label": 0, "inclusion_prob": 1.5}\n')
+    assert main(["audit", str(bad), "--scorers", "lexical", "--no-cache", "--quiet", "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err
+    assert "row 2" in err and "inclusion_prob 1.5 must be in (0, 1]" in err and "Traceback" not in err

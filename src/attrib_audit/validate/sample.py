@@ -113,16 +113,13 @@ def score_pool(pool: Pool, args: argparse.Namespace) -> tuple[list[str], np.ndar
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    pool = read_pool(args.data)
-    if args.strategy == "random":
-        names, matrix = [], None
-    else:
-        names, matrix = score_pool(pool, args)
-    if args.strategy == "disagreement" and len(names) < 2:
+    if args.strategy == "disagreement" and len([s for s in args.scorers.split(",") if s.strip()]) < 2:
         raise SystemExit("attrib-audit sample: --strategy disagreement needs at least two --scorers")
-    clusters = cluster_codes(pool, args.cluster_by)
+    pool = read_pool(args.data)
     if args.n < 1 or args.n > len(pool.ids):
         raise SystemExit(f"attrib-audit sample: --n must be between 1 and the pool size ({len(pool.ids)})")
+    clusters = cluster_codes(pool, args.cluster_by)
+    names, matrix = ([], None) if args.strategy == "random" else score_pool(pool, args)
     chosen, pi = sample_pool(matrix, args.n, args.strategy, np.random.default_rng(args.seed), clusters, args.strata)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
