@@ -251,7 +251,8 @@ def cmd_label(args: argparse.Namespace) -> int:
         if "agreement_dir" in s:
             a, b = s["annotators"][:2]
             print(f"{len(s['annotators'])} annotators: attrib-audit agree --results {s['agreement_dir']} --a {a} --b {b}")
-        print(f"next: attrib-audit audit {s['out']} --out audit-target")
+        print(f"next: attrib-audit audit {s['out']} --construct attribution --out audit-target, then "
+              "attrib-audit select --results audit-target")
         return 0
     if not args.annotator:
         raise SystemExit("attrib-audit label: give --annotator NAME (your labels are stored under it)")

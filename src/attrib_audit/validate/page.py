@@ -142,7 +142,7 @@ function decide(decision) {
 function back() {
   queue = queue.then(async () => {
     const prev = history.length ? history.pop() : (current && current.index > 0 ? current.index - 1 : null);
-    if (prev !== null) await show(prev);
+    if (prev !== null) { status(""); await show(prev); }
   }).catch((e) => status(e.message, true));
 }
 const KEYS = {s: "supported", y: "supported", "1": "supported", n: "not_supported", "0": "not_supported", k: "skip"};
