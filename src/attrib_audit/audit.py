@@ -207,11 +207,12 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
 def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) -> AuditResult:
     config = config or AuditConfig()
     t0 = time.time()
+    from attrib_audit.data.errors import DataError
     from attrib_audit.external.sources import ScoreSource, precomputed_scores
 
     clash = sorted(set(config.precomputed) & set(config.scorers))
     if clash:
-        raise ValueError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
+        raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
     external = precomputed_scores(table, config.precomputed, on_error=config.on_error, log=log)
     scorers, unavailable = build_scorers(config, log)
     scores, run_stats = score_table(table, scorers, config)

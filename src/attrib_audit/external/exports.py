@@ -13,7 +13,8 @@ are read; the evaluators' libraries are never imported. The fields each format r
             each metric becomes a column named like `faithfulness` / `answer_relevancy`.
 - trulens:  `get_records_and_feedback()`'s frame saved as CSV/JSON/Parquet: `record_id`, `output` and one
             column per feedback function (e.g. `Groundedness`); `*_calls`, cost, latency and token
-            columns are bookkeeping and never scores. It holds no contexts, so a text join uses `output`.
+            columns are bookkeeping and never scores. It holds no contexts, so a text join uses `output`
+            alone (JSON-quoted outputs are unquoted).
 """
 from __future__ import annotations
 
@@ -88,6 +89,17 @@ def _contexts(v: Any, *, path: str, row: int, field_: str) -> str | None:
     if isinstance(v, (list, tuple)):
         return " ".join(str(c) for c in v)
     raise DataError(f"contexts must be a list of texts, got {type(v).__name__}", path=path, row=row, field=field_)
+
+
+def _unquote(text: str | None) -> str | None:
+    """TruLens stores a record's output JSON-encoded ('"Paris."'); the text scored is what is inside."""
+    if text and len(text) >= 2 and text[0] == text[-1] == '"':
+        try:
+            inner = json.loads(text)
+        except ValueError:
+            return text
+        return inner if isinstance(inner, str) else text
+    return text
 
 
 def _rows(path: Path) -> list[dict]:
@@ -221,7 +233,7 @@ def read_trulens(path: Path) -> ScoreFile:
 
     names = [c for c in head if not bookkeeping(c)]
     return ScoreFile(str(path), "trulens", [_text(r.get("record_id")) for r in rows],
-                     [_text(r.get("output")) for r in rows], None, {c: [r.get(c) for r in rows] for c in names},
+                     [_unquote(_text(r.get("output"))) for r in rows], None, {c: [r.get(c) for r in rows] for c in names},
                      ignored=[c for c in head if bookkeeping(c)])
 
 
