@@ -195,3 +195,18 @@ def test_bad_score_inputs_are_one_line_errors(tmp_path, capsys):
         rc = main(["audit", pairs, "--out", str(tmp_path / "o"), *FAST, *scorers, *extra])
         err = capsys.readouterr().err.strip()
         assert rc == 2 and message in err and len(err.splitlines()) == 1, (extra, err)
+
+
+def test_check_replays_precomputed_sources_and_sees_a_changed_score_file(ab_with_scores, tmp_path, capsys):
+    path, rows = ab_with_scores
+    scores = tmp_path / "mine.csv"
+    pd.DataFrame({"id": [r["id"] for r in rows], "mine": [r["noise"] for r in rows]}).to_csv(scores, index=False)
+    out = tmp_path / "o"
+    res = _audit([str(path), "--scorers", "lexical", "--score-col", "lexl=lex:lower", "--scores", str(scores)], out)
+    assert res["precomputed"][1]["sha256"] and res["config"]["precomputed"]["mine"]["file"] == str(scores)
+    capsys.readouterr()
+    assert main(["audit", "--check", str(out)]) == 0
+    assert "reproduced" in capsys.readouterr().out
+    pd.DataFrame({"id": [r["id"] for r in rows], "mine": [-r["noise"] for r in rows]}).to_csv(scores, index=False)
+    assert main(["audit", "--check", str(out)]) == 1
+    assert "scorers_signatures.mine" in capsys.readouterr().out

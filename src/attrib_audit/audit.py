@@ -229,6 +229,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
                    "n_perm": config.n_perm,
                    "scorer_options": config.scorer_options, "batch_size": config.batch_size, "engine": config.engine,
                    "cache": config.cache_path,
+                   "on_error": config.on_error,
                    "precomputed": {n: v.to_dict() if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
                                    for (n, v), p in zip(config.precomputed.items(), external.values())}},
         "data": table.origin,

@@ -153,6 +153,9 @@ def _run_and_report(table, args: argparse.Namespace) -> int:
     cached = sum(s["n_cached"] for s in result.results["scorers"])
     scored = sum(s["n_scored"] for s in result.results["scorers"])
     print(f"\n{len(table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
+    for p in result.results["precomputed"]:
+        print(f"precomputed {p['scorer']}: {p['column']} of {p['source']} (joined on {p['join']}, {p['direction']}); "
+              f"{p['n_failed']} pairs without a usable score (ids in results.json)")
     if args.report:
         from attrib_audit.report.cli import write_report
 

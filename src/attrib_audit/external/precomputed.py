@@ -70,6 +70,7 @@ class Precomputed:
     join: str = "position"  # how the source's rows met the pairs: position, id or text
     missing_ids: list[str] = field(default_factory=list)  # pairs the source has no row for
     unmatched_ids: list[str] = field(default_factory=list)  # source rows that match no pair (their key)
+    sha256: str | None = None  # of the score file, when the scores came from one
 
     def __post_init__(self) -> None:
         self.values = np.asarray(self.values, dtype=np.float64)
@@ -98,7 +99,8 @@ class Precomputed:
     def record(self, ids: Sequence[str]) -> dict[str, Any]:
         """The results.json entry: where the scores came from and every failed or unmatched id."""
         failed = [{"id": ids[i], "reason": r} for i, r in enumerate(self.failures) if r is not None]
-        return {"scorer": self.name, "source": self.source, "column": self.column, "join": self.join,
+        return {"scorer": self.name, "source": self.source, "sha256": self.sha256, "column": self.column,
+                "join": self.join,
                 "direction": "lower is better (negated before the statistics)" if self.lower_is_better else
                 "higher is better", "signature": self.signature, "n": int(self.values.size),
                 "n_failed": len(failed), "failed": failed, "n_missing_in_source": len(self.missing_ids),

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.loaders import iter_rows, row_id
+from attrib_audit.data.loaders import file_sha256, iter_rows, row_id
 from attrib_audit.data.records import PairTable
 from attrib_audit.external.exports import ScoreFile, keys_for, numeric_columns, read_score_file
 from attrib_audit.external.precomputed import PYTHON_SOURCE, Precomputed, from_values, join_scores
@@ -123,8 +123,10 @@ def resolve_one(table: PairTable, src: ScoreSource, *, files: dict[str, ScoreFil
                         field=src.column)
     join, keys = keys_for(sf, table.ids)
     pair_keys = table.ids if join == "id" else _pair_text_keys(table, sf)
-    return join_scores(src.name, pair_keys, table.ids, keys, sf.columns[src.column], source=src.file,
-                       column=src.column, join=join, lower_is_better=src.lower, reasons=sf.reasons.get(src.column))
+    p = join_scores(src.name, pair_keys, table.ids, keys, sf.columns[src.column], source=src.file,
+                    column=src.column, join=join, lower_is_better=src.lower, reasons=sf.reasons.get(src.column))
+    p.sha256 = file_sha256(src.file)
+    return p
 
 
 def precomputed_scores(table: PairTable, given: Mapping[str, Any], *, on_error: str = "fail",
