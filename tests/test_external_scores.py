@@ -210,3 +210,25 @@ def test_check_replays_precomputed_sources_and_sees_a_changed_score_file(ab_with
     pd.DataFrame({"id": [r["id"] for r in rows], "mine": [-r["noise"] for r in rows]}).to_csv(scores, index=False)
     assert main(["audit", "--check", str(out)]) == 1
     assert "scorers_signatures.mine" in capsys.readouterr().out
+
+
+def test_malformed_exports_are_one_line_errors(tmp_path, capsys):
+    nested = tmp_path / "nested.csv"
+    pd.DataFrame({"response": ["a"], "retrieved_contexts": ["[" * 100_000 + "]" * 100_000],
+                  "faithfulness": [1.0]}).to_csv(nested, index=False)
+    scalar = tmp_path / "scalar.json"
+    scalar.write_text("3")
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps({"testCases": [{"name": "a", "actualOutput": "x", "metricsData": [
+        {"name": "Faithfulness", "score": 1}, {"name": "faithfulness", "score": 0}]}]}))
+    dup = tmp_path / "dup.csv"
+    pd.DataFrame({"id": ["q1", "q1"], "m": [0.1, 0.9]}).to_csv(dup, index=False)
+    cases = [(nested, "ragas", "contexts look like a list but do not parse"),
+             (scalar, "auto", "cannot tell the score file's format"),
+             (twice, "auto", "metric 'faithfulness' appears twice in one test case"),
+             (dup, "auto", "id key 'q1' appears twice with different values")]
+    for path, fmt, message in cases:
+        rc = main(["audit", str(DATA / "rag_pairs.jsonl"), "--scorers", "none", "--scores", str(path),
+                   "--scores-format", fmt, "--out", str(tmp_path / "o"), *FAST])
+        err = capsys.readouterr().err.strip()
+        assert rc == 2 and message in err and len(err.splitlines()) == 1, (path, err)

@@ -66,6 +66,16 @@ def _text(v: Any) -> str | None:
     return None if v is None else str(v)
 
 
+def _parse_list(text: str, *, path: str, row: int, field_: str) -> Any:
+    """JSON, else a Python literal (how pandas prints a list into CSV); `literal_eval` never runs code."""
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            return parse(text)
+        except (ValueError, SyntaxError, RecursionError, MemoryError):  # absurd nesting is bad input too
+            continue
+    raise DataError("contexts look like a list but do not parse", path=path, row=row, field=field_)
+
+
 def _contexts(v: Any, *, path: str, row: int, field_: str) -> str | None:
     """Retrieved contexts as one text: a list, or the list as pandas prints it into a CSV cell."""
     v = _cell(v)
@@ -74,14 +84,7 @@ def _contexts(v: Any, *, path: str, row: int, field_: str) -> str | None:
     if isinstance(v, str):
         s = v.strip()
         if s.startswith("["):
-            try:
-                v = json.loads(s)
-            except ValueError:
-                try:
-                    v = ast.literal_eval(s)  # literals only: a CSV cell never runs code
-                except (ValueError, SyntaxError):
-                    raise DataError("contexts look like a list but do not parse", path=path, row=row,
-                                    field=field_) from None
+            v = _parse_list(s, path=path, row=row, field_=field_)
         else:
             return s
     if hasattr(v, "tolist"):
@@ -109,6 +112,8 @@ def _rows(path: Path) -> list[dict]:
             data = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:  # JSON lines under a .json name (pandas `to_json(lines=True)`)
             return [r for _, r in iter_rows(path)]
+        except RecursionError:
+            raise DataError("JSON nested too deeply", path=str(path)) from None
         if isinstance(data, list):
             if not all(isinstance(r, dict) for r in data):
                 raise DataError("a JSON array of scores must hold objects", path=str(path))
@@ -125,7 +130,7 @@ def _json(path: Path) -> Any:
         raise DataError("file not found", path=str(path))
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise DataError(f"invalid JSON ({str(exc).splitlines()[0]})", path=str(path)) from None
 
 
@@ -209,9 +214,14 @@ def read_deepeval(path: Path) -> ScoreFile:
         ctx_field = "retrievalContext" if case.get("retrievalContext") else "context"
         evid.append(_contexts(case.get(ctx_field), path=str(path), row=i + 1, field_=ctx_field))
         for m in case.get("metricsData") or []:
+            if not isinstance(m, dict):
+                raise DataError("each metricsData entry must be an object", path=str(path), row=i + 1)
             col = slug(str(m.get("name", "metric")))
             cols.setdefault(col, [None] * i)
-            reasons.setdefault(col, [None] * i)
+            reasons.setdefault(col, ["metric not in this test case"] * i)
+            if len(cols[col]) > i:
+                raise DataError(f"metric {m.get('name')!r} appears twice in one test case", path=str(path),
+                                row=i + 1, field="metricsData")
             cols[col].append(m.get("score"))
             reasons[col].append(f"deepeval error: {str(m['error'])[:80]}" if m.get("error") else None)
         for col in cols:  # metrics this case lacks
