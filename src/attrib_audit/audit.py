@@ -205,11 +205,11 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
 
 
 def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) -> AuditResult:
-    config = config or AuditConfig()
-    t0 = time.time()
     from attrib_audit.data.errors import DataError
     from attrib_audit.external.sources import ScoreSource, precomputed_scores
 
+    config = config or AuditConfig()
+    t0 = time.time()
     clash = sorted(set(config.precomputed) & set(config.scorers))
     if clash:
         raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")

@@ -139,9 +139,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def _run_and_report(table, args: argparse.Namespace) -> int:
     from attrib_audit.audit import format_table, run_audit
-    from attrib_audit.transfer_audit import format_transfer
-
     from attrib_audit.external.cli import sources_from_args
+    from attrib_audit.transfer_audit import format_transfer
 
     log = (lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
     config = config_from_args(args)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import file_sha256, iter_rows, row_id
@@ -87,35 +87,42 @@ def parse_scores_arg(text: str, fmt: str = "auto", log: Callable[[str], None] = 
     return [ScoreSource(n, c, path, sf.format, low) for n, c, low in picked], sf
 
 
-def _data_columns(table: PairTable, column: str) -> tuple[list[str], list[Any], str]:
-    """A column of the data files the pairs were loaded from, keyed by pair id (same id rule as the loader)."""
-    keys, raw, files = [], [], []
+def data_columns(table: PairTable, columns: Sequence[str]) -> ScoreFile:
+    """Columns of the data files the pairs came from, keyed by pair id (the loader's id rule), read once."""
+    ids: list[str | None] = []
+    cells: dict[str, list[Any]] = {c: [] for c in columns}
+    names = []
     for o in table.origin:
         load, path = o.get("load"), o.get("path")
         if load is None or path is None or o.get("format", "pairs") != "pairs" or not Path(path).is_file():
-            raise DataError(f"--score-col reads columns of files in our pair schema; for this input give the "
-                            f"scores as a file with --scores", path=str(path or o.get("source", "input")))
-        cols = load.get("columns") or {}
+            raise DataError("--score-col reads columns of files in our pair schema; for this input give the "
+                            "scores as a file with --scores", path=str(path or o.get("source", "input")))
+        id_col = (load.get("columns") or {}).get("id", "id")
         default = load.get("dataset") or Path(path).stem
-        seen = False
+        first = True
         for row, rec in iter_rows(path, skipped=[]):
-            if not seen and column not in rec:
-                raise DataError(f"no column {column!r} (have: {', '.join(map(str, rec))})", path=path, field=column)
-            seen = True
-            keys.append(row_id(rec, cols.get("id", "id"), default, row))
-            raw.append(rec.get(column))
-        files.append(Path(path).name)
-    return keys, raw, ",".join(files)
+            absent = [c for c in columns if c not in rec] if first else []
+            if absent:
+                raise DataError(f"no column {absent[0]!r} (have: {', '.join(map(str, rec))})", path=path,
+                                field=absent[0])
+            first = False
+            ids.append(row_id(rec, id_col, default, row))
+            for c in columns:
+                cells[c].append(rec.get(c))
+        names.append(Path(path).name)
+    return ScoreFile(",".join(names), "data", ids, None, None, cells)
 
 
-def resolve_one(table: PairTable, src: ScoreSource, *, files: dict[str, ScoreFile] | None = None,
+def resolve_one(table: PairTable, src: ScoreSource, *, files: dict[str | None, ScoreFile] | None = None,
                 log: Callable[[str], None] = lambda _m: None) -> Precomputed:
-    """Join one source to the pairs; `files` caches score files already read (path → ScoreFile)."""
-    if src.file is None:
-        keys, raw, where = _data_columns(table, src.column)
-        return join_scores(src.name, table.ids, table.ids, keys, raw, source=where, column=src.column, join="id",
-                           lower_is_better=src.lower)
+    """Join one source to the pairs; `files` caches what was read (path → ScoreFile; None: the data columns)."""
     files = {} if files is None else files
+    if src.file is None:
+        sf = files.get(None)
+        if sf is None or src.column not in sf.columns:
+            sf = data_columns(table, [src.column])
+        return join_scores(src.name, table.ids, table.ids, [str(i) for i in sf.ids], sf.columns[src.column],
+                           source=sf.path, column=src.column, join="id", lower_is_better=src.lower)
     sf = files.get(src.file) or read_score_file(src.file, src.format, log)
     files[src.file] = sf
     if src.column not in sf.columns:
@@ -137,7 +144,8 @@ def precomputed_scores(table: PairTable, given: Mapping[str, Any], *, on_error: 
     id), or scores in table order (numpy array, list, pandas Series, pyarrow array).
     """
     out: dict[str, Precomputed] = {}
-    files: dict[str, ScoreFile] = {}
+    columns = [v.column for v in given.values() if isinstance(v, ScoreSource) and v.file is None]
+    files: dict[str | None, ScoreFile] = {None: data_columns(table, columns)} if columns else {}
     for name, value in given.items():
         if isinstance(value, ScoreSource):
             p = resolve_one(table, value, files=files, log=log)
