@@ -232,3 +232,24 @@ def test_malformed_exports_are_one_line_errors(tmp_path, capsys):
                    "--scores-format", fmt, "--out", str(tmp_path / "o"), *FAST])
         err = capsys.readouterr().err.strip()
         assert rc == 2 and message in err and len(err.splitlines()) == 1, (path, err)
+
+
+def test_score_col_of_a_csv_without_ids_joins_on_the_loaders_row_ids(ab_with_scores, tmp_path):
+    _, rows = ab_with_scores
+    csv = tmp_path / "pairs.csv"
+    pd.DataFrame([{k: r[k] for k in ("claim", "evidence", "label", "noise")} for r in rows]).to_csv(csv, index=False)
+    res = _audit([str(csv), "--scorers", "none", "--score-col", "mine=noise"], tmp_path / "o")
+    assert res["auroc"][0]["auroc"] == pytest.approx(
+        roc_auc_score([r["label"] for r in rows], [r["noise"] for r in rows]), abs=1e-12)
+    assert res["precomputed"][0]["source"] == "pairs.csv" and res["precomputed"][0]["n_failed"] == 0
+
+
+def test_export_row_matching_no_pair_is_named(tmp_path, capsys):
+    seven = tmp_path / "seven.jsonl"
+    seven.write_text("".join(line + "\n" for line in (DATA / "rag_pairs.jsonl").read_text().splitlines()
+                             if '"q8"' not in line))
+    args = [str(seven), "--scorers", "none", "--scores", str(DATA / "deepeval_test_run.json:faithfulness")]
+    assert main(["audit", *args, "--out", str(tmp_path / "o"), *FAST]) == 2
+    assert "score row 'test_case_3' matches no pair (1 such rows" in capsys.readouterr().err  # test_case_3 is q8
+    res = _audit([*args, "--on-error", "skip"], tmp_path / "o")
+    assert res["precomputed"][0]["unmatched_ids"] == ["test_case_3"] and res["precomputed"][0]["n_failed"] == 1

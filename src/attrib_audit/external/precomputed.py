@@ -69,7 +69,7 @@ class Precomputed:
     lower_is_better: bool = False
     join: str = "position"  # how the source's rows met the pairs: position, id or text
     missing_ids: list[str] = field(default_factory=list)  # pairs the source has no row for
-    unmatched_ids: list[str] = field(default_factory=list)  # source rows that match no pair (their key)
+    unmatched_ids: list[str] = field(default_factory=list)  # source rows matching no pair (id, or "row N")
     sha256: str | None = None  # of the score file, when the scores came from one
 
     def __post_init__(self) -> None:
@@ -123,11 +123,12 @@ def from_values(name: str, raw: Any, n: int, *, source: str = PYTHON_SOURCE, col
 
 def join_scores(name: str, pair_keys: Sequence[str], ids: Sequence[str], source_keys: Sequence[str],
                 raw: Sequence[Any], *, source: str, column: str, join: str, lower_is_better: bool = False,
-                reasons: Sequence[str | None] | None = None) -> Precomputed:
+                reasons: Sequence[str | None] | None = None, labels: Sequence[str] | None = None) -> Precomputed:
     """Scores of a source keyed by id or text, matched to the pairs' keys (one key per pair).
 
     A pair the source has no row for fails with that reason; source rows matching no pair are kept
-    as `unmatched_ids`. A key given twice with different values is ambiguous and an error.
+    as `unmatched_ids` (their `labels`, e.g. 'row 7' for a text join, else their key). A key given
+    twice with different values is ambiguous and an error.
     """
     from attrib_audit.data.errors import DataError
 
@@ -152,7 +153,7 @@ def join_scores(name: str, pair_keys: Sequence[str], ids: Sequence[str], source_
         out[i] = values[j]
         out_fail.append(failures[j])
     wanted = set(pair_keys)
-    unmatched = [k for k in slot if k not in wanted]
+    unmatched = [labels[j] if labels is not None else k for k, j in slot.items() if k not in wanted]
     return Precomputed(name, out, out_fail, source, column, lower_is_better, join, missing, unmatched)
 
 

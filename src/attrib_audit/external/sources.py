@@ -130,8 +130,10 @@ def resolve_one(table: PairTable, src: ScoreSource, *, files: dict[str | None, S
                         field=src.column)
     join, keys = keys_for(sf, table.ids)
     pair_keys = table.ids if join == "id" else _pair_text_keys(table, sf)
+    labels = None if join == "id" else [i or f"row {j + 1}" for j, i in enumerate(sf.ids)]
     p = join_scores(src.name, pair_keys, table.ids, keys, sf.columns[src.column], source=src.file,
-                    column=src.column, join=join, lower_is_better=src.lower, reasons=sf.reasons.get(src.column))
+                    column=src.column, join=join, lower_is_better=src.lower, reasons=sf.reasons.get(src.column),
+                    labels=labels)
     p.sha256 = file_sha256(src.file)
     return p
 
@@ -180,7 +182,7 @@ def _report(p: Precomputed, on_error: str, log: Callable[[str], None]) -> None:
                         f"({len(p.missing_ids)} pairs without one; --on-error skip audits the rest and lists them)",
                         path=p.source, field=p.column)
     if on_error == "fail" and p.unmatched_ids:
-        raise DataError(f"precomputed scorer {p.name!r}: {'id' if p.join == 'id' else 'row'} "
+        raise DataError(f"precomputed scorer {p.name!r}: {'id' if p.join == 'id' else 'score row'} "
                         f"{p.unmatched_ids[0][:80]!r} matches no pair ({len(p.unmatched_ids)} such rows; "
                         f"--on-error skip leaves them out and counts them)", path=p.source, field=p.column)
     if n_fail or p.unmatched_ids:
