@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.loaders import _pair_text, _text, iter_rows
+from attrib_audit.data.loaders import _pair_text, _text, iter_rows, row_id
 from attrib_audit.validate.designs import draw
 
 STRATEGIES = ("random", "stratified", "disagreement")
@@ -40,7 +40,7 @@ def read_pool(path: str | Path) -> Pool:
     for row, raw in iter_rows(p):
         claim = _pair_text(raw.get("claim"), "claim", path=str(p), row=row, field="claim")
         evidence = _pair_text(raw.get("evidence"), "evidence", path=str(p), row=row, field="evidence")
-        rid = _text(raw.get("id")) or f"{p.stem}:{row}"
+        rid = row_id(raw, "id", p.stem, row)
         if rid in seen:
             raise DataError(f"duplicated id {rid!r} (first at row {seen[rid]})", path=str(p), row=row, field="id")
         seen[rid] = row
