@@ -80,7 +80,8 @@ class LabelServer(ThreadingHTTPServer):
 
     def pair(self, annotator: str, i: int) -> dict:
         done = self.store.decisions(annotator)
-        base = {"n": len(self.pool.ids), "done": len(done), "annotator": annotator, "index": i}
+        base = {"n": len(self.pool.ids), "done": len(done), "skipped": sum(d == "skip" for d in done.values()),
+                "annotator": annotator, "index": i}
         if i >= len(self.pool.ids):
             return base
         claim, evidence = self.pool.claims[i], self.pool.evidences[i]

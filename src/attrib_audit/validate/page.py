@@ -70,7 +70,8 @@ body.finished #done { display:block; }
       you cannot judge; Back revisits the previous pair (a new choice replaces the old one).</p>
   </section>
   <section id="done" class="card"><h2>All pairs are labelled.</h2>
-    <p>Export them with <code id="export"></code>, then audit the export.</p></section>
+    <p>Export them with <code id="export"></code>, then audit the export.</p>
+    <p style="color:var(--muted)">Press <kbd>B</kbd> to go back and change a label.</p></section>
 </main>
 <footer><div class="buttons">
   <button class="yes" data-decision="supported">Supported<kbd>S</kbd></button>
@@ -95,9 +96,10 @@ function fill(el, segments) {    // text nodes only: pair text can never become 
     else el.appendChild(document.createTextNode(piece));
   }
 }
-function progress(done, n) {
+function progress(done, skipped, n) {
   $("bar").style.width = (n ? 100 * done / n : 0) + "%";
-  $("count").textContent = `${done} of ${n} labelled · ${n - done} remaining · annotator ${cfg.annotator}`;
+  const skips = skipped ? ` (${skipped} skipped)` : "";
+  $("count").textContent = `${done} of ${n} done${skips} · ${n - done} remaining · annotator ${cfg.annotator}`;
   $("pair").dataset.done = done;
 }
 function status(text, error) { $("status").textContent = text; $("status").className = error ? "error" : ""; }
@@ -114,7 +116,7 @@ async function show(index) {
   const q = new URLSearchParams({annotator: cfg.annotator, i: index});
   const p = await api("/api/pair?" + q);
   current = p;
-  progress(p.done, p.n);
+  progress(p.done, p.skipped, p.n);
   document.body.classList.toggle("finished", p.index >= p.n);
   $("pair").dataset.index = p.index;
   if (p.index >= p.n) return;
