@@ -85,13 +85,15 @@ def stratified_sample(strata: np.ndarray, n: int, rng: np.random.Generator) -> t
     return np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64), pi
 
 
-def draw(strategy: str, score_matrix: np.ndarray | None, n: int, rng: np.random.Generator,
+def draw(strategy: str, n: int, rng: np.random.Generator, score_matrix: np.ndarray,
          strata_per_metric: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """(chosen unit indices, inclusion probability of every unit) for random | stratified | disagreement."""
+    """(chosen unit indices, inclusion probability of every unit) for random | stratified | disagreement.
+
+    `score_matrix` is (metrics, units); random sampling only reads its width.
+    """
+    size = int(np.shape(score_matrix)[-1])
     if strategy == "random":
-        size = int(score_matrix.shape[-1]) if score_matrix is not None else 0
-        pi = np.full(size, n / size)
-        return np.sort(rng.choice(size, size=n, replace=False)), pi
+        return np.sort(rng.choice(size, size=n, replace=False)), np.full(size, n / size)
     if strategy == "stratified":
         return stratified_sample(quantile_strata(score_matrix, strata_per_metric), n, rng)
     if strategy == "disagreement":

@@ -175,8 +175,9 @@ def serve(pairs_file: str | Path, annotator: str, port: int = DEFAULT_PORT) -> L
     """A server ready to `serve_forever()`; a busy default port falls back to a free one."""
     pool = read_pool(pairs_file)
     store = LabelStore(store_path(pairs_file))
+    annotator = valid_annotator(annotator)
     try:
-        return LabelServer(pool, store, valid_annotator(annotator), port)
+        return LabelServer(pool, store, annotator, port)
     except OSError:
         if port != DEFAULT_PORT:
             raise SystemExit(f"attrib-audit label: port {port} is busy; pass --port 0 for any free port") from None

@@ -81,7 +81,7 @@ def sample_pool(score_matrix: np.ndarray | None, n: int, strategy: str, rng: np.
         unit_scores = np.vstack([np.bincount(clusters, weights=row, minlength=n_units) / size for row in score_matrix])
     elif strategy != "random":
         raise ValueError(f"strategy {strategy} needs metric scores")
-    chosen_units, unit_pi = draw(strategy, unit_scores if unit_scores is not None else np.zeros((1, n_units)), k, rng,
+    chosen_units, unit_pi = draw(strategy, k, rng, unit_scores if unit_scores is not None else np.zeros((1, n_units)),
                                  strata_per_metric)
     return np.flatnonzero(np.isin(clusters, chosen_units)), unit_pi[clusters]
 
