@@ -121,3 +121,13 @@ def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():
     assert a["status"] == "ok" and a["metrics"] == ["base", "twin"]
     assert a["excluded_metrics"] == [{"scorer": "other", "reason": "its failures leave one class on the rows every "
                                                                   "metric scored on d2"}]
+
+
+def test_select_on_the_target_dataset_compares_candidates_on_the_rows_all_scored():
+    from attrib_audit.select import on_target
+
+    s, t, y, g, hard = twins()
+    rec = on_target("A", "mine", ["base", "twin"], bootstrap_aurocs(np.vstack([s, t]), y, g, n_boot=300, rng=2))
+    assert rec.metric == "base" and rec.verdict == "tied-on-target"  # on its own rows the twin would win
+    assert rec.rows == {"mine": {"n": 240, "n_used": 240 - int(hard.sum()), "dropped_by": {"base": 0,
+                                                                                          "twin": int(hard.sum())}}}

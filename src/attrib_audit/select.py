@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.errors import UsageError
-from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, replay_rng
+from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 from attrib_audit.transfer_audit import LEVEL, build_matrix, clean, construct_groups
 
@@ -28,7 +28,7 @@ class Recommendation:
     datasets: list[str]
     candidates: list[str]
     metric: str | None
-    verdict: str  # transfers | near-best-unproven | does-not-transfer | no-recommendation
+    verdict: str  # transfers | near-best-unproven | does-not-transfer | best-on-target | tied-on-target | no-recommendation
     in_sample_regret: float | None
     in_sample_regret_ci: tuple[float, float] | None
     worst_regret: float | None
@@ -89,6 +89,37 @@ def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recom
                           [], reason)
 
 
+def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUROC) -> Recommendation:
+    """One audited dataset: if it is the target (e.g. a labelled sample of it), the metric to use is its best one;
+    the paired bootstrap says which others it cannot be told apart from. Nothing here speaks for other datasets.
+
+    Candidates are compared on the rows every one of them scored (`boot.aligned`)."""
+    ok = [j for j in range(len(names)) if np.isfinite(boot.point[j])]
+    if len(ok) < 2:
+        return no_recommendation(construct, [dataset], f"fewer than two candidate metrics have an AUROC on {dataset}: "
+                                                       "nothing to choose between")
+    al = boot.aligned(ok)
+    rows = {dataset: {"n": int(boot.labels.size), "n_used": al.n,
+                      "dropped_by": {names[j]: int(k) for j, k in zip(ok, al.dropped)}}}
+    if not np.isfinite(al.point).all():
+        return no_recommendation(construct, [dataset], f"the rows every candidate scored on {dataset} hold one class: "
+                                                       "compare fewer candidates (--scorers)")
+    b = int(al.point.argmax())
+    best, point = ok[b], al.point[b]
+    tied = [names[j] for i, j in enumerate(ok) if i != b and percentile_ci(al.replicates[b] - al.replicates[i], LEVEL)[0] <= 0]
+    if tied:
+        verdict = "tied-on-target"
+        caveat = (f"{names[best]} has the highest AUROC on {dataset} ({point:.3f}), but the paired 95% CI does not "
+                  f"separate it from {', '.join(tied)}: any of them will do here (choose the cheapest), or label more "
+                  "pairs (`attrib-audit plan --detect`). This holds for this dataset only.")
+    else:
+        verdict = "best-on-target"
+        caveat = (f"{names[best]} beats every other candidate on {dataset} (AUROC {point:.3f}; each paired 95% CI "
+                  "excludes zero). This holds for this dataset only; a dataset that was not audited needs its own labels.")
+    return Recommendation(construct, [dataset], [names[j] for j in ok], names[best], verdict, None, None, None, None,
+                          None, None, None, [], caveat, rows)
+
+
 @dataclass(frozen=True)
 class AuditInputs:
     """What an audit folder holds for `select`: results.json and each slice's bootstrap inputs (bootstrap.npz)."""
@@ -102,6 +133,8 @@ class AuditInputs:
     labels: np.ndarray
     groups: np.ndarray
     scores: np.ndarray  # (scorers, rows)
+    weights: np.ndarray  # (rows,) Horvitz–Thompson row weights (ones where a slice is unweighted)
+    weighted: np.ndarray  # (slices,) whether the slice was weighted
 
     def boots(self, datasets: list[str], idx: list[int]) -> dict[str, BootstrapAUROC]:
         """The audit's bootstrap of scorers `idx` on each dataset, replaying its recorded draws."""
@@ -110,7 +143,8 @@ class AuditInputs:
             i = self.slices.index(d)
             r = self.row_slice == i
             out[d] = bootstrap_aurocs(self.scores[np.ix_(idx, np.flatnonzero(r))], self.labels[r], self.groups[r],
-                                      n_boot=self.n_boot, rng=replay_rng(self.rng_states[i]))
+                                      n_boot=self.n_boot, rng=replay_rng(self.rng_states[i]),
+                                      weights=self.weights[r] if self.weighted[i] else None)
         return out
 
 
@@ -125,7 +159,7 @@ def load_audit(folder: Path) -> AuditInputs:
             raise UsageError(f"{npz_path} predates row-aligned comparisons (no bootstrap inputs); rerun the audit")
         return AuditInputs(results, z["scorers"].tolist(), z["slices"].tolist(), int(z["n_boot"]),
                            [json.loads(x) for x in z["rng_states"].tolist()], z["row_slice"], z["labels"], z["groups"],
-                           z["scores"])
+                           z["scores"], z["weights"], z["weighted"])
 
 
 def select_from_results(folder: str | Path, *, construct: str | None = None, scorers: list[str] | None = None,
@@ -150,11 +184,11 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
     for c, datasets in sorted(groups.items()):
         if construct is not None and c != construct:
             continue
+        boots = audit.boots(datasets, [names.index(n) for n in pick])
         if len(datasets) < 2:
-            out.append(no_recommendation(c, datasets, f"only one dataset of '{c}' was audited, so nothing shows whether "
-                                                      "any metric transfers; audit the new dataset directly"))
+            out.append(on_target(c, datasets[0], pick, boots[datasets[0]]))
             continue
-        mat, dropped, rows = build_matrix(datasets, pick, audit.boots(datasets, [names.index(n) for n in pick]))
+        mat, dropped, rows = build_matrix(datasets, pick, boots)
         if mat is None or len(mat.metrics) < 2:
             why = "; ".join(f"{x['scorer']}: {x['reason']}" for x in dropped)
             out.append(no_recommendation(c, datasets, "fewer than two candidate metrics are defined on every dataset (regret is "
@@ -169,6 +203,9 @@ def format_recommendation(r: Recommendation) -> str:
     lines = [f"construct '{r.construct}' ({len(r.datasets)} datasets: {', '.join(r.datasets)})"]
     if r.metric is None:
         return "\n".join(lines + [f"  no recommendation: {r.caveat}"])
+    if r.selector_regret is None:  # audited on the target dataset itself
+        return "\n".join(lines + [f"  recommended for {r.datasets[0]}: {r.metric}   [{r.verdict}]",
+                                   f"  candidates: {', '.join(r.candidates)}", f"  caveat: {r.caveat}"])
     lines.append(f"  recommended for a new dataset: {r.metric}   [{r.verdict}]")
     lines.append(f"  candidates: {', '.join(r.candidates)} (regret is against the best candidate per dataset); "
                  f"portable: {', '.join(r.portable_metrics) or 'none'}")

@@ -14,7 +14,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from attrib_audit.stats.auroc import auroc, cluster_auroc
+from attrib_audit.stats.auroc import auroc, cluster_auroc, ht_auroc
 from attrib_audit.stats.types import Estimate
 
 DEFAULT_B = 2000
@@ -58,8 +58,14 @@ def replay_rng(state: dict) -> np.random.Generator:
     return np.random.Generator(bits)
 
 
-def _auroc_jobs(sm: np.ndarray, y: np.ndarray, codes: np.ndarray, jobs: Sequence[tuple[int, np.ndarray]], n_boot: int,
-                gen: np.random.Generator) -> np.ndarray:
+def _points(sm: np.ndarray, y: np.ndarray, rows: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """AUROC of each scorer j on its `rows[j]` (Horvitz–Thompson weighted when `w` is given); NaN without rows."""
+    return np.array([(auroc(sm[j, r], y[r]) if w is None else ht_auroc(sm[j, r], y[r], w[r])) if r.any() else np.nan
+                     for j, r in enumerate(rows)])
+
+
+def _auroc_jobs(sm: np.ndarray, y: np.ndarray, codes: np.ndarray, w: np.ndarray, jobs: Sequence[tuple[int, np.ndarray]],
+                n_boot: int, gen: np.random.Generator) -> np.ndarray:
     """(len(jobs), B) replicates: job (j, rows) is scorer j's AUROC on `rows`, every job on the same cluster draws."""
     k = int(codes.max()) + 1 if codes.size else 0
     blocks = []
@@ -67,7 +73,7 @@ def _auroc_jobs(sm: np.ndarray, y: np.ndarray, codes: np.ndarray, jobs: Sequence
         block = np.full((len(jobs), counts.shape[0]), np.nan)
         for i, (j, rows) in enumerate(jobs):  # a handful of jobs; the B resamples are one array operation
             if rows.any():
-                block[i] = cluster_auroc(sm[j, rows], y[rows], codes[rows], counts)
+                block[i] = cluster_auroc(sm[j, rows], y[rows], codes[rows], counts, w[rows])
         blocks.append(block)
     return np.concatenate(blocks, axis=1) if blocks else np.zeros((len(jobs), 0))
 
@@ -109,28 +115,31 @@ class BootstrapAUROC:
     labels: np.ndarray  # (n,)
     codes: np.ndarray  # (n,) cluster of each row
     rng_state: dict  # bit-generator state before the draws
+    weights: np.ndarray | None = None  # (n,) Horvitz–Thompson row weights (1/inclusion probability), if any
 
     def aligned(self, scorers: Sequence[int]) -> AlignedAUROC:
         """Scorers `scorers` on the rows where all of them are finite, with the cluster draws of `replicates`."""
         idx = tuple(int(j) for j in scorers)
         finite = np.isfinite(self.scores[list(idx)])
         rows = finite.all(axis=0)
-        y = self.labels[rows]
-        point = np.array([auroc(self.scores[j, rows], y) if rows.any() else np.nan for j in idx])
+        point = _points(self.scores[list(idx)], self.labels, np.broadcast_to(rows, finite.shape), self.weights)
         if all(np.array_equal(f, rows) for f in finite):  # no scorer lost a row the others kept: nothing to redo
             reps = self.replicates[list(idx)]
         else:
-            reps = _auroc_jobs(self.scores, self.labels, self.codes, [(j, rows) for j in idx], self.n_boot,
+            w = np.ones(rows.size) if self.weights is None else self.weights
+            reps = _auroc_jobs(self.scores, self.labels, self.codes, w, [(j, rows) for j in idx], self.n_boot,
                                replay_rng(self.rng_state))
         return AlignedAUROC(idx, point, reps, rows, (~finite).sum(axis=1), int(np.unique(self.codes[rows]).size))
 
 
 def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
-                     rng: np.random.Generator | int = 0) -> BootstrapAUROC:
+                     rng: np.random.Generator | int = 0, weights: np.ndarray | None = None) -> BootstrapAUROC:
     """Clustered bootstrap of AUROC for each row of `score_matrix` (m, n), sharing the draws.
 
     NaN scores (e.g. a judge's failures) are left out of that scorer only: its rows get
     zero weight. Comparisons between scorers go through `aligned` (common rows, same draws).
+    `weights` (1/inclusion probability per row) make both the point estimate and every resample
+    Horvitz–Thompson weighted.
     """
     sm = np.atleast_2d(np.asarray(score_matrix, dtype=np.float64))
     y = np.asarray(labels).astype(np.int64)
@@ -140,10 +149,11 @@ def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
     state = copy.deepcopy(gen.bit_generator.state)
     codes = group_codes(groups)
     finite = np.isfinite(sm)
-    point = np.array([auroc(sm[j, finite[j]], y[finite[j]]) if finite[j].any() else np.nan for j in range(sm.shape[0])])
-    replicates = _auroc_jobs(sm, y, codes, list(enumerate(finite)), n_boot, gen)
+    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    point = _points(sm, y, finite, None if weights is None else w)
+    replicates = _auroc_jobs(sm, y, codes, w, list(enumerate(finite)), n_boot, gen)
     return BootstrapAUROC(point, replicates, finite.sum(axis=1), int(codes.max()) + 1 if codes.size else 0, n_boot,
-                          sm, y, codes, state)
+                          sm, y, codes, state, None if weights is None else w)
 
 
 def percentile_ci(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float, int]:
