@@ -53,14 +53,15 @@ def _batch(v):
                       ["refused" if np.isnan(x) else None for x in v])
 
 
-def audit_of_twins(datasets=("d1", "d2")):
+def audit_of_twins(datasets=("d1", "d2"), inclusion_probs=None):
     parts = [twins(seed=i) for i in range(len(datasets))]
     s, t, y = (np.concatenate([p[k] for p in parts]) for k in range(3))
     ds = [d for d, p in zip(datasets, parts) for _ in p[2]]
     ids = [f"{d}-{i}" for i, d in enumerate(ds)]
     groups = [f"{d}-{c}" for d, p in zip(datasets, parts) for c in p[3]]
     table = PairTable(ids=ids, datasets=ds, claims=["c"] * y.size, evidences=["e f. g h."] * y.size, labels=y,
-                      sources=[None] * y.size, questions=[None] * y.size, groups=groups, constructs=["A"] * y.size)
+                      sources=[None] * y.size, questions=[None] * y.size, groups=groups, constructs=["A"] * y.size,
+                      inclusion_probs=None if inclusion_probs is None else inclusion_probs(y.size))
     scores = {"base": _batch(s), "twin": _batch(t)}
     keys = table.slice_keys("dataset")
     slices, auroc_rows, paired, *_, boots = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores),
@@ -81,8 +82,11 @@ def test_audit_pairs_on_common_rows_and_records_what_each_scorer_dropped():
         assert twin[sl]["auroc"] > base[sl]["auroc"]
 
 
-def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path):
-    table, scores, keys, slices, _, _, boots = audit_of_twins()
+@pytest.mark.parametrize("weighted", [False, True])
+def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
+    probs = (lambda n: np.random.default_rng(3).uniform(0.2, 1.0, n)) if weighted else None  # a weighted sample
+    table, scores, keys, slices, _, _, boots = audit_of_twins(inclusion_probs=probs)
+    assert (boots["d1"].boot.weights is not None) == weighted
     key_arr = np.asarray(keys, dtype=object)
     rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices}
     tr = transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
@@ -131,3 +135,27 @@ def test_select_on_the_target_dataset_compares_candidates_on_the_rows_all_scored
     assert rec.metric == "base" and rec.verdict == "tied-on-target"  # on its own rows the twin would win
     assert rec.rows == {"mine": {"n": 240, "n_used": 240 - int(hard.sum()), "dropped_by": {"base": 0,
                                                                                           "twin": int(hard.sum())}}}
+
+
+def test_select_replays_a_weighted_audit_exactly(tmp_path):
+    def run(probs, folder):
+        table, scores, keys, *_ = audit_of_twins(inclusion_probs=probs)
+        rng = np.random.default_rng(4)
+        scores["rough"] = _batch(scores["base"].scores + rng.normal(0, 0.1, len(table)))  # close to base
+        slices, *_, boots = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=300, seed=1))
+        rows = {s["slice"]: np.flatnonzero(np.asarray(keys) == s["slice"]) for s in slices}
+        tr = transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
+                              {k: b.scores for k, b in scores.items()}, seed=1, n_perm=100)
+        folder.mkdir()
+        (folder / "results.json").write_text(json.dumps({"slices": slices}))
+        write_bootstrap_npz(folder / "bootstrap.npz", boots)
+        (rec,) = select_from_results(folder)
+        assert rec.in_sample_regret_ci[1] > 0  # the replicates, hence the weights, matter
+        return tr["constructs"]["A"]["regret"], rec
+
+    weighted, rec = run(lambda n: np.random.default_rng(3).uniform(0.1, 1.0, n), tmp_path / "w")
+    assert rec.selector_regret_ci == pytest.approx((weighted["selector"]["ci_low"], weighted["selector"]["ci_high"]))
+    fixed = {f["metric"]: f for f in weighted["fixed"]}[rec.metric]
+    assert rec.in_sample_regret_ci == pytest.approx((fixed["ci_low"], fixed["ci_high"]))
+    plain, _ = run(None, tmp_path / "p")
+    assert {f["metric"]: f["ci_high"] for f in plain["fixed"]} != {f["metric"]: f["ci_high"] for f in weighted["fixed"]}

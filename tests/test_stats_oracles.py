@@ -56,16 +56,20 @@ def test_resamples_that_lose_a_class_match_the_loop():
     np.testing.assert_allclose(res.replicates[0], expected, atol=1e-12)
 
 
-def test_aligned_comparison_matches_a_loop_on_the_common_rows():
+@pytest.mark.parametrize("weighted", [False, True])
+def test_aligned_comparison_matches_a_loop_on_the_common_rows(weighted):
     s, y, groups = clustered_sample(seed=1)
     rng = np.random.default_rng(9)
+    w = rng.uniform(1, 4, s.size) if weighted else np.ones(s.size)  # Horvitz–Thompson 1/π per row
     t = s + rng.normal(0, 0.5, s.size)
     t[rng.random(s.size) < 0.2] = np.nan  # a scorer that fails on a fifth of the rows
     s2 = s.copy()
     s2[rng.random(s.size) < 0.1] = np.nan
-    res = bootstrap_aurocs(np.vstack([s2, t]), y, groups, n_boot=200, rng=6)
+    res = bootstrap_aurocs(np.vstack([s2, t]), y, groups, n_boot=200, rng=6, weights=w if weighted else None)
     al = res.aligned([0, 1])
     common = np.isfinite(s2) & np.isfinite(t)
+    for i, x in enumerate((s2, t)):
+        assert al.point[i] == pytest.approx(roc_auc_score(y[common], x[common], sample_weight=w[common]), abs=1e-12)
     assert al.n == common.sum() and al.dropped.tolist() == [int(np.isnan(s2).sum()), int(np.isnan(t).sum())]
     # the resample draws clusters of the whole slice, then keeps the drawn rows both scorers scored
     names = np.unique(groups)
@@ -75,7 +79,7 @@ def test_aligned_comparison_matches_a_loop_on_the_common_rows():
         rows = np.concatenate([members[k] for k in draws[b]])
         rows = rows[common[rows]]
         for i, x in enumerate((s2, t)):
-            want = roc_auc_score(y[rows], x[rows]) if 0 < y[rows].sum() < rows.size else np.nan
+            want = roc_auc_score(y[rows], x[rows], sample_weight=w[rows]) if 0 < y[rows].sum() < rows.size else np.nan
             assert al.replicates[i, b] == pytest.approx(want, abs=1e-12, nan_ok=True)
 
 
