@@ -114,6 +114,18 @@ def test_plan_from_an_audit_folder(tmp_path):
     (["plan", "--half-width", "0.05"], "either --results"),
     (["plan", "--auroc", "1.3", "--prevalence", "0.3", "--half-width", "0.05"], "must be in"),
 ])
-def test_plan_input_errors_are_one_line(argv, message):
-    with pytest.raises(SystemExit, match=message):
-        main(argv)
+def test_plan_input_errors_are_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("attrib-audit plan: ") and message in err and err.count("\n") == 1
+
+
+def test_library_errors_are_exceptions_not_exits():
+    from attrib_audit.errors import UsageError
+    from attrib_audit.validate.plan import EmpiricalPopulation
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 200)
+    pop = EmpiricalPopulation(np.vstack([y + rng.normal(0, 1, 200), rng.normal(0, 1, 200)]), y, 0.5)
+    with pytest.raises(UsageError, match="puts the runner-up's AUROC at"):
+        pop.with_difference(0, 1, 2.0)

@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
 from attrib_audit.data.errors import DataError
+from attrib_audit.errors import UsageError
 from attrib_audit.text.tokenize import TOKEN_RE
 from attrib_audit.validate.page import render_page
 from attrib_audit.validate.sample import Pool, read_pool
@@ -180,7 +181,7 @@ def serve(pairs_file: str | Path, annotator: str, port: int = DEFAULT_PORT) -> L
         return LabelServer(pool, store, annotator, port)
     except OSError:
         if port != DEFAULT_PORT:
-            raise SystemExit(f"attrib-audit label: port {port} is busy; pass --port 0 for any free port") from None
+            raise UsageError(f"port {port} is busy; pass --port 0 for any free port") from None
         return LabelServer(pool, store, annotator, 0)
 
 
@@ -199,11 +200,11 @@ def export(pairs_file: str | Path, out: str | Path, annotator: str | None = None
     names = store.annotators()
     if annotator is None:
         if len(names) != 1:
-            raise SystemExit(f"attrib-audit label: {len(names)} annotators in {store_file} ({', '.join(names)}): "
+            raise UsageError(f"{len(names)} annotators in {store_file} ({', '.join(names)}): "
                              "choose one with --annotator")
         annotator = names[0]
     if annotator not in names:
-        raise SystemExit(f"attrib-audit label: no labels by {annotator!r} in {store_file} (annotators: {', '.join(names)})")
+        raise UsageError(f"no labels by {annotator!r} in {store_file} (annotators: {', '.join(names)})")
     rows = store.rows(annotator)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -257,11 +258,11 @@ def cmd_label(args: argparse.Namespace) -> int:
               "attrib-audit select --results audit-target")
         return 0
     if not args.annotator:
-        raise SystemExit("attrib-audit label: give --annotator NAME (your labels are stored under it)")
+        raise UsageError("give --annotator NAME (your labels are stored under it)")
     try:
         server = serve(args.data, args.annotator, args.port)
     except ValueError as exc:
-        raise SystemExit(f"attrib-audit label: {exc}") from None
+        raise UsageError(str(exc)) from None
     print(f"labelling {len(server.pool.ids)} pairs as {server.annotator}; labels are saved to {server.store.path} after "
           f"every key press\nopen {server.url}\n(Ctrl-C stops the server; rerun to resume)", flush=True)
     try:

@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from attrib_audit.errors import UsageError
 from attrib_audit.stats.auroc import auroc, average_ranks
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
 
@@ -89,7 +90,7 @@ class EmpiricalPopulation:
         """
         target = self.true_aurocs()[best] - delta
         if not 0.0 < target < 1.0:
-            raise SystemExit(f"attrib-audit plan: a difference of {delta} puts the runner-up's AUROC at {target:.3f}")
+            raise UsageError(f"a difference of {delta} puts the runner-up's AUROC at {target:.3f}")
         z = ndtri((average_ranks(self.scores[runner]) - 0.5) / self.labels.size)
         lo, hi = -10.0, 10.0
         for _ in range(60):
@@ -191,17 +192,17 @@ def scenarios_from_results(folder: Path, args: argparse.Namespace) -> list[Scena
     res_path, sc_path = folder / "results.json", folder / "scores.parquet"
     for p in (res_path, sc_path):
         if not p.exists():
-            raise SystemExit(f"attrib-audit plan: {p} not found; run `attrib-audit audit --out {folder}` first")
+            raise UsageError(f"{p} not found; run `attrib-audit audit --out {folder}` first")
     results = json.loads(res_path.read_text())
     frame = pd.read_parquet(sc_path)
     audited = [s["scorer"] for s in results["scorers"]]
     names = [s.strip() for s in args.scorers.split(",")] if args.scorers else audited
     unknown = sorted(set(names) - set(audited))
     if unknown:
-        raise SystemExit(f"attrib-audit plan: scorer(s) {', '.join(unknown)} not in this audit ({', '.join(audited)})")
+        raise UsageError(f"scorer(s) {', '.join(unknown)} not in this audit ({', '.join(audited)})")
     ok = [s["slice"] for s in results["slices"] if s["status"] == "ok"]
     if args.slice and args.slice not in ok:
-        raise SystemExit(f"attrib-audit plan: slice {args.slice!r} is not a two-class slice of {folder} ({', '.join(ok)})")
+        raise UsageError(f"slice {args.slice!r} is not a two-class slice of {folder} ({', '.join(ok)})")
     out = []
     for sl in [args.slice] if args.slice else ok:
         part = frame[frame["slice"].astype(str) == sl]
@@ -231,11 +232,11 @@ def scenarios_from_results(folder: Path, args: argparse.Namespace) -> list[Scena
 def scenario_from_assumptions(args: argparse.Namespace) -> Scenario:
     aurocs = [float(a) for a in args.auroc.split(",")]
     if args.prevalence is None:
-        raise SystemExit("attrib-audit plan: --auroc needs --prevalence (share of supported pairs)")
+        raise UsageError("--auroc needs --prevalence (share of supported pairs)")
     if len(aurocs) == 1 and args.detect is not None:
         aurocs.append(aurocs[0] - args.detect)
     if not all(0.5 <= a < 1 for a in aurocs) or not 0 < args.prevalence < 1:
-        raise SystemExit("attrib-audit plan: --auroc values must be in [0.5, 1) and --prevalence in (0, 1)")
+        raise UsageError("--auroc values must be in [0.5, 1) and --prevalence in (0, 1)")
     runner = 1 if args.detect is not None and len(aurocs) > 1 else None
     names = [f"metric{i + 1}" for i in range(len(aurocs))]
     notes = [f"binormal scores, AUROC {', '.join(f'{a:g}' for a in aurocs)}, prevalence {args.prevalence:g}, "
@@ -275,11 +276,11 @@ def format_plan(sc: Scenario, rows: list[PlanRow], rec: int | None, args: argpar
 
 def cmd_plan(args: argparse.Namespace) -> int:
     if args.half_width is None and args.detect is None:
-        raise SystemExit("attrib-audit plan: give a target: --half-width W and/or --detect D")
+        raise UsageError("give a target: --half-width W and/or --detect D")
     if (args.results is None) == (args.auroc is None):
-        raise SystemExit("attrib-audit plan: give either --results DIR (an earlier audit) or --auroc A --prevalence P")
+        raise UsageError("give either --results DIR (an earlier audit) or --auroc A --prevalence P")
     if args.icc is not None and not 0 <= args.icc < 1:
-        raise SystemExit("attrib-audit plan: --icc must be in [0, 1)")
+        raise UsageError("--icc must be in [0, 1)")
     grid = sorted({int(x) for x in args.grid.split(",")}) if args.grid else DEFAULT_GRID
     scenarios = scenarios_from_results(Path(args.results), args) if args.results else [scenario_from_assumptions(args)]
     recs = []

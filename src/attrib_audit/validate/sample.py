@@ -15,6 +15,7 @@ import numpy as np
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import _pair_text, _text, iter_rows, row_id
+from attrib_audit.errors import UsageError
 from attrib_audit.validate.designs import draw
 
 STRATEGIES = ("random", "stratified", "disagreement")
@@ -96,7 +97,7 @@ def score_pool(pool: Pool, args: argparse.Namespace) -> tuple[list[str], np.ndar
     config = config_from_args(args)
     scorers, unavailable = build_scorers(config, log=lambda m: print(m, file=sys.stderr))
     if unavailable:
-        raise SystemExit(f"attrib-audit sample: scorer(s) {', '.join(u['scorer'] for u in unavailable)} cannot run here")
+        raise UsageError(f"scorer(s) {', '.join(u['scorer'] for u in unavailable)} cannot run here")
     cache = ScoreCache(config.cache_path)
     try:
         rows = [score_pairs(s, pool.claims, pool.evidences, cache=cache, batch_size=config.batch_size, quiet=config.quiet,
@@ -114,10 +115,10 @@ def score_pool(pool: Pool, args: argparse.Namespace) -> tuple[list[str], np.ndar
 
 def cmd_sample(args: argparse.Namespace) -> int:
     if args.strategy == "disagreement" and len([s for s in args.scorers.split(",") if s.strip()]) < 2:
-        raise SystemExit("attrib-audit sample: --strategy disagreement needs at least two --scorers")
+        raise UsageError("--strategy disagreement needs at least two --scorers")
     pool = read_pool(args.data)
     if args.n < 1 or args.n > len(pool.ids):
-        raise SystemExit(f"attrib-audit sample: --n must be between 1 and the pool size ({len(pool.ids)})")
+        raise UsageError(f"--n must be between 1 and the pool size ({len(pool.ids)})")
     clusters = cluster_codes(pool, args.cluster_by)
     names, matrix = ([], None) if args.strategy == "random" else score_pool(pool, args)
     chosen, pi = sample_pool(matrix, args.n, args.strategy, np.random.default_rng(args.seed), clusters, args.strata)
