@@ -7,7 +7,6 @@ chat completion comes back as `malformed` and is counted as a parse failure.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -43,15 +42,10 @@ class Reply:
 
 
 def file_fingerprint(path: str | Path) -> str:
-    """Size plus a hash of the first and last MiB: cheap on a 1 GB GGUF, changes when the weights do."""
-    p = Path(path)
-    size = p.stat().st_size
-    h = hashlib.sha256(str(size).encode())
-    with open(p, "rb") as fh:
-        h.update(fh.read(1 << 20))
-        fh.seek(max(0, size - (1 << 20)))
-        h.update(fh.read(1 << 20))
-    return h.hexdigest()[:16]
+    """sha256 (16 hex) of the whole GGUF, cached per path, mtime and size so a rerun does not rehash 1 GB."""
+    from attrib_audit.scorers.fingerprint import cached_sha256
+
+    return cached_sha256(path)[:16]
 
 
 class LlamaCppBackend:
