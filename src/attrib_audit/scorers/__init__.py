@@ -103,10 +103,10 @@ def _judge_check() -> tuple[bool, str]:
 
 JUDGE_INSTALL = "attrib-audit models install judge   (or a server: --judge-url URL --judge-model NAME)"
 register(ScorerSpec("judge", _judge("graded", "judge"), "LLM judge, graded SUPPORT in [0,1] (local GGUF or server)",
-                    "llm-judge", _judge_check, JUDGE_INSTALL, _judge_options()))
+                    "llm-judge", _judge_check, JUDGE_INSTALL, _judge_options))
 register(ScorerSpec("judge-label", _judge("label", "judge-label"),
                     "LLM judge, LABEL attributable|not_attributable + CONF", "llm-judge", _judge_check, JUDGE_INSTALL,
-                    _judge_options()))
+                    _judge_options))
 
 __all__ = ["MINILM_HUB", "MPNET_HUB", "MPNET_PARTS", "Resolved", "ScoreBatch", "Scorer", "ScorerSpec",
            "ScorerUnavailable", "get_scorer", "register", "registry", "resolve_minilm", "resolve_mpnet"]

@@ -110,10 +110,13 @@ class ScorerSpec:
     family: str
     check: Callable[[], tuple[bool, str]]  # (available, where from / why not)
     install: str  # the command that makes it available
-    options: tuple[str, ...] | None = None  # accepted options; None: read from the factory's signature
+    # accepted options (or a function giving them, read when first needed); None: the factory's signature
+    options: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
 
     def option_names(self) -> tuple[str, ...] | None:
         """The options the factory takes (`device` included when it uses one); None when it takes **anything."""
+        if callable(self.options):
+            return self.options()
         if self.options is not None:
             return self.options
         params = inspect.signature(self.factory).parameters.values()
