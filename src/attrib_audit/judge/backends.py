@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attrib_audit.scorers.base import ScorerUnavailable
+from attrib_audit.scorers.base import ScorerLoadError, ScorerUnavailable
 
 
 class JudgeBackendError(RuntimeError):
@@ -73,8 +73,9 @@ class LlamaCppBackend:
             try:
                 self._llm = self._llama_cpp.Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads,
                                                   seed=self.decoding.seed, verbose=False)
-            except Exception as exc:  # noqa: BLE001 - a GGUF that does not load is unavailability
-                raise ScorerUnavailable(f"judge: failed to load {self.model_path!r} ({type(exc).__name__}: {exc})") from None
+            except Exception as exc:  # noqa: BLE001 - a GGUF that is here but does not load is an error
+                raise ScorerLoadError(f"judge: the GGUF {self.model_path!r} is present but does not load "
+                                      f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
         return self._llm
 
     def complete(self, messages: list[dict[str, str]]) -> Reply:

@@ -1,0 +1,169 @@
+"""One run spec: flags, --config (JSON/TOML), results.json and --check all run the same thing; scorer options
+are validated; --check compares everything, takes nothing machine-local from the results file, and --rescore."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from attrib_audit.cli import main
+from attrib_audit.data import demo_paths
+from attrib_audit.spec import RunSpec, SpecError, load_spec_file
+
+AB = demo_paths()[0]  # attributionbench sample: 4 sources of one construct, so `transfer` is computed
+FAST = ["--scorers", "lexical", "--n-boot", "60", "--n-perm", "50", "--seed", "3", "--slice-by", "source", "--quiet"]
+
+
+def audit(tmp_path: Path, *args: str, out: str = "out") -> Path:
+    assert main(["audit", *args, "--out", str(tmp_path / out), "--cache", str(tmp_path / "c.sqlite"), *FAST]) == 0
+    return tmp_path / out
+
+
+def results(folder: Path) -> dict:
+    return json.loads((folder / "results.json").read_text())
+
+
+def check(tmp_path: Path, folder: Path, *extra: str) -> int:
+    return main(["audit", "--check", str(folder), "--cache", str(tmp_path / "c.sqlite"), *extra])
+
+
+def test_unknown_scorer_option_is_a_one_line_error_listing_the_valid_ones(tmp_path, capsys):
+    rc = main(["audit", str(AB), "--scorers", "lexical,bertscore", "--scorer-opt", "bertscore.num_layer=5",
+               "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err and "Traceback" not in err
+    assert "'bertscore' has no option num_layer" in err and "num_layers" in err and "rescale_with_baseline" in err
+    assert not (tmp_path / "o").exists()  # refused before anything ran
+
+
+def test_spec_in_results_runs_again_from_json_and_toml_config(tmp_path):
+    ref = results(audit(tmp_path, str(AB)))
+    spec = ref["spec"]
+    assert spec["stats"] == {"n_boot": 60, "seed": 3, "n_perm": 50, "slice_by": "source", "level": 0.95}
+    assert spec["data"]["files"][0]["format"] == "pairs" and len(spec["data"]["files"][0]["sha256"]) == 64
+    assert RunSpec.from_dict(spec).to_dict() == spec  # round trip
+    (tmp_path / "audit.json").write_text(json.dumps(spec))
+    (tmp_path / "audit.toml").write_text(f"""
+[data]
+files = [{{ path = {json.dumps(str(AB))} }}]
+[[scorers]]
+name = "lexical"
+[stats]
+n_boot = 60
+seed = 3
+n_perm = 50
+slice_by = "source"
+""")
+    for name in ("audit.json", "audit.toml"):
+        assert main(["audit", "--config", str(tmp_path / name), "--out", str(tmp_path / name[:-5]),
+                     "--cache", str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+        got = results(tmp_path / name[:-5])
+        assert got["spec"] == spec
+        for key in ("auroc", "paired", "transfer", "slices"):
+            assert got[key] == ref[key], key
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"data": {"files": [{"path": "x.jsonl"}]}, "scorers": [{"name": "lexical"}], "stats": {"n_bot": 5}},
+     "unknown key n_bot; valid: n_boot, seed, n_perm, slice_by, level"),
+    ({"data": {"files": [{"path": "x.jsonl"}]}, "scorers": [{"name": "judge", "options": {"url": "http://x"}}]},
+     "never read from a spec or results file: pass --judge-url"),
+    ({"data": {"files": [{"path": "x.jsonl"}]}, "scorers": [{"name": "blend", "options": {"w_lexical": 1}}]},
+     "'blend' has no option w_lexical; valid: path, w_lex, w_sem"),
+    ({"data": {"files": [{"path": "x.jsonl"}]}, "scorers": [{"name": "lexical"}], "stats": {"level": 95}},
+     "stats.level: expected a number between 0 and 1"),
+])
+def test_bad_specs_are_refused_with_the_field_named(tmp_path, raw, message, capsys):
+    with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        RunSpec.from_dict(raw)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(SpecError, match=str(path)):
+        load_spec_file(path)
+    assert main(["audit", "--config", str(path), "--out", str(tmp_path / "o"), "--quiet"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def _first_float(node, trail=()):
+    """The key/index trail to the first float leaf of a JSON value, and that float."""
+    items = sorted(node.items()) if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, v in items:
+        found = _first_float(v, (*trail, k))
+        if found:
+            return found
+    return (trail, node) if isinstance(node, float) else None
+
+
+def test_check_compares_everything_transfer_included_within_the_stated_tolerance(tmp_path, capsys):
+    out = audit(tmp_path, str(AB))
+    capsys.readouterr()
+    assert check(tmp_path, out) == 0  # n_perm=50 and level come back from the spec (10000 would change p-values)
+    captured = capsys.readouterr()
+    assert "reproduced: every value of results.json, transfer included" in captured.out
+    assert "from results.json (run spec)" in captured.err and "within ±1e-09" in captured.err
+    original = (out / "results.json").read_text()
+
+    def tamper(edit) -> None:
+        res = json.loads(original)
+        edit(res)
+        (out / "results.json").write_text(json.dumps(res))
+
+    tamper(lambda r: r["transfer"].__setitem__("tampered", {"lowest_regret_metric": "minilm"}))
+    assert check(tmp_path, out) == 1
+    assert ".transfer.tampered: missing in rerun" in capsys.readouterr().out
+
+    trail, value = _first_float(json.loads(original)["transfer"])
+
+    def nudge(delta):
+        def edit(r):
+            node = r["transfer"]
+            for k in trail[:-1]:
+                node = node[k]
+            node[trail[-1]] = value + delta
+        return edit
+
+    tamper(nudge(1e-3))
+    assert check(tmp_path, out) == 1
+    assert f".transfer.{trail[0]}" in capsys.readouterr().out
+    assert check(tmp_path, out, "--tolerance", "0.01") == 0
+    tamper(nudge(1e-12))
+    assert check(tmp_path, out) == 0
+
+
+def test_check_rescore_recomputes_instead_of_replaying_the_cache(tmp_path, capsys):
+    out = audit(tmp_path, str(AB))
+    with sqlite3.connect(tmp_path / "c.sqlite") as db:  # a cache that lies
+        db.execute("UPDATE scores SET score = 1.0 - score")
+    capsys.readouterr()
+    assert check(tmp_path, out) == 1
+    assert "NOT reproduced" in capsys.readouterr().out
+    assert check(tmp_path, out, "--rescore") == 0
+    captured = capsys.readouterr()
+    assert "recomputed" in captured.out and "scores recomputed (--rescore)" in captured.err
+
+
+def ab_native_rows() -> list[dict]:
+    rows = [json.loads(line) for line in AB.read_text().splitlines() if line.strip()]
+    return [{"id": r["id"], "question": r.get("question"), "claim": r["claim"], "references": [r["evidence"]],
+             "attribution_label": "attributable" if r["label"] else "not attributable", "src_dataset": r["source"]}
+            for r in rows]
+
+
+def test_check_reproduces_an_adapter_input(tmp_path, capsys):
+    native = tmp_path / "ab_native.jsonl"
+    native.write_text("".join(json.dumps(r) + "\n" for r in ab_native_rows()))
+    out = audit(tmp_path, str(native))  # format detected: attributionbench
+    assert results(out)["spec"]["data"]["files"][0]["format"] == "attributionbench"
+    capsys.readouterr()
+    assert check(tmp_path, out) == 0, capsys.readouterr()
+    native.write_text(native.read_text() + "\n")
+    assert check(tmp_path, out) == 1
+    assert "changed: sha256" in capsys.readouterr().out
+
+
+def test_check_refuses_a_folder_without_results_in_one_line(tmp_path, capsys):
+    assert main(["audit", "--check", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "results.json: not found" in err
