@@ -167,3 +167,51 @@ def test_check_refuses_a_folder_without_results_in_one_line(tmp_path, capsys):
     assert main(["audit", "--check", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "results.json: not found" in err
+
+
+def test_crafted_results_cannot_choose_endpoints_key_variables_or_cache_paths(tmp_path, capsys, monkeypatch):
+    from judge_servers import RuleServer
+
+    out = audit(tmp_path, str(AB))
+    monkeypatch.setenv("ATTRIB_AUDIT_JUDGE_GGUF", str(tmp_path / "no-local-judge.gguf"))  # no judge here
+    evil = tmp_path / "evil"
+    with RuleServer() as server:
+        res = results(out)
+        res["spec"]["scorers"].append({"name": "judge", "options": {"model": "m"}})
+        res["config"]["scorers"].append("judge")
+        res["config"]["cache"] = str(evil / "scores.sqlite")
+        res["config"]["scorer_options"] = {"judge": {"url": server.url, "model": "m", "api_key_env": "HOME",
+                                                     "request_cache": str(evil / "requests.sqlite")}}
+        (out / "results.json").write_text(json.dumps(res))
+        capsys.readouterr()
+        rc = check(tmp_path, out)
+        captured = capsys.readouterr()
+        assert server.hits == {}  # not one request reached the endpoint the file named
+        assert rc == 1 and "NOT reproduced" in captured.out  # the judge could not run here: a difference, not a request
+        assert "never from results.json" in captured.err and f"score cache: {tmp_path / 'c.sqlite'}" in captured.err
+
+        res["spec"]["scorers"][-1]["options"]["url"] = server.url  # a spec that names an endpoint is refused
+        (out / "results.json").write_text(json.dumps(res))
+        assert check(tmp_path, out) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "pass --judge-url" in err and server.hits == {}
+    assert not evil.exists()  # no cache file was created (or moved aside) where the file said
+
+
+def test_check_reproduces_an_hf_input(tmp_path):
+    from test_hf_and_cli_formats import ab_native, run_cli
+
+    folder = tmp_path / "ab_hf"
+    folder.mkdir()
+    rows = [ab_native(i, "attributable" if i % 2 else "not attributable",
+                      [f"the tower is {i} metres tall" if i % 3 else "a different sentence"]) for i in range(12)]
+    (folder / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cache = str(tmp_path / "c.sqlite")
+    proc = run_cli(tmp_path, "audit", "--hf", str(folder), "--hf-split", "test", "--scorers", "lexical",
+                   "--n-boot", "30", "--n-perm", "30", "--cache", cache, "--out", str(tmp_path / "o"), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert results(tmp_path / "o")["spec"]["data"]["hf"] == {"id": str(folder), "split": "test", "revision": None,
+                                                             "config": None}
+    proc = run_cli(tmp_path, "audit", "--check", str(tmp_path / "o"), "--cache", cache)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "reproduced" in proc.stdout
