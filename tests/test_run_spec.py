@@ -13,7 +13,8 @@ from attrib_audit.data import demo_paths
 from attrib_audit.spec import RunSpec, SpecError, load_spec_file
 
 AB = demo_paths()[0]  # attributionbench sample: 4 sources of one construct, so `transfer` is computed
-FAST = ["--scorers", "lexical", "--n-boot", "60", "--n-perm", "50", "--seed", "3", "--slice-by", "source", "--quiet"]
+FAST = ["--scorers", "lexical", "--n-boot", "60", "--n-perm", "50", "--seed", "3", "--slice-by", "source",
+        "--construct", "attribution", "--quiet"]
 
 
 def audit(tmp_path: Path, *args: str, out: str = "out") -> Path:
@@ -48,6 +49,7 @@ def test_spec_in_results_runs_again_from_json_and_toml_config(tmp_path):
     (tmp_path / "audit.toml").write_text(f"""
 [data]
 files = [{{ path = {json.dumps(str(AB))} }}]
+construct = "attribution"
 [[scorers]]
 name = "lexical"
 [stats]
