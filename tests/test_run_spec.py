@@ -65,6 +65,7 @@ slice_by = "source"
         assert got["spec"] == spec
         for key in ("auroc", "paired", "transfer", "slices"):
             assert got[key] == ref[key], key
+    assert main(["audit", "--config", str(tmp_path / "audit.json"), "--n-boot", "5", "--out", str(tmp_path / "x")]) == 2
 
 
 @pytest.mark.parametrize("raw, message", [

@@ -97,8 +97,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from attrib_audit.spec import SpecError, load_spec_file, local_for, spec_from_args
 
     if args.config:
-        if args.data or args.hf:
-            raise SpecError(f"--config {args.config} names the data: give no files or --hf beside it")
+        defaults = vars(build_parser().parse_args(["audit"]))
+        local = {"config", "out", "report", "cache", "no_cache", "quiet", "model_path", "judge_url",
+                 "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command"}
+        given = sorted(k for k, v in vars(args).items() if k not in local and v != defaults.get(k))
+        if given:
+            raise SpecError(f"--config {args.config} holds the run spec: set {', '.join(given)} there, not as flags")
         spec = load_spec_file(args.config)
         return _run_and_report(spec, local_for(spec, args), args)
     return _run_and_report(*spec_from_args(args), args)

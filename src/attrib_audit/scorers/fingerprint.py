@@ -17,7 +17,7 @@ from pathlib import Path
 from attrib_audit.scorers.resolve import Resolved
 
 _LOCK = threading.Lock()
-_SKIP_SUFFIXES = (".md", ".lock")
+_SKIP_SUFFIXES = (".md", ".lock", ".pyc")  # docs, download locks, bytecode: not what computes a score
 
 
 def _cache_file() -> Path:
@@ -69,7 +69,7 @@ def _weight_files(root: Path) -> list[Path]:
     if root.is_file():
         return [root]
     return sorted(f for f in root.rglob("*") if f.is_file() and not f.name.endswith(_SKIP_SUFFIXES)
-                  and not any(part.startswith(".") for part in f.relative_to(root).parts))
+                  and not any(part.startswith(".") or part == "__pycache__" for part in f.relative_to(root).parts))
 
 
 def weights_fingerprint(resolved: Resolved) -> str:
