@@ -218,3 +218,16 @@ def test_check_reproduces_an_hf_input(tmp_path):
     proc = run_cli(tmp_path, "audit", "--check", str(tmp_path / "o"), "--cache", cache)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "reproduced" in proc.stdout
+
+
+def test_check_never_imports_a_plugin_only_the_results_file_names(tmp_path, capsys, monkeypatch):
+    out = audit(tmp_path, str(AB))
+    res = results(out)
+    pwned = tmp_path / "pwned"
+    res["spec"]["scorers"].append({"name": "os:system", "options": {"command": f"touch {pwned}"}})
+    (out / "results.json").write_text(json.dumps(res))
+    capsys.readouterr()
+    assert check(tmp_path, out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "plugin scorer 'os:system'" in err and "add --scorers os:system" in err
+    assert not pwned.exists()

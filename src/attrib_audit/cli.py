@@ -57,8 +57,13 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
 
+def _log(args: argparse.Namespace):
+    return (lambda *_: None) if getattr(args, "quiet", False) else _stderr
+
+
 def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
-    p.add_argument("--scorers", default=default, help=f"comma-separated scorer names (default {default}); see `models list`")
+    p.add_argument("--scorers", default=default, help=f"comma-separated scorer names (default {default}); see "
+                   "`models list`; a plugin as module:factory; 'none' with --score-col/--scores only")
     add_model_args(p)
     from attrib_audit.engine.cli import add_engine_args
     from attrib_audit.judge.cli import add_judge_args
@@ -105,7 +110,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             raise SpecError(f"--config {args.config} holds the run spec: set {', '.join(given)} there, not as flags")
         spec = load_spec_file(args.config)
         return _run_and_report(spec, local_for(spec, args), args)
-    return _run_and_report(*spec_from_args(args), args)
+    return _run_and_report(*spec_from_args(args, log=_log(args)), args)
 
 
 def _run_and_report(spec, local, args: argparse.Namespace) -> int:
@@ -113,13 +118,16 @@ def _run_and_report(spec, local, args: argparse.Namespace) -> int:
     from attrib_audit.spec import run_spec
     from attrib_audit.transfer_audit import format_transfer
 
-    result = run_spec(spec, local, log=(lambda *_: None) if args.quiet else _stderr)
+    result = run_spec(spec, local, log=_log(args))
     path = result.save(args.out)
     print(format_table(result.results))
     print(format_transfer(result.results))
     cached = sum(s["n_cached"] for s in result.results["scorers"])
     scored = sum(s["n_scored"] for s in result.results["scorers"])
     print(f"\n{len(result.table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
+    for p in result.results["precomputed"]:
+        print(f"precomputed {p['scorer']}: {p['column']} of {p['source']} (joined on {p['join']}, {p['direction']}); "
+              f"{p['n_failed']} pairs without a usable score (ids in results.json)")
     if args.report:
         from attrib_audit.report.cli import write_report
 
@@ -133,7 +141,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     data = DataSpec(files=tuple(FileSource(str(p), construct=DEMO_FILES[p.name]) for p in demo_paths()))
     print("demo: human-labelled pairs (AttributionBench sample, Apache-2.0; BEGIN WoW sample, CC-BY-4.0)")
-    return _run_and_report(*spec_from_args(args, data=data), args)
+    return _run_and_report(*spec_from_args(args, data=data, log=_log(args)), args)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -146,10 +154,14 @@ def cmd_models(args: argparse.Namespace) -> int:
     from attrib_audit.scorers import registry
 
     if args.action == "list":
+        from attrib_audit.scorers.plugins import plugin_clashes
+
         for name, spec in sorted(registry().items()):
             ok, where = spec.check()
             state = "ready " if ok else "absent"
             print(f"{name:<14} {state}  {spec.description}\n{'':<22}{where}" + ("" if ok else f"\n{'':<22}install: {spec.install}"))
+        for clash in plugin_clashes():
+            print(f"plugin clash: {clash}")
         return 0
     from attrib_audit.scorers.install import install
 
@@ -175,6 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--ci-level", type=float, default=0.95,
                        help="coverage of the per-slice AUROC and paired-difference CIs (default 0.95)")
         p.add_argument("--out", default=out_default, help="output folder")
+        from attrib_audit.external.cli import add_precomputed_args
+
+        add_precomputed_args(p)
         p.add_argument("--report", action="store_true", default=out_default is not None,
                        help="also write report.html, report.md and plots/ in the output folder (demo: always)")
 
@@ -221,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from attrib_audit.data.errors import DataError
     from attrib_audit.engine.check import CheckError
     from attrib_audit.scorers.base import ScorerLoadError, ScorerOptionError
+    from attrib_audit.scorers.plugins import PluginError
     from attrib_audit.spec import SpecError
 
     args = build_parser().parse_args(argv)
@@ -231,6 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except (SpecError, ScorerOptionError, CheckError, ScorerLoadError) as exc:
         print(f"attrib-audit: error: {exc}", file=sys.stderr)
+        return 2
+    except PluginError as exc:
+        print(f"attrib-audit: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)

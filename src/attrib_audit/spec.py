@@ -140,10 +140,19 @@ class ScorerChoice:
         if local:
             raise SpecError(f"scorers.{self.name}: option {local[0]!r} names a path or endpoint of this machine; "
                             f"it is never read from a spec or results file: pass {_LOCAL_FLAG[local[0]]}")
+        if self.plugin:
+            return  # its options are checked when it is built: checking them here would import its code
         try:
             check_options(self.name, {k: v for k, v in self.options.items()})
         except ValueError as exc:
             raise SpecError(str(exc)) from None
+
+    @property
+    def plugin(self) -> bool:
+        """A `module:factory` scorer: running it imports code, so --check runs it only when asked to again."""
+        from attrib_audit.scorers.plugins import is_import_path
+
+        return is_import_path(self.name)
 
 
 @dataclass(frozen=True)
@@ -189,13 +198,18 @@ class RunSpec:
     scorers: tuple[ScorerChoice, ...]
     stats: StatsSpec = StatsSpec()
     engine: EngineSpec = EngineSpec()
+    precomputed: tuple[Any, ...] = ()  # external.ScoreSource: metrics computed elsewhere (--score-col, --scores)
     version: int = SPEC_VERSION
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scorers", tuple(self.scorers))
-        _need(bool(self.scorers), "scorers", "expected at least one scorer", [])
+        object.__setattr__(self, "precomputed", tuple(self.precomputed))
+        _need(bool(self.scorers) or bool(self.precomputed), "scorers", "expected at least one scorer", [])
         names = [s.name for s in self.scorers]
         _need(len(set(names)) == len(names), "scorers", "each scorer at most once", names)
+        clash = sorted(set(names) & {p.name for p in self.precomputed})
+        if clash:
+            raise SpecError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
         _need(self.version == SPEC_VERSION, "version", f"this attrib-audit reads spec version {SPEC_VERSION}",
               self.version)
 
@@ -217,13 +231,18 @@ class RunSpec:
                               for i, f in enumerate(files))
         if data.get("hf") is not None:
             data["hf"] = HFSource(**_strict(HFSource, data["hf"], f"{where}.data.hf"))
-        scorers = top.get("scorers", [])
-        if not isinstance(scorers, list):
-            raise SpecError(f"{where}.scorers: expected a list, got {type(scorers).__name__}")
+        scorers, precomputed = top.get("scorers", []), top.get("precomputed", [])
+        for key, value in (("scorers", scorers), ("precomputed", precomputed)):
+            if not isinstance(value, list):
+                raise SpecError(f"{where}.{key}: expected a list, got {type(value).__name__}")
+        from attrib_audit.external.sources import ScoreSource
+
         try:
             return cls(data=DataSpec(**data),
                        scorers=tuple(ScorerChoice(**_strict(ScorerChoice, s, f"{where}.scorers[{i}]"))
                                      for i, s in enumerate(scorers)),
+                       precomputed=tuple(ScoreSource(**_strict(ScoreSource, p, f"{where}.precomputed[{i}]"))
+                                         for i, p in enumerate(precomputed)),
                        stats=StatsSpec(**_strict(StatsSpec, top.get("stats", {}), f"{where}.stats")),
                        engine=EngineSpec(**_strict(EngineSpec, top.get("engine", {}), f"{where}.engine")),
                        version=top.get("version", SPEC_VERSION))
@@ -294,15 +313,15 @@ def scorer_options_from_args(args: argparse.Namespace) -> tuple[tuple[str, ...],
     """`--scorers` and every option for them: `--scorer-opt`, `--model-path`, the judge flags (unvalidated)."""
     from attrib_audit.judge.cli import JUDGE_SCORERS, judge_options
 
-    names = tuple(dict.fromkeys(s.strip() for s in args.scorers.split(",") if s.strip()))
+    names = tuple(dict.fromkeys(s.strip() for s in args.scorers.split(",") if s.strip() and s.strip() != "none"))
     opts: dict[str, dict[str, Any]] = {n: judge_options(args) for n in JUDGE_SCORERS if n in names}
     for item in getattr(args, "model_path", []):
         name, _, path = item.partition("=")
         opts.setdefault(name.strip(), {})["path"] = path.strip()
     for item in getattr(args, "scorer_opt", []):
         key, sep, value = item.partition("=")
-        name, _, opt = key.partition(".")
-        if not opt or not sep:
+        name, _, opt = key.rpartition(".")  # rpartition: a `pkg.mod:factory` plugin name holds dots
+        if not name or not opt or not sep:
             raise SpecError(f"--scorer-opt {item!r} must be SCORER.KEY=VALUE")
         if name.strip() not in names:
             raise SpecError(f"--scorer-opt {item!r}: scorer {name.strip()!r} is not in --scorers {','.join(names)}")
@@ -357,8 +376,11 @@ def local_from_args(args: argparse.Namespace, local_options: Mapping[str, Mappin
                  ray_address=getattr(args, "ray_address", None) or os.environ.get("RAY_ADDRESS") or None)
 
 
-def spec_from_args(args: argparse.Namespace, data: DataSpec | None = None) -> tuple[RunSpec, Local]:
+def spec_from_args(args: argparse.Namespace, data: DataSpec | None = None,
+                   log: Callable[[str], None] = lambda _m: None) -> tuple[RunSpec, Local]:
     """The spec and the local settings the flags of `audit`/`score`/`demo` describe."""
+    from attrib_audit.external.cli import sources_from_args
+
     scorers, local_opts = scorers_from_args(args)
     stats = StatsSpec(n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
                       n_perm=getattr(args, "n_perm", 10_000), slice_by=getattr(args, "slice_by", "dataset"),
@@ -367,7 +389,7 @@ def spec_from_args(args: argparse.Namespace, data: DataSpec | None = None) -> tu
                         batch_size=getattr(args, "batch_size", None), concurrency=getattr(args, "concurrency", 2),
                         actor_gpus=getattr(args, "actor_gpus", None))
     spec = RunSpec(data=data if data is not None else data_from_args(args), scorers=scorers, stats=stats,
-                   engine=engine)
+                   engine=engine, precomputed=tuple(sources_from_args(args, log).values()))
     return spec, local_from_args(args, local_opts)
 
 
@@ -404,7 +426,8 @@ def audit_config(spec: RunSpec, local: Local):
     return AuditConfig(scorers=spec.scorer_names, slice_by=s.slice_by, n_boot=s.n_boot, seed=s.seed, n_perm=s.n_perm,
                        level=s.level, batch_size=spec.engine.batch_size, device=spec.engine.device,
                        cache_path=local.cache, scorer_options={k: v for k, v in opts.items() if v}, quiet=local.quiet,
-                       engine=spec.engine.engine, ray=ray)
+                       engine=spec.engine.engine, ray=ray, precomputed={p.name: p for p in spec.precomputed},
+                       on_error=spec.data.on_error)
 
 
 def run_spec(spec: RunSpec, local: Local, log: Callable[[str], None] = print):

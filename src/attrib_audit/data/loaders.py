@@ -140,6 +140,11 @@ def _pair_text(value: Any, what: str, *, path: str, row: int, field: str) -> str
     return text
 
 
+def row_id(raw: Mapping[str, Any], id_col: str, default_dataset: str, row: int) -> str:
+    """A row's id: its id column, else `<dataset>:<row number>` (so a row can be found again by id)."""
+    return _text(raw.get(id_col)) or f"{default_dataset}:{row}"
+
+
 def rows_to_records(
     rows: Iterable[tuple[int, dict]],
     *,
@@ -173,7 +178,7 @@ def rows_to_records(
             claim = _pair_text(raw.get(col["claim"]), "claim", path=path, row=row, field=col["claim"])
             evidence = _pair_text(raw.get(col["evidence"]), "evidence", path=path, row=row, field=col["evidence"])
             label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
-            rid = _text(raw.get(col["id"])) or f"{default_dataset}:{row}"
+            rid = row_id(raw, col["id"], default_dataset, row)
             if seen_ids is not None:
                 if rid in seen_ids:
                     first = seen_ids[rid]

@@ -149,11 +149,24 @@ def check(folder: str | Path, local, *, tolerance: float = DEFAULT_TOLERANCE, re
     return diff(comparable(recorded), comparable(rerun), tolerance=tolerance), rerun
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    from attrib_audit.spec import RunSpec, local_for
+def refuse_unasked_plugins(spec, asked: str) -> None:
+    """Running a `module:factory` scorer imports and calls code: only when this command line names it too."""
+    named = {s.strip() for s in asked.split(",")}
+    missing = [s.name for s in spec.scorers if s.plugin and s.name not in named]
+    if missing:
+        raise CheckError(f"results.json names the plugin scorer {missing[0]!r}; --check imports plugin code only "
+                         f"when this command line names it too: add --scorers {','.join(missing)}")
 
-    spec_for_local = RunSpec.from_dict(read_results(args.check)["spec"])  # which scorers need local settings
-    local = local_for(spec_for_local, args)
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from attrib_audit.spec import RunSpec, SpecError, local_for
+
+    try:
+        spec = RunSpec.from_dict(read_results(args.check)["spec"])  # which scorers need local settings
+    except SpecError as exc:
+        raise CheckError(f"{Path(args.check) / 'results.json'}: spec: {exc}") from None
+    refuse_unasked_plugins(spec, args.scorers)
+    local = local_for(spec, args)
     diffs, rerun = check(args.check, local, tolerance=args.tolerance, rescore=args.rescore,
                          log=lambda m: print(m, file=sys.stderr))
     if diffs:

@@ -136,13 +136,18 @@ def register(spec: ScorerSpec) -> ScorerSpec:
 
 
 def registry() -> dict[str, ScorerSpec]:
+    """Built-in scorers and the installed `attrib_audit.scorers` entry points (discovered on each call)."""
     from attrib_audit import scorers  # noqa: F401  (importing the package registers the built-ins)
+    from attrib_audit.scorers.plugins import entry_point_specs
 
-    return dict(_REGISTRY)
+    return {**entry_point_specs(set(_REGISTRY))[0], **_REGISTRY}
 
 
 def scorer_spec(name: str) -> ScorerSpec:
-    specs = registry()
+    """The registry entry of a built-in or entry-point scorer (a built-in needs no scan of the entry points)."""
+    from attrib_audit import scorers  # noqa: F401  (importing the package registers the built-ins)
+
+    specs = _REGISTRY if name in _REGISTRY else registry()
     if name not in specs:
         raise ScorerOptionError(f"unknown scorer {name!r}; known: {', '.join(sorted(specs))}")
     return specs[name]
@@ -166,6 +171,13 @@ def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def get_scorer(name: str, **options: Any) -> Scorer:
-    """Build a registered scorer; raises ScorerUnavailable with a one-line reason if it cannot run here,
-    ScorerOptionError for an option it does not take."""
+    """Build a registered scorer or a `module:factory` plugin.
+
+    Raises ScorerUnavailable with a one-line reason if it cannot run here, ScorerOptionError for an option
+    it does not take, PluginError for a broken plugin.
+    """
+    from attrib_audit.scorers.plugins import import_path_scorer, is_import_path
+
+    if is_import_path(name):
+        return import_path_scorer(name, **options)
     return scorer_spec(name).factory(**check_options(name, options))
