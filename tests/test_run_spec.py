@@ -202,22 +202,29 @@ def test_crafted_results_cannot_choose_endpoints_key_variables_or_cache_paths(tm
 
 
 def test_check_reproduces_an_hf_input(tmp_path):
-    from test_hf_and_cli_formats import ab_native, run_cli
+    import os
+    import subprocess
+    import sys
+
+    from test_hf_and_cli_formats import SRC, ab_native
 
     folder = tmp_path / "ab_hf"
     folder.mkdir()
     rows = [ab_native(i, "attributable" if i % 2 else "not attributable",
                       [f"the tower is {i} metres tall" if i % 3 else "a different sentence"]) for i in range(12)]
     (folder / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    cache = str(tmp_path / "c.sqlite")
-    proc = run_cli(tmp_path, "audit", "--hf", str(folder), "--hf-split", "test", "--scorers", "lexical",
-                   "--n-boot", "30", "--n-perm", "30", "--cache", cache, "--out", str(tmp_path / "o"), "--quiet")
-    assert proc.returncode == 0, proc.stderr
+    cache, out = str(tmp_path / "c.sqlite"), str(tmp_path / "o")
+    audit_argv = ["audit", "--hf", str(folder), "--hf-split", "test", "--scorers", "lexical", "--n-boot", "30",
+                  "--n-perm", "30", "--cache", cache, "--out", out, "--quiet"]
+    script = ("import sys; from attrib_audit.cli import main; "
+              f"assert main({audit_argv!r}) == 0; sys.exit(main(['audit', '--check', {out!r}, '--cache', {cache!r}]))")
+    env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_CACHE": str(tmp_path / "hf" / "datasets")}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "reproduced: every value" in proc.stdout
     assert results(tmp_path / "o")["spec"]["data"]["hf"] == {"id": str(folder), "split": "test", "revision": None,
                                                              "config": None}
-    proc = run_cli(tmp_path, "audit", "--check", str(tmp_path / "o"), "--cache", cache)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "reproduced" in proc.stdout
 
 
 def test_check_never_imports_a_plugin_only_the_results_file_names(tmp_path, capsys, monkeypatch):
