@@ -3,6 +3,7 @@ are validated; --check compares everything, takes nothing machine-local from the
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -15,6 +16,18 @@ from attrib_audit.spec import RunSpec, SpecError, load_spec_file
 AB = demo_paths()[0]  # attributionbench sample: 4 sources of one construct, so `transfer` is computed
 FAST = ["--scorers", "lexical", "--n-boot", "60", "--n-perm", "50", "--seed", "3", "--slice-by", "source",
         "--construct", "attribution", "--quiet"]
+
+
+def with_length(tmp_path: Path) -> Path:
+    """The sample with an `evidence_words` column, audited as a second metric so `transfer` is computed."""
+    rows = [json.loads(line) for line in AB.read_text().splitlines() if line.strip()]
+    path = tmp_path / "data" / AB.name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("".join(json.dumps({**r, "evidence_words": len(r["evidence"].split())}) + "\n" for r in rows))
+    return path
+
+
+TWO = ["--score-col", "words=evidence_words"]
 
 
 def audit(tmp_path: Path, *args: str, out: str = "out") -> Path:
@@ -40,15 +53,20 @@ def test_unknown_scorer_option_is_a_one_line_error_listing_the_valid_ones(tmp_pa
 
 
 def test_spec_in_results_runs_again_from_json_and_toml_config(tmp_path):
-    ref = results(audit(tmp_path, str(AB)))
+    data = with_length(tmp_path)
+    ref = results(audit(tmp_path, str(data), *TWO))
+    assert ref["transfer"]["constructs"]["attribution"]["status"] == "ok"
     spec = ref["spec"]
     assert spec["stats"] == {"n_boot": 60, "seed": 3, "n_perm": 50, "slice_by": "source", "level": 0.95}
     assert spec["data"]["files"][0]["format"] == "pairs" and len(spec["data"]["files"][0]["sha256"]) == 64
     assert RunSpec.from_dict(spec).to_dict() == spec  # round trip
     (tmp_path / "audit.json").write_text(json.dumps(spec))
-    (tmp_path / "audit.toml").write_text(f"""
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    shutil.copy(data, cfg / AB.name)
+    (cfg / "audit.toml").write_text(f"""
 [data]
-files = [{{ path = {json.dumps(str(AB))} }}]
+files = [{{ path = "{AB.name}" }}]  # relative: read from this file's folder
 construct = "attribution"
 [[scorers]]
 name = "lexical"
@@ -57,12 +75,20 @@ n_boot = 60
 seed = 3
 n_perm = 50
 slice_by = "source"
+[[precomputed]]
+name = "words"
+column = "evidence_words"
 """)
-    for name in ("audit.json", "audit.toml"):
-        assert main(["audit", "--config", str(tmp_path / name), "--out", str(tmp_path / name[:-5]),
+    for i, name in enumerate(("audit.json", "cfg/audit.toml")):
+        out = tmp_path / f"from_config_{i}"
+        assert main(["audit", "--config", str(tmp_path / name), "--out", str(out),
                      "--cache", str(tmp_path / "c.sqlite"), "--quiet"]) == 0
-        got = results(tmp_path / name[:-5])
-        assert got["spec"] == spec
+        got = results(out)
+        files = got["spec"]["data"]["files"]
+        assert files[0]["path"] == str(data if name == "audit.json" else cfg / AB.name)
+        assert {**got["spec"], "data": {**got["spec"]["data"], "files": []}} == \
+            {**spec, "data": {**spec["data"], "files": []}}
+        assert files[0]["sha256"] == spec["data"]["files"][0]["sha256"]
         for key in ("auroc", "paired", "transfer", "slices"):
             assert got[key] == ref[key], key
     assert main(["audit", "--config", str(tmp_path / "audit.json"), "--n-boot", "5", "--out", str(tmp_path / "x")]) == 2
@@ -100,7 +126,8 @@ def _first_float(node, trail=()):
 
 
 def test_check_compares_everything_transfer_included_within_the_stated_tolerance(tmp_path, capsys):
-    out = audit(tmp_path, str(AB))
+    out = audit(tmp_path, str(with_length(tmp_path)), *TWO)
+    assert results(out)["transfer"]["constructs"]["attribution"]["regret"]["lowest_regret_metric"] in ("lexical", "words")
     capsys.readouterr()
     assert check(tmp_path, out) == 0  # n_perm=50 and level come back from the spec (10000 would change p-values)
     captured = capsys.readouterr()
@@ -113,15 +140,19 @@ def test_check_compares_everything_transfer_included_within_the_stated_tolerance
         edit(res)
         (out / "results.json").write_text(json.dumps(res))
 
-    tamper(lambda r: r["transfer"].__setitem__("tampered", {"lowest_regret_metric": "minilm"}))
-    assert check(tmp_path, out) == 1
-    assert ".transfer.tampered: missing in rerun" in capsys.readouterr().out
+    def swap(r):
+        att = r["transfer"]["constructs"]["attribution"]["regret"]
+        att["lowest_regret_metric"] = "words" if att["lowest_regret_metric"] == "lexical" else "lexical"
 
-    trail, value = _first_float(json.loads(original)["transfer"])
+    tamper(swap)
+    assert check(tmp_path, out) == 1
+    assert ".transfer.constructs.attribution.regret.lowest_regret_metric: recorded" in capsys.readouterr().out
+
+    trail, value = _first_float(json.loads(original)["transfer"]["constructs"])
 
     def nudge(delta):
         def edit(r):
-            node = r["transfer"]
+            node = r["transfer"]["constructs"]
             for k in trail[:-1]:
                 node = node[k]
             node[trail[-1]] = value + delta
@@ -129,7 +160,7 @@ def test_check_compares_everything_transfer_included_within_the_stated_tolerance
 
     tamper(nudge(1e-3))
     assert check(tmp_path, out) == 1
-    assert f".transfer.{trail[0]}" in capsys.readouterr().out
+    assert f".transfer.constructs.{trail[0]}" in capsys.readouterr().out
     assert check(tmp_path, out, "--tolerance", "0.01") == 0
     tamper(nudge(1e-12))
     assert check(tmp_path, out) == 0

@@ -291,10 +291,14 @@ def load_spec_file(path: str | Path) -> RunSpec:
     if isinstance(raw, dict) and "spec" in raw and "data" not in raw:
         raw = raw["spec"]  # a results.json: run the spec it recorded
     try:
-        return RunSpec.from_dict(raw, where=str(p))
+        spec = RunSpec.from_dict(raw, where=str(p))
     except SpecError as exc:
         msg = str(exc)
         raise SpecError(msg if msg.startswith(str(p)) else f"{p}: {msg}") from None
+    # relative data paths are read from the config file's folder, wherever the command runs
+    files = tuple(replace(f, path=str(p.parent / f.path)) if not Path(f.path).is_absolute() else f
+                  for f in spec.data.files)
+    return replace(spec, data=replace(spec.data, files=files))
 
 
 # ---- from command-line flags ----------------------------------------------------------------------------
@@ -361,7 +365,8 @@ def data_from_args(args: argparse.Namespace) -> DataSpec:
             raise SpecError(f"--label-map values must be 0 or 1, got {bad}")
         label_map = {k: int(v) for k, v in raw.items()}
     hf = HFSource(args.hf, args.hf_split, args.hf_revision, args.hf_config) if getattr(args, "hf", None) else None
-    return DataSpec(files=tuple(FileSource(str(p)) for p in getattr(args, "data", [])), hf=hf,
+    # absolute, so `--check` and `--config results.json` find the files from any folder
+    return DataSpec(files=tuple(FileSource(str(Path(p).absolute())) for p in getattr(args, "data", [])), hf=hf,
                     format=getattr(args, "format", "auto"), columns=columns, label_map=label_map,
                     dataset=getattr(args, "dataset_name", None), construct=getattr(args, "construct", None),
                     on_error=getattr(args, "on_error", "fail"), nei=getattr(args, "nei", "drop"),

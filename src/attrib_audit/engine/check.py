@@ -131,6 +131,11 @@ def check(folder: str | Path, local, *, tolerance: float = DEFAULT_TOLERANCE, re
     problems = _data_problems(spec)
     if problems:
         return problems, {}
+    from attrib_audit import __version__
+
+    then = (recorded.get("tool") or {}).get("version") if isinstance(recorded.get("tool"), dict) else None
+    if then != __version__:
+        log(f"note: results.json was written by attrib-audit {then}, this is {__version__}")
     if rescore:
         local = rescore_local(local)
     s, e = spec.stats, spec.engine
