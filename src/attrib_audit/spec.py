@@ -327,8 +327,6 @@ def scorer_options_from_args(args: argparse.Namespace) -> tuple[tuple[str, ...],
         name, _, opt = key.rpartition(".")  # rpartition: a `pkg.mod:factory` plugin name holds dots
         if not name or not opt or not sep:
             raise SpecError(f"--scorer-opt {item!r} must be SCORER.KEY=VALUE")
-        if name.strip() not in names:
-            raise SpecError(f"--scorer-opt {item!r}: scorer {name.strip()!r} is not in --scorers {','.join(names)}")
         opts.setdefault(name.strip(), {})[opt.strip()] = coerce(value.strip())
     return names, opts
 
@@ -336,6 +334,9 @@ def scorer_options_from_args(args: argparse.Namespace) -> tuple[tuple[str, ...],
 def scorers_from_args(args: argparse.Namespace) -> tuple[tuple[ScorerChoice, ...], dict[str, dict[str, Any]]]:
     """(the validated scorer choices of these flags, their local options: model paths, judge endpoint, caches)."""
     names, opts = scorer_options_from_args(args)
+    stray = sorted(set(opts) - set(names))
+    if stray:  # an option for a scorer that does not run would be recorded but never applied
+        raise SpecError(f"--scorer-opt/--model-path name {stray[0]!r}, which is not in --scorers {','.join(names)}")
     local: dict[str, dict[str, Any]] = {}
     for name, o in opts.items():
         for k in LOCAL_OPTIONS & set(o):
