@@ -92,22 +92,33 @@ def config_from_args(args: argparse.Namespace):
     return audit_config(*spec_from_args(args, data=DataSpec()))
 
 
+# flags that set machine-local things or how to check: allowed beside --config and --check
+_LOCAL_FLAGS = {"config", "out", "report", "cache", "no_cache", "quiet", "model_path", "judge_url",
+                "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command"}
+
+
+def _refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = frozenset()) -> None:
+    """With --config/--check the spec comes from a file: a flag that would change it is an error, not ignored."""
+    from attrib_audit.spec import SpecError
+
+    defaults = vars(build_parser().parse_args(["audit"]))
+    given = sorted(k for k, v in vars(args).items() if k not in _LOCAL_FLAGS | also and v != defaults.get(k))
+    if given:
+        raise SpecError(f"{where} holds the run spec: {', '.join(given)} cannot be set by flags beside it")
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     if args.check:
         from attrib_audit.engine.check import cmd_check
 
+        _refuse_spec_flags(args, f"--check {args.check}", {"scorers"})  # --scorers names plugins to allow
         return cmd_check(args)
     if not args.out:
         raise SystemExit("attrib-audit audit: give --out DIR (or --check DIR to verify an earlier audit)")
-    from attrib_audit.spec import SpecError, load_spec_file, local_for, spec_from_args
+    from attrib_audit.spec import load_spec_file, local_for, spec_from_args
 
     if args.config:
-        defaults = vars(build_parser().parse_args(["audit"]))
-        local = {"config", "out", "report", "cache", "no_cache", "quiet", "model_path", "judge_url",
-                 "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command"}
-        given = sorted(k for k, v in vars(args).items() if k not in local and v != defaults.get(k))
-        if given:
-            raise SpecError(f"--config {args.config} holds the run spec: set {', '.join(given)} there, not as flags")
+        _refuse_spec_flags(args, f"--config {args.config}")
         spec = load_spec_file(args.config)
         return _run_and_report(spec, local_for(spec, args), args)
     return _run_and_report(*spec_from_args(args, log=_log(args)), args)
