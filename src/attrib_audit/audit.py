@@ -190,7 +190,10 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                                    "note": "one class in slice: AUROC undefined"})
             continue
         matrix = np.vstack([scores[n].scores[rows] for n in names])
-        boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl))
+        weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
+        if weights is not None:
+            slices[-1]["weighting"] = "horvitz-thompson: each pair weighs 1/inclusion_prob"
+        boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl), weights=weights)
         boots[sl] = SliceBoot(names, boot, rows)
         for j, name in enumerate(names):
             lo, hi, dropped = percentile_ci(boot.replicates[j], config.level)

@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "attrib_audit.provenance.cli",
     "attrib_audit.report.cli",
     "attrib_audit.judge.cli",
+    "attrib_audit.validate.cli",
 )
 
 
