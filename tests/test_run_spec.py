@@ -271,3 +271,16 @@ def test_check_never_imports_a_plugin_only_the_results_file_names(tmp_path, caps
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "plugin scorer 'os:system'" in err and "add --scorers os:system" in err
     assert not pwned.exists()
+
+
+def test_data_loads_from_a_data_spec_without_argparse(tmp_path):
+    from attrib_audit.data import DataError
+    from attrib_audit.data.args import load_data
+    from attrib_audit.spec import DataSpec, FileSource
+
+    native = tmp_path / "ab_native.jsonl"
+    native.write_text("".join(json.dumps({**r, "id": "n-" + r["id"]}) + "\n" for r in ab_native_rows()[:20]))
+    table = load_data(DataSpec(files=(FileSource(str(AB), construct="attribution"), FileSource(str(native)))))
+    assert len(table) == 220 and [o["format"] for o in table.origin] == ["pairs", "attributionbench"]
+    with pytest.raises(DataError, match="duplicated id"):  # ids are unique across every file of a spec
+        load_data(DataSpec(files=(FileSource(str(AB)), FileSource(str(AB)))))
