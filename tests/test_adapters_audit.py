@@ -67,7 +67,7 @@ def test_attributionbench_native_matches_schema(tmp_path, capsys):
     assert points(got) == points(want) and len(points(got)) == 4
     entry = got["data"][0]
     assert entry["format"] == "attributionbench" and entry["construct"] == "attribution"
-    assert entry["native_rows"] == 202 and entry["rows"] == 200 and entry["skipped"] == {"no non-empty reference": 2}
+    assert entry["native_rows"] == 202 and entry["rows"] == 200 and entry["skip_counts"] == {"no non-empty reference": 2}
     assert {s["construct"] for s in got["slices"]} == {"attribution"}
 
 
@@ -85,7 +85,7 @@ def test_begin_tsv_matches_schema(tmp_path):
     got = audit(tmp_path, "native", str(path), slice_by="source")  # auto-detected
     want = audit(tmp_path, "schema", str(DEMO / "begin_wow.jsonl"), slice_by="source")
     assert points(got) == points(want) and len(points(got)) == 4
-    assert got["data"][0]["skipped"] == {"label 'generic' dropped": 4}
+    assert got["data"][0]["skip_counts"] == {"label 'generic' dropped": 4}
     assert {s["construct"] for s in got["slices"]} == {"boundary-dialogue"}
 
 
@@ -191,4 +191,4 @@ def test_other_formats_match_schema(tmp_path, fmt, dataset, construct, skipped):
     assert points(got) == points(want) and points(got)[dataset][1] == len(rows)
     entry = got["data"][0]
     assert entry["format"] == fmt and entry["construct"] == construct and entry["rows"] == len(rows)
-    assert entry["skipped"] == (skipped if skipped is not None else {"sentence cites no quote": len(rows)})
+    assert entry["skip_counts"] == (skipped if skipped is not None else {"sentence cites no quote": len(rows)})

@@ -84,3 +84,38 @@ def test_ray_model_scorer_matches_local(ray_local, minilm_path, tmp_path):
     np.testing.assert_allclose(got["minilm"].scores, ref["minilm"].scores, rtol=0, atol=1e-6)
     assert np.array_equal(got["minilm"].truncated_tokens, ref["minilm"].truncated_tokens)
     assert st[0].n_scored == len(demo)
+
+
+def _keys(path) -> set[tuple[str, str]]:
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        return set(db.execute("SELECT signature, key FROM scores"))
+
+
+def test_ray_passes_questions_so_judge_scores_and_cache_keys_match_local(ray_local, tmp_path):
+    from judge_servers import RuleServer
+
+    demo = load_demo().take(np.arange(0, 200, 10))  # attributionbench rows: each has a question
+    assert all(demo.questions)
+    with RuleServer(delay_s=0) as server:
+        def config(engine: str) -> AuditConfig:
+            opts = {"url": server.url, "model": "m", "request_cache": str(tmp_path / f"{engine}.requests.sqlite")}
+            return AuditConfig(scorers=("lexical", "judge"), cache_path=str(tmp_path / f"{engine}.sqlite"), quiet=True,
+                               scorer_options={"judge": opts}, engine=engine,
+                               ray=RayOptions(concurrency=1, block_rows=8) if engine == "ray" else None)
+        local = config("local")
+        scorers, _ = build_scorers(local)
+        ref, _ = score_table(demo, scorers, local)
+        got, stats = score_table(demo, scorers, config("ray"))
+    _same(ref["judge"], got["judge"])
+    _same(ref["lexical"], got["lexical"])
+    assert ref["judge"].extras["raw"] == got["judge"].extras["raw"]
+    # the rule server adds 0.05 when the prompt holds a question: the Ray prompts held it too
+    assert sum(server.hits.values()) == 2 * len(demo) and stats[1].n_scored == len(demo)
+    assert _keys(tmp_path / "local.sqlite") == _keys(tmp_path / "ray.sqlite")
+    import sqlite3
+
+    req = [set(sqlite3.connect(tmp_path / f"{e}.requests.sqlite").execute("SELECT key FROM replies"))
+           for e in ("local", "ray")]
+    assert req[0] == req[1] and len(req[0]) == len(demo)

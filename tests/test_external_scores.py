@@ -209,7 +209,7 @@ def test_check_replays_precomputed_sources_and_sees_a_changed_score_file(ab_with
     assert "reproduced" in capsys.readouterr().out
     pd.DataFrame({"id": [r["id"] for r in rows], "mine": [-r["noise"] for r in rows]}).to_csv(scores, index=False)
     assert main(["audit", "--check", str(out)]) == 1
-    assert "scorers_signatures.mine" in capsys.readouterr().out
+    assert ".scorers[scorer=mine].signature" in capsys.readouterr().out
 
 
 def test_malformed_exports_are_one_line_errors(tmp_path, capsys):

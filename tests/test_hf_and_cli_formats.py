@@ -53,7 +53,7 @@ def test_hf_local_dataset_goes_through_the_adapter_and_records_the_revision(tmp_
     entry = results["data"][0]
     assert entry["hf"] == str(folder) and entry["split"] == "test" and entry["revision"] is None
     assert entry["pinned"] is False and entry["format"] == "attributionbench" and entry["rows"] == 8
-    assert entry["skipped"] == {"no non-empty reference": 1} and entry["hf_rows"] == 9
+    assert entry["skip_counts"] == {"no non-empty reference": 1} and entry["hf_rows"] == 9
     auroc = {r["slice"]: r["auroc"] for r in results["auroc"]}
     assert auroc["attributionbench"] == 1.0  # supported claims are verbatim in their evidence
 
@@ -96,7 +96,7 @@ def test_native_and_schema_files_in_one_audit_keep_their_constructs(tmp_path):
     results = json.loads((tmp_path / "o" / "results.json").read_text())
     assert {s["slice"]: s["construct"] for s in results["slices"]} == {"attributionbench": "attribution",
                                                                         "mine": "fact-check"}
-    assert [d.get("format") for d in results["data"]] == ["attributionbench", None]
+    assert [d.get("format") for d in results["data"]] == ["attributionbench", "pairs"]
 
 
 def test_unknown_construct_is_noted(tmp_path, capsys):

@@ -216,7 +216,7 @@ def test_unexpected_layout_becomes_a_note_not_a_crash(demo, tmp_path):
     paths = build_report(folder)
     assert paths.skipped == ["paired"]
     md = paths.markdown.read_text()
-    assert "This section was skipped: " in md and "KeyError: 'scorer_a'" in md
+    assert "This section was skipped: " in md and "missing key 'scorer_a'" in md
     assert "The verdict for attribution was skipped" in md and "Transfer for attribution was skipped" in md
     assert "## Truncation and failures" in md  # failures still shown without truncation
     assert "## AUROC per metric and slice" in md and "(10% of pairs" not in md

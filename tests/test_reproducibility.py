@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import unicodedata
 
 from attrib_audit import __version__
 from attrib_audit.cli import main
@@ -22,14 +23,14 @@ def _audit(tmp_path, *extra):
 
 
 def test_results_record_version_signatures_hashes_seed_and_skips(tmp_path):
-    src, out, _ = _audit(tmp_path, "--scorer-opt", "lexical.unused=1")
+    src, out, _ = _audit(tmp_path)
     r = json.loads((out / "results.json").read_text())
     assert r["tool"]["version"] == __version__
-    assert r["scorers"][0]["signature"] == "lexical:jaccard:lower:re=\\w+:v1"
+    assert r["scorers"][0]["signature"] == f"lexical:jaccard:lower:re=\\w+:unicode={unicodedata.unidata_version}:v1"
     assert r["data"][0]["sha256"] == file_sha256(src) and r["data"][0]["rows"] == 200
     assert r["data"][0]["load"]["on_error"] == "skip"
     assert r["config"]["seed"] == 7 and r["config"]["n_boot"] == 300
-    assert r["config"]["scorer_options"] == {"lexical": {"unused": 1}}
+    assert r["config"]["scorer_options"] == {} and r["spec"]["scorers"] == [{"name": "lexical", "options": {}}]
     assert r["skipped"] == [{"file": str(src), "row": 201, "field": "claim", "reason": "claim is empty"}]
 
 

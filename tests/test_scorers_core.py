@@ -80,7 +80,9 @@ def test_registry_lists_core_scorers():
 
 
 def test_unknown_scorer_is_a_clear_error():
-    with pytest.raises(KeyError, match="unknown scorer 'nope'"):
+    from attrib_audit.scorers.base import ScorerOptionError
+
+    with pytest.raises(ScorerOptionError, match="unknown scorer 'nope'; known: "):
         get_scorer("nope")
 
 

@@ -38,6 +38,7 @@ class AuditConfig:
     scorer_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     quiet: bool = False
     n_perm: int = 10_000  # permutations for the transfer section's W and decomposition tests
+    level: float = 0.95  # coverage of the per-slice AUROC and paired-difference CIs
     engine: str = "local"  # "local" or "ray" (engine.ray_engine)
     ray: Any = None  # engine.ray_engine.RayOptions for engine="ray"; None: defaults
     # metrics computed elsewhere, name → external.ScoreSource (plain, what the CLI records), scores in table
@@ -142,10 +143,12 @@ def build_scorers(config: AuditConfig, log=print) -> tuple[dict[str, Scorer], li
 def score_table(table: PairTable, scorers: dict[str, Scorer], config: AuditConfig) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
     if config.engine == "ray":
         from attrib_audit.engine.cache import default_cache_path
-        from attrib_audit.engine.ray_engine import ray_score
+        from attrib_audit.engine.ray_engine import RayScorer, ray_score
 
-        specs = {n: (config.factory_options(n), s.signature) for n, s in scorers.items()}
-        return ray_score(table.claims, table.evidences, specs, batch_size=config.batch_size, options=config.ray,
+        specs = {n: RayScorer(config.factory_options(n), s.signature, getattr(s, "wants_questions", False))
+                 for n, s in scorers.items()}
+        return ray_score(table.claims, table.evidences, specs, questions=table.questions,
+                         batch_size=config.batch_size, options=config.ray,
                          cache_path=config.cache_path if config.cache_path else str(default_cache_path()))
     if config.engine != "local":
         raise ValueError(f"unknown engine {config.engine!r}: use local or ray")
@@ -202,14 +205,14 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
         boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl), weights=weights)
         boots[sl] = SliceBoot(names, boot, rows, [str(g) for g in groups])
         for j, name in enumerate(names):
-            lo, hi, dropped = percentile_ci(boot.replicates[j])
+            lo, hi, dropped = percentile_ci(boot.replicates[j], config.level)
             finite = np.isfinite(matrix[j])
             auroc_rows.append({"scorer": name, "slice": sl, "auroc": _num(boot.point[j]), "ci_low": _num(lo),
                                "ci_high": _num(hi), "n": int(finite.sum()), "n_pos": int(y[finite].sum()),
                                "n_groups": len({groups[i] for i in np.flatnonzero(finite)}),
                                "n_failed": int((~finite).sum()), "n_boot": config.n_boot, "n_boot_dropped": dropped})
         for a, b in combinations(range(len(names)), 2):
-            d = paired_difference(boot, a, b)
+            d = paired_difference(boot, a, b, config.level)
             paired_rows.append({"scorer_a": names[a], "scorer_b": names[b], "slice": sl, "diff": _num(d.estimate),
                                 "ci_low": _num(d.ci_low), "ci_high": _num(d.ci_high), "n": d.n,
                                 "n_dropped": {names[a]: int(rows.size - boot.n[a]),
@@ -240,7 +243,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
         "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
                  "platform": platform.platform()},
         "config": {"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
-                   "seed": config.seed, "ci": "95% percentile, clustered bootstrap over `group`", "device": config.device,
+                   "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
+                   "level": config.level, "device": config.device,
                    "n_perm": config.n_perm,
                    "scorer_options": config.scorer_options, "batch_size": config.batch_size, "engine": config.engine,
                    "cache": config.cache_path,

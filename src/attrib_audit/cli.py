@@ -23,16 +23,6 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def _kv(text: str, what: str) -> dict[str, str]:
-    out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        if "=" not in part:
-            raise SystemExit(f"attrib-audit: {what} entry {part!r} must be KEY=VALUE")
-        k, v = part.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
-
-
 def add_data_args(p: argparse.ArgumentParser) -> None:
     """Flags every command that reads labelled pairs shares."""
     from attrib_audit.data.args import add_format_args
@@ -49,24 +39,27 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
 
 
 def load_options_from_args(args: argparse.Namespace) -> dict:
-    columns = {f: getattr(args, f"{f}_col") for f in ("id", "dataset", "source", "question", "claim", "evidence",
-                                                    "label", "group", "construct") if getattr(args, f"{f}_col")}
-    label_map = {k: int(v) for k, v in _kv(args.label_map, "--label-map").items()} if args.label_map else None
-    return {"columns": columns, "label_map": label_map, "dataset": args.dataset_name, "construct": args.construct,
-            "on_error": args.on_error}
+    """Our schema's load options (streaming `score` reads pair files with them)."""
+    from attrib_audit.spec import data_from_args
+
+    d = data_from_args(args)
+    return {"columns": d.columns, "label_map": d.label_map, "dataset": d.dataset, "construct": d.construct,
+            "on_error": d.on_error}
 
 
 def load_from_args(args: argparse.Namespace):
-    from attrib_audit.data import load_pairs
+    from attrib_audit.data.args import load_data
+    from attrib_audit.spec import data_from_args
 
-    from attrib_audit.data.args import load_adapted
+    return load_data(data_from_args(args), log=None if getattr(args, "quiet", False) else _stderr)
 
-    opts = load_options_from_args(args)
-    adapted = load_adapted(args, columns=opts["columns"], label_map=opts["label_map"],
-                           on_error=opts["on_error"])  # named formats, --hf; None: our schema
-    if adapted is not None:
-        return adapted
-    return load_pairs(args.data, **opts)
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _log(args: argparse.Namespace):
+    return (lambda *_: None) if getattr(args, "quiet", False) else _stderr
 
 
 def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
@@ -93,66 +86,59 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars or notes")
 
 
-def _coerce(v: str):
-    for cast in (int, float):
-        try:
-            return cast(v)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(v.lower(), v)
-
-
 def config_from_args(args: argparse.Namespace):
-    from attrib_audit.audit import AuditConfig
-    from attrib_audit.engine.cli import ray_options_from_args
-    from attrib_audit.judge.cli import JUDGE_SCORERS, judge_options
+    """The AuditConfig of these flags (scorers, options, statistics, engine; data aside)."""
+    from attrib_audit.spec import DataSpec, audit_config, spec_from_args
 
-    scorers = tuple(s.strip() for s in args.scorers.split(",") if s.strip() and s.strip() != "none")
-    # judge options are recorded only for the judges this run asked for
-    opts: dict[str, dict] = {name: judge_options(args) for name in JUDGE_SCORERS if name in scorers}
-    for item in args.model_path:
-        name, _, path = item.partition("=")
-        opts.setdefault(name.strip(), {})["path"] = path.strip()
-    for item in args.scorer_opt:
-        key, _, value = item.partition("=")
-        name, _, opt = key.rpartition(".")  # rpartition: a `pkg.mod:factory` plugin name holds dots
-        if not name or not opt:
-            raise SystemExit(f"attrib-audit: --scorer-opt {item!r} must be SCORER.KEY=VALUE")
-        opts.setdefault(name, {})[opt] = _coerce(value)
-    return AuditConfig(scorers=scorers, slice_by=getattr(args, "slice_by", "dataset"),
-                       n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
-                       n_perm=getattr(args, "n_perm", 10_000), batch_size=args.batch_size, device=args.device,
-                       cache_path=":memory:" if args.no_cache else args.cache, scorer_options=opts, quiet=args.quiet,
-                       engine=getattr(args, "engine", "local"),
-                       ray=ray_options_from_args(args) if getattr(args, "engine", "local") == "ray" else None)
+    return audit_config(*spec_from_args(args, data=DataSpec()))
+
+
+# flags that set machine-local things or how to check: allowed beside --config and --check
+_LOCAL_FLAGS = {"config", "out", "report", "cache", "no_cache", "quiet", "model_path", "judge_url",
+                "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command"}
+
+
+def _refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = frozenset()) -> None:
+    """With --config/--check the spec comes from a file: a flag that would change it is an error, not ignored."""
+    from attrib_audit.spec import SpecError
+
+    defaults = vars(build_parser().parse_args(["audit"]))
+    given = sorted(k for k, v in vars(args).items() if k not in _LOCAL_FLAGS | also and v != defaults.get(k))
+    if given:
+        raise SpecError(f"{where} holds the run spec: {', '.join(given)} cannot be set by flags beside it")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     if args.check:
         from attrib_audit.engine.check import cmd_check
 
+        _refuse_spec_flags(args, f"--check {args.check}", {"scorers"})  # --scorers names plugins to allow
         return cmd_check(args)
     if not args.out:
-        raise SystemExit("attrib-audit audit: give --out DIR (or --check DIR to verify an earlier audit)")
-    table = load_from_args(args)
-    return _run_and_report(table, args)
+        from attrib_audit.errors import UsageError
+
+        raise UsageError("give --out DIR (or --check DIR to verify an earlier audit)")
+    from attrib_audit.spec import load_spec_file, local_for, spec_from_args
+
+    if args.config:
+        _refuse_spec_flags(args, f"--config {args.config}")
+        spec = load_spec_file(args.config)
+        return _run_and_report(spec, local_for(spec, args), args)
+    return _run_and_report(*spec_from_args(args, log=_log(args)), args)
 
 
-def _run_and_report(table, args: argparse.Namespace) -> int:
-    from attrib_audit.audit import format_table, run_audit
-    from attrib_audit.external.cli import sources_from_args
+def _run_and_report(spec, local, args: argparse.Namespace) -> int:
+    from attrib_audit.audit import format_table
+    from attrib_audit.spec import run_spec
     from attrib_audit.transfer_audit import format_transfer
 
-    log = (lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
-    config = config_from_args(args)
-    config.precomputed, config.on_error = sources_from_args(args, log), getattr(args, "on_error", "fail")
-    result = run_audit(table, config, log=log)
+    result = run_spec(spec, local, log=_log(args))
     path = result.save(args.out)
     print(format_table(result.results))
     print(format_transfer(result.results))
     cached = sum(s["n_cached"] for s in result.results["scorers"])
     scored = sum(s["n_scored"] for s in result.results["scorers"])
-    print(f"\n{len(table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
+    print(f"\n{len(result.table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
     for p in result.results["precomputed"]:
         print(f"precomputed {p['scorer']}: {p['column']} of {p['source']} (joined on {p['join']}, {p['direction']}); "
               f"{p['n_failed']} pairs without a usable score (ids in results.json)")
@@ -164,11 +150,12 @@ def _run_and_report(table, args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from attrib_audit.data import load_demo
+    from attrib_audit.data.demo import DEMO_FILES, demo_paths
+    from attrib_audit.spec import DataSpec, FileSource, spec_from_args
 
-    table = load_demo()
-    print(f"demo: {len(table)} human-labelled pairs (AttributionBench sample, Apache-2.0; BEGIN WoW sample, CC-BY-4.0)")
-    return _run_and_report(table, args)
+    data = DataSpec(files=tuple(FileSource(str(p), construct=DEMO_FILES[p.name]) for p in demo_paths()))
+    print("demo: human-labelled pairs (AttributionBench sample, Apache-2.0; BEGIN WoW sample, CC-BY-4.0)")
+    return _run_and_report(*spec_from_args(args, data=data, log=_log(args)), args)
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -211,6 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--n-perm", type=int, default=10_000,
                        help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
+        p.add_argument("--ci-level", type=float, default=0.95,
+                       help="coverage of the per-slice AUROC and paired-difference CIs (default 0.95)")
         p.add_argument("--out", default=out_default, help="output folder")
         from attrib_audit.external.cli import add_precomputed_args
 
@@ -221,8 +210,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
     add_data_args(p)
     audit_args(p, None)
-    p.add_argument("--check", metavar="DIR", help="rerun the audit recorded in DIR/results.json from the cache "
-                                                  "and confirm the same numbers (exit 1 with a diff if not)")
+    p.add_argument("--config", metavar="FILE", help="run the spec in FILE (JSON or TOML; see README 'Run spec'); "
+                                                    "caches, judge endpoint and model paths still come from the flags")
+    p.add_argument("--check", metavar="DIR", help="rerun the run spec recorded in DIR/results.json and confirm every "
+                                                  "value (exit 1 with a diff if not); caches, judge endpoint, key "
+                                                  "variable and model paths come from this command line, never the file")
+    p.add_argument("--rescore", action="store_true", help="with --check: recompute every score instead of "
+                                                          "replaying the score and judge request caches")
+    p.add_argument("--tolerance", type=float, default=1e-9,
+                   help="with --check: largest absolute difference two numbers may show (default 1e-9)")
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("demo", help="audit the packaged demo set with the default CPU scorers")
@@ -252,8 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from attrib_audit.data.errors import DataError
+    from attrib_audit.engine.check import CheckError
     from attrib_audit.errors import UsageError
+    from attrib_audit.scorers.base import ScorerLoadError, ScorerOptionError
     from attrib_audit.scorers.plugins import PluginError
+    from attrib_audit.spec import SpecError
 
     args = build_parser().parse_args(argv)
     try:
@@ -263,6 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except UsageError as exc:
         print(f"attrib-audit {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except (SpecError, ScorerOptionError, CheckError, ScorerLoadError) as exc:
+        print(f"attrib-audit: error: {exc}", file=sys.stderr)
         return 2
     except PluginError as exc:
         print(f"attrib-audit: {exc}", file=sys.stderr)

@@ -1,13 +1,10 @@
-"""The data flags every pair-reading command shares beyond our schema's: --format, adapter options, --hf.
-
-`load_adapted` returns None when every input is a plain file in our schema, so the
-schema loader in cli.py handles that case unchanged.
+"""The data flags every pair-reading command shares beyond our schema's (--format, adapter options, --hf),
+and `load_data`, which loads what a run spec's DataSpec names (no argparse here: every path loads alike).
 """
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Mapping
+from typing import Callable
 
 from attrib_audit.data.adapters import FORMATS, PAIRS, AdapterOptions, detect_format, get_adapter
 from attrib_audit.data.adapters.load import adapt_rows, load_native_file, resolve_format
@@ -15,6 +12,7 @@ from attrib_audit.data.constructs import unknown_construct_note
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import check_unique_ids, load_pairs, rows_to_records
 from attrib_audit.data.records import PairTable
+from attrib_audit.spec import DataSpec
 
 
 def add_format_args(p: argparse.ArgumentParser) -> None:
@@ -32,62 +30,65 @@ def add_format_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hf-config", metavar="NAME", help="configuration name of --hf, when it has several")
 
 
-def _log(args: argparse.Namespace):
-    return (lambda _m: None) if getattr(args, "quiet", False) else (lambda m: print(m, file=sys.stderr))
+def load_data(spec: DataSpec, log: Callable[[str], None] | None = None) -> PairTable:
+    """The pairs a DataSpec names: files in our schema or a benchmark's layout, and --hf; ids unique across all.
 
-
-def load_adapted(args: argparse.Namespace, *, columns: Mapping[str, str] | None = None,
-                 label_map: Mapping[str, int] | None = None, on_error: str = "fail") -> PairTable | None:
-    """Load files/--hf through their adapters; None when all inputs are plain files in our schema."""
-    log = _log(args)
-    fmt = getattr(args, "format", "auto")
-    schema_flags = bool(columns) or label_map is not None
+    Each file's `data` entry records its resolved format, so a rerun from the spec reads it the same way.
+    """
+    say = log or (lambda _m: None)
+    fmt = spec.format
+    schema_flags = bool(spec.columns) or spec.label_map is not None
     if schema_flags and fmt not in ("auto", PAIRS):
         raise DataError(f"--label-map and --*-col describe our pair schema; the {fmt} format maps its own fields")
-    hf = getattr(args, "hf", None)
-    if not args.data and not hf:
+    if not spec.files and spec.hf is None:
         raise DataError("no input: give one or more files, or --hf DATASET_ID")
-    if args.construct:
-        note = unknown_construct_note(args.construct)
+    for construct in {spec.construct, *(f.construct for f in spec.files)} - {None}:
+        note = unknown_construct_note(construct)
         if note:
-            log(f"note: {note}")
-    plans = [(p, PAIRS if schema_flags and fmt == "auto" else resolve_format(fmt, p, log)) for p in args.data]
-    if not hf and all(f == PAIRS for _, f in plans):
-        return None
-    options = AdapterOptions(nei=args.nei, wice_partial=args.wice_partial)
+            say(f"note: {note}")
+    options = AdapterOptions(nei=spec.nei, wice_partial=spec.wice_partial)
     tables = []
-    for path, f in plans:
-        if f == PAIRS:
-            tables.append(load_pairs(path, columns=columns, label_map=label_map, dataset=args.dataset_name,
-                                     construct=args.construct, on_error=on_error))
+    seen_ids: dict[str, tuple[str, int]] = {}
+    for f in spec.files:
+        chosen = f.format if f.format != "auto" else fmt
+        found = PAIRS if schema_flags and chosen == "auto" else resolve_format(chosen, f.path, say)
+        dataset, construct = f.dataset or spec.dataset, f.construct or spec.construct
+        if found == PAIRS:
+            table = load_pairs(f.path, columns=spec.columns, label_map=spec.label_map, dataset=dataset,
+                               construct=construct, on_error=spec.on_error, seen_ids=seen_ids)
+            table.origin[0]["format"] = PAIRS
+            tables.append(table)
             continue
-        records, origin = load_native_file(path, f, options=options, dataset=args.dataset_name,
-                                           construct=args.construct, log=log)
+        records, origin = load_native_file(f.path, found, options=options, dataset=dataset, construct=construct,
+                                           log=say, on_error=spec.on_error)
         tables.append(PairTable.from_records(records, origin=[origin]))
-    if hf:
-        tables.append(_load_hf_table(args, fmt, options, columns, label_map, log))
+    if spec.hf is not None:
+        tables.append(_load_hf_table(spec, options, say))
     table = PairTable.concat(tables)
-    check_unique_ids(list(table.records()), [str(p) for p in args.data] + ([hf] if hf else []))
+    check_unique_ids(list(table.records()), [f.path for f in spec.files] + ([spec.hf.id] if spec.hf else []))
     return table
 
 
-def _load_hf_table(args, fmt, options, columns, label_map, log) -> PairTable:
+def _load_hf_table(spec: DataSpec, options: AdapterOptions, log: Callable[[str], None]) -> PairTable:
     from attrib_audit.data.hf import load_hf
 
-    src = load_hf(args.hf, split=args.hf_split, revision=args.hf_revision, config=args.hf_config, log=log)
+    hf = spec.hf
+    src = load_hf(hf.id, split=hf.split, revision=hf.revision, config=hf.config, log=log)
+    fmt = spec.format
     if fmt == "auto":
-        fmt = PAIRS if columns or label_map is not None else detect_format(src.columns, path=src.label)
+        fmt = PAIRS if spec.columns or spec.label_map is not None else detect_format(src.columns, path=src.label)
         log(f"format: {src.label}: " + ("our pair schema" if fmt == PAIRS else f"detected {fmt}"))
-    stem = args.hf.rstrip("/").split("/")[-1] + (f"-{args.hf_split}" if args.hf_split else "")
+    stem = hf.id.rstrip("/").split("/")[-1] + (f"-{hf.split}" if hf.split else "")
     if fmt == PAIRS:
-        records = rows_to_records(src.rows(), path=src.label, columns=columns, label_map=label_map,
-                                  dataset=args.dataset_name or stem, construct=args.construct)
-        origin = {**src.origin, "format": PAIRS, "rows": len(records)}
+        skipped: list[dict] | None = [] if spec.on_error == "skip" else None
+        records = rows_to_records(src.rows(), path=src.label, columns=spec.columns, label_map=spec.label_map,
+                                  dataset=spec.dataset or stem, construct=spec.construct, skipped=skipped)
+        origin = {**src.origin, "format": PAIRS, "rows": len(records), "skipped": skipped or []}
     else:
         records, entry = adapt_rows(get_adapter(fmt), src.rows(), path=src.label, stem=stem, options=options,
-                                    dataset=args.dataset_name, construct=args.construct, log=log)
+                                    dataset=spec.dataset, construct=spec.construct, log=log, on_error=spec.on_error)
         origin = {**src.origin, **entry}
     return PairTable.from_records(records, origin=[origin])
 
 
-__all__ = ["add_format_args", "load_adapted"]
+__all__ = ["add_format_args", "load_data"]

@@ -236,8 +236,10 @@ def load_pairs(
     dataset: str | None = None,
     construct: str | None = None,
     on_error: str = "fail",
+    seen_ids: dict[str, tuple[str, int]] | None = None,
 ) -> PairTable:
-    """Load and validate one or more files; ids must be unique across all of them.
+    """Load and validate one or more files; ids must be unique across all of them (and `seen_ids`, shared
+    by a caller that loads files one by one).
 
     on_error="skip" leaves bad rows out and lists them in each file's origin entry (`skipped`).
     The origin entries also record how the file was loaded, so `audit --check` can reload it.
@@ -247,7 +249,7 @@ def load_pairs(
     path_list = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
     records: list[PairRecord] = []
     origin = []
-    seen_ids: dict[str, tuple[str, int]] = {}
+    seen_ids = {} if seen_ids is None else seen_ids
     for p in path_list:
         skipped: list[dict] | None = [] if on_error == "skip" else None
         recs = rows_to_records(iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map,

@@ -1,17 +1,32 @@
-"""`audit --check DIR`: rerun a recorded audit from the cache and confirm it gives the same numbers.
+"""`audit --check DIR`: rerun the audit recorded in DIR/results.json and confirm it gives the same numbers.
 
-Reads DIR/results.json, verifies every data file still has its recorded sha256, reloads each file
-with the load options recorded beside it, reruns the recorded config (scorers, options, seed, n_boot)
-and compares every statistic exactly. Pairs missing from the cache are scored anew and reported.
+The rerun is the run spec stored in results.json (data with each file's sha256 and format, scorers and
+their options, statistics settings, engine), and nothing else from that file: caches, the judge
+endpoint and its API-key variable, and model paths come from the current command line and
+environment (a results file may have been written by anyone). The check says what it took from where.
+
+Everything results.json holds is compared, the `transfer` block included, numbers within a stated
+absolute tolerance, all else exactly; only what legitimately differs between two runs is left out
+(timings, tool/platform, cache hit counts, local paths). Scores are replayed from the score cache,
+or recomputed with `--rescore`.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-COMPARED = ("scorers_signatures", "slices", "auroc", "paired", "truncation", "failures", "skipped")
+DEFAULT_TOLERANCE = 1e-9
+# what two faithful runs may differ in: not compared
+IGNORED_TOP = ("elapsed_s", "tool", "run_id")
+IGNORED_SCORER_STATS = ("n_cached", "n_scored", "n_batches")
+
+
+class CheckError(ValueError):
+    """A results folder that cannot be checked (missing, unreadable, no run spec); one line."""
 
 
 def _label(row: Any, i: int) -> str:
@@ -22,82 +37,150 @@ def _label(row: Any, i: int) -> str:
     return f"[{i}]"
 
 
-def diff(a: Any, b: Any, path: str = "") -> list[str]:
-    """Human-readable differences between two JSON values (recorded `a`, rerun `b`)."""
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def diff(a: Any, b: Any, path: str = "", tolerance: float = 0.0) -> list[str]:
+    """Human-readable differences between two JSON values (recorded `a`, rerun `b`); numbers within `tolerance`."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = []
         for k in sorted(set(a) | set(b)):
             if k not in a or k not in b:
                 out.append(f"{path}.{k}: {'missing in record' if k not in a else 'missing in rerun'}")
             else:
-                out += diff(a[k], b[k], f"{path}.{k}")
+                out += diff(a[k], b[k], f"{path}.{k}", tolerance)
         return out
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [f"{path}: {len(a)} entries recorded, {len(b)} on rerun"]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in diff(x, y, f"{path}{_label(x, i)}")]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in diff(x, y, f"{path}{_label(x, i)}", tolerance)]
+    if _number(a) and _number(b):
+        return [] if abs(a - b) <= tolerance else [f"{path}: recorded {a!r}, rerun {b!r}"]
     return [] if a == b else [f"{path}: recorded {a!r}, rerun {b!r}"]
 
 
-def _comparable(results: dict) -> dict:
-    out = {k: results.get(k) for k in COMPARED if k in results}
-    out["scorers_signatures"] = {s["scorer"]: s["signature"] for s in results.get("scorers", [])}
+def comparable(results: dict) -> dict:
+    """results.json less what two faithful runs may differ in."""
+    from attrib_audit.spec import LOCAL_OPTIONS
+
+    out = {k: v for k, v in results.items() if k not in IGNORED_TOP}
+    if isinstance(out.get("scorers"), list):
+        out["scorers"] = [{k: v for k, v in s.items() if k not in IGNORED_SCORER_STATS} if isinstance(s, dict) else s
+                          for s in out["scorers"]]
+    if isinstance(out.get("config"), dict):
+        cfg = {k: v for k, v in out["config"].items() if k != "cache"}
+        if isinstance(cfg.get("scorer_options"), dict):
+            cfg["scorer_options"] = {n: {k: v for k, v in o.items() if k not in LOCAL_OPTIONS}
+                                     if isinstance(o, dict) else o for n, o in cfg["scorer_options"].items()}
+            cfg["scorer_options"] = {n: o for n, o in cfg["scorer_options"].items() if o}
+        out["config"] = cfg
     return out
 
 
-def check(folder: str | Path, cache_path: str | None = None, log=print) -> tuple[list[str], dict]:
-    """Differences between DIR/results.json and a rerun (empty: reproduced), and the rerun's results."""
-    from attrib_audit.audit import AuditConfig, _jsonable, run_audit
-    from attrib_audit.data import PairTable, file_sha256, load_pairs
+def read_results(folder: str | Path) -> dict:
+    path = Path(folder) / "results.json"
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CheckError(f"{path}: not found (give the folder an audit wrote with --out)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CheckError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise CheckError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(recorded, dict):
+        raise CheckError(f"{path}: expected a JSON object")
+    if "spec" not in recorded:
+        raise CheckError(f"{path}: no run spec recorded (written by an older attrib-audit); rerun the audit")
+    return recorded
 
-    recorded = json.loads((Path(folder) / "results.json").read_text())
+
+def _data_problems(spec) -> list[str]:
+    from attrib_audit.data import file_sha256
+
     problems = []
-    tables = []
-    for entry in recorded.get("data", []):
-        path = Path(entry["path"])
-        if not path.exists():
+    for f in spec.data.files:
+        path = Path(f.path)
+        if not path.is_file():
             problems.append(f"data file {path} is gone")
-            continue
-        sha = file_sha256(path)
-        if sha != entry.get("sha256"):
-            problems.append(f"data file {path} changed: sha256 recorded {entry.get('sha256')}, now {sha}")
-            continue
-        if "load" not in entry:
-            problems.append(f"data file {path}: results.json does not record how it was loaded")
-            continue
-        tables.append(load_pairs([path], **entry["load"]))
-    if problems or not tables:
-        return problems or ["results.json records no data files"], {}
-    cfg = recorded["config"]
-    from attrib_audit.external.sources import ScoreSource
+        elif f.sha256 is None:
+            problems.append(f"data file {path}: the run spec records no sha256")
+        elif (sha := file_sha256(path)) != f.sha256:
+            problems.append(f"data file {path} changed: sha256 recorded {f.sha256}, now {sha}")
+    return problems
 
-    sources = cfg.get("precomputed") or {}
-    given = [n for n, d in sources.items() if "column" not in d]
-    if given:  # scores handed to run_audit from Python: nothing on disk to replay them from
-        return [f"precomputed scorer {given[0]!r} was given from Python; only file and column sources can be checked"], {}
-    config = AuditConfig(scorers=tuple(cfg["scorers"]), slice_by=cfg["slice_by"], n_boot=cfg["n_boot"],
-                         seed=cfg["seed"], batch_size=cfg.get("batch_size"), device=cfg.get("device", "cpu"),
-                         cache_path=cache_path or cfg.get("cache"), scorer_options=cfg.get("scorer_options", {}),
-                         quiet=True, precomputed={n: ScoreSource.from_dict(d) for n, d in sources.items()},
-                         on_error=cfg.get("on_error", "fail"))
-    rerun = run_audit(PairTable.concat(tables), config, log=log).results
+
+def rescore_local(local):
+    """Local settings that recompute every score: no score cache, no judge request cache."""
+    opts = {n: ({**o, "request_cache": None} if "request_cache" in o else dict(o))
+            for n, o in local.scorer_options.items()}
+    return replace(local, cache=":memory:", scorer_options=opts)
+
+
+def check(folder: str | Path, local, *, tolerance: float = DEFAULT_TOLERANCE, rescore: bool = False,
+          log=print) -> tuple[list[str], dict]:
+    """Differences between DIR/results.json and a rerun of its spec on `local` (empty: reproduced), and the rerun."""
+    from attrib_audit.audit import _jsonable
+    from attrib_audit.spec import RunSpec, SpecError, run_spec
+
+    recorded = read_results(folder)
+    try:
+        spec = RunSpec.from_dict(recorded["spec"], where=f"{Path(folder) / 'results.json'}: spec")
+    except SpecError as exc:
+        raise CheckError(str(exc)) from None
+    problems = _data_problems(spec)
+    if problems:
+        return problems, {}
+    from attrib_audit import __version__
+
+    then = (recorded.get("tool") or {}).get("version") if isinstance(recorded.get("tool"), dict) else None
+    if then != __version__:
+        log(f"note: results.json was written by attrib-audit {then}, this is {__version__}")
+    if rescore:
+        local = rescore_local(local)
+    s, e = spec.stats, spec.engine
+    sources = [f"{len(spec.data.files)} file(s)"] + ([f"--hf {spec.data.hf.id}"] if spec.data.hf else [])
+    log(f"check: from results.json (run spec): data {', '.join(sources)}; scorers {','.join(spec.scorer_names)} "
+        f"with their options; n_boot={s.n_boot} seed={s.seed} n_perm={s.n_perm} slice_by={s.slice_by} "
+        f"level={s.level}; engine={e.engine} device={e.device}")
+    log("check: from this command line and environment (never from results.json): "
+        + "; ".join(local.describe(spec.scorer_names)) + ("; scores recomputed (--rescore)" if rescore else ""))
+    log(f"check: numbers must agree within ±{tolerance:g} (absolute); everything else exactly")
+    rerun = run_spec(spec, local, log=log).results
     rerun = json.loads(json.dumps(rerun, allow_nan=False, default=_jsonable))
-    fresh = sum(s["n_scored"] for s in rerun["scorers"])
-    if fresh:
+    fresh = sum(x["n_scored"] for x in rerun["scorers"])
+    if fresh and not rescore:
         log(f"note: {fresh} pairs were not in the cache and were scored anew")
-    return diff(_comparable(recorded), _comparable(rerun)), rerun
+    return diff(comparable(recorded), comparable(rerun), tolerance=tolerance), rerun
+
+
+def refuse_unasked_plugins(spec, asked: str) -> None:
+    """Running a `module:factory` scorer imports and calls code: only when this command line names it too."""
+    named = {s.strip() for s in asked.split(",")}
+    missing = [s.name for s in spec.scorers if s.plugin and s.name not in named]
+    if missing:
+        raise CheckError(f"results.json names the plugin scorer {missing[0]!r}; --check imports plugin code only "
+                         f"when this command line names it too: add --scorers {','.join(missing)}")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    import sys
+    from attrib_audit.spec import RunSpec, SpecError, local_for
 
-    diffs, rerun = check(args.check, cache_path=args.cache, log=lambda m: print(m, file=sys.stderr))
+    try:
+        spec = RunSpec.from_dict(read_results(args.check)["spec"])  # which scorers need local settings
+    except SpecError as exc:
+        raise CheckError(f"{Path(args.check) / 'results.json'}: spec: {exc}") from None
+    refuse_unasked_plugins(spec, args.scorers)
+    local = local_for(spec, args)
+    diffs, rerun = check(args.check, local, tolerance=args.tolerance, rescore=args.rescore,
+                         log=lambda m: print(m, file=sys.stderr))
     if diffs:
         print(f"NOT reproduced: {len(diffs)} difference(s) from {Path(args.check) / 'results.json'}")
         for d in diffs:
             print(f"  {d}")
         return 1
     n = sum(s["n_pairs"] for s in rerun["scorers"])
-    print(f"reproduced: {len(rerun['auroc'])} AUROC rows and {len(rerun['paired'])} paired differences identical "
-          f"({n} scorer×pair scores, {sum(s['n_cached'] for s in rerun['scorers'])} unique from the cache)")
+    how = "recomputed" if args.rescore else f"{sum(s['n_cached'] for s in rerun['scorers'])} unique from the cache"
+    print(f"reproduced: every value of results.json, transfer included ({len(rerun['auroc'])} AUROC rows, "
+          f"{len(rerun['paired'])} paired differences), within ±{args.tolerance:g} ({n} scorer×pair scores, {how})")
     return 0

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -20,14 +19,6 @@ def add_engine_args(p: argparse.ArgumentParser) -> None:
 def add_stream_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk-rows", type=int, default=None,
                    help="rows read, scored and written at a time by the local engine (default 16384)")
-
-
-def ray_options_from_args(args: argparse.Namespace):
-    from attrib_audit.engine.ray_engine import RayOptions
-
-    gpus = args.actor_gpus if args.actor_gpus is not None else (1.0 if str(args.device).startswith("cuda") else 0.0)
-    return RayOptions(address=args.ray_address or os.environ.get("RAY_ADDRESS") or None,
-                      concurrency=args.concurrency, num_gpus=gpus)
 
 
 def _plain_pair_files(args: argparse.Namespace) -> bool:

@@ -1,7 +1,9 @@
 """Ray Data backend: the same scoring as `score_pairs`, spread over a Ray cluster's actors.
 
 Pairs are deduplicated on the driver (content hash, as the cache keys), then a Ray Dataset of the
-unique pairs flows through one `map_batches` stage per scorer. Each stage runs a pool of stateful
+unique pairs flows through one `map_batches` stage per scorer. Scorers that read the question (LLM
+judges) run over a second dataset deduplicated on (question, claim, evidence) with the question
+column, so they see the same prompts and cache keys as on the local engine. Each stage runs a pool of stateful
 actors (`ScorerActor`): each actor builds its scorer once through the registry, and for every batch
 calls `score_pairs` against the shared SQLite `ScoreCache`, so cached pairs are not scored and new
 scores are committed batch by batch. A rerun on either engine therefore scores nothing anew.
@@ -36,6 +38,15 @@ class RayOptions:
     block_rows: int = 8192  # rows per Ray batch handed to an actor
 
 
+@dataclass(frozen=True)
+class RayScorer:
+    """What an actor needs to build a scorer exactly as the driver did, and whether it reads the question."""
+
+    options: dict[str, Any]
+    signature: str
+    wants_questions: bool = False
+
+
 class ScorerActor:
     """One scorer, built once per actor; scores a Ray batch through the shared cache."""
 
@@ -52,7 +63,9 @@ class ScorerActor:
         from attrib_audit.engine.runner import score_pairs
 
         claims, evidences = [str(c) for c in batch["claim"]], [str(e) for e in batch["evidence"]]
-        out, st = score_pairs(self.scorer, claims, evidences, cache=self.cache, batch_size=self.batch_size, quiet=True)
+        questions = [None if q is None else str(q) for q in batch["question"]] if "question" in batch else None
+        out, st = score_pairs(self.scorer, claims, evidences, cache=self.cache, batch_size=self.batch_size, quiet=True,
+                              questions=questions)
         n = len(claims)
         p = self.name
         batch[p] = out.scores
@@ -94,46 +107,66 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
 def ray_score(
     claims: Sequence[str],
     evidences: Sequence[str],
-    scorers: Mapping[str, tuple[dict[str, Any], str]],
+    scorers: Mapping[str, RayScorer],
     *,
     cache_path: str | None,
+    questions: Sequence[str | None] | None = None,
     batch_size: int | None = None,
     options: RayOptions | None = None,
     out_dir: str | Path | None = None,
 ) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
-    """Score with Ray Data; `scorers` maps name -> (factory options, signature).
+    """Score with Ray Data; returns per-row ScoreBatches aligned with the input and one RunStats per scorer.
 
-    Returns per-row ScoreBatches aligned with the input and one RunStats per scorer (n_unique is
-    the global count; n_batches counts committed scorer batches over all actors).
+    n_unique is the global count; n_batches counts committed scorer batches over all actors.
     """
+    opt = options or RayOptions()
+    if not len(claims):
+        return ({n: ScoreBatch.plain(np.zeros(0)) for n in scorers},
+                [RunStats(n, s.signature, 0, 0, 0, 0, 0) for n, s in scorers.items()])
+    init_ray(opt.address)
+    if cache_path == ":memory:":
+        cache_path = None  # an in-memory cache cannot be shared with actors: score without one
+    asks = {n: s.wants_questions and questions is not None for n, s in scorers.items()}
+    out: dict[str, ScoreBatch] = {}
+    stats: dict[str, RunStats] = {}
+    for with_q in (False, True):
+        group = {n: s for n, s in scorers.items() if asks[n] == with_q}
+        if group:
+            sub = None if out_dir is None else Path(out_dir) / ("questions" if with_q else "pairs")
+            o, st = _score_unique(claims, evidences, questions if with_q else None, group, cache_path=cache_path,
+                                  batch_size=batch_size, opt=opt, out_dir=sub)
+            out.update(o)
+            stats.update({s.scorer: s for s in st})
+    return {n: out[n] for n in scorers}, [stats[n] for n in scorers]
+
+
+def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer], *, cache_path, batch_size,
+                  opt: RayOptions, out_dir) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
+    """One Ray pipeline over the unique pairs (with their question when `questions` is given)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     import ray
 
-    opt = options or RayOptions()
-    if not len(claims):
-        return ({n: ScoreBatch.plain(np.zeros(0)) for n in scorers},
-                [RunStats(n, sig, 0, 0, 0, 0, 0) for n, (_o, sig) in scorers.items()])
-    init_ray(opt.address)
-    if cache_path == ":memory:":
-        cache_path = None  # an in-memory cache cannot be shared with actors: score without one
-    keys = [pair_key(c, e) for c, e in zip(claims, evidences)]
+    qs = list(questions) if questions is not None else [None] * len(claims)
+    keys = [pair_key(c, e, q) for c, e, q in zip(claims, evidences, qs)]
     slot: dict[str, int] = {}
     inverse = np.fromiter((slot.setdefault(k, len(slot)) for k in keys), dtype=np.int64, count=len(keys))
     first = np.unique(inverse, return_index=True)[1]
     # Longest first, as the local engine does, so each actor's batches have similar lengths.
     order = sorted(range(len(first)), key=lambda j: -(len(claims[first[j]]) + len(evidences[first[j]])))
-    uniq = pa.table({"u": np.asarray(order, dtype=np.int64),
-                     "claim": [claims[first[j]] for j in order],
-                     "evidence": [evidences[first[j]] for j in order]})
+    cols = {"u": np.asarray(order, dtype=np.int64), "claim": [claims[first[j]] for j in order],
+            "evidence": [evidences[first[j]] for j in order]}
+    if questions is not None:
+        cols["question"] = pa.array([qs[first[j]] for j in order], type=pa.string())
+    uniq = pa.table(cols)
     n_blocks = max(1, math.ceil(uniq.num_rows / opt.block_rows))
     ds = ray.data.from_arrow([uniq.slice(i * opt.block_rows, opt.block_rows) for i in range(n_blocks)])
-    for name, (factory_opts, _sig) in scorers.items():
-        ds = ds.map_batches(ScorerActor, fn_constructor_args=(name, dict(factory_opts), cache_path, batch_size),
+    for name, sc in scorers.items():
+        ds = ds.map_batches(ScorerActor, fn_constructor_args=(name, dict(sc.options), cache_path, batch_size),
                             batch_size=opt.block_rows, batch_format="numpy",
                             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=max(1, opt.concurrency)),
                             num_cpus=opt.num_cpus, num_gpus=opt.num_gpus)
-    ds = ds.drop_columns(["claim", "evidence"])
+    ds = ds.drop_columns([c for c in ("claim", "evidence", "question") if c in cols])
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(out_dir) if out_dir is not None else Path(tmp) / "scores"
         ds.write_parquet(str(target))
@@ -142,7 +175,7 @@ def ray_score(
     pos[table.column("u").to_numpy()] = np.arange(table.num_rows)
     row = pos[inverse]
     out, stats = {}, []
-    for name, (_opts, sig) in scorers.items():
+    for name, sc in scorers.items():
         col = lambda suffix: table.column(f"{name}{suffix}").to_numpy(zero_copy_only=False)  # noqa: E731
         fail_txt, failed = col("__failure"), col("__failed")
         failures = [str(fail_txt[i]) if failed[i] else None for i in row]
@@ -153,5 +186,5 @@ def ray_score(
                                failures=failures,
                                extras={k: [extras_rows[i].get(k) for i in row] for k in extra_keys})
         n_cached, n_scored, n_batches = (int(col(f"__{s}").sum()) for s in _STATS)
-        stats.append(RunStats(name, sig, len(keys), len(first), n_cached, n_scored, n_batches))
+        stats.append(RunStats(name, sc.signature, len(keys), len(first), n_cached, n_scored, n_batches))
     return out, stats

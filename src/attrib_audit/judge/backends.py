@@ -7,7 +7,6 @@ chat completion comes back as `malformed` and is counted as a parse failure.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attrib_audit.scorers.base import ScorerUnavailable
+from attrib_audit.scorers.base import ScorerLoadError, ScorerUnavailable
 
 
 class JudgeBackendError(RuntimeError):
@@ -45,15 +44,10 @@ class Reply:
 
 
 def file_fingerprint(path: str | Path) -> str:
-    """Size plus a hash of the first and last MiB: cheap on a 1 GB GGUF, changes when the weights do."""
-    p = Path(path)
-    size = p.stat().st_size
-    h = hashlib.sha256(str(size).encode())
-    with open(p, "rb") as fh:
-        h.update(fh.read(1 << 20))
-        fh.seek(max(0, size - (1 << 20)))
-        h.update(fh.read(1 << 20))
-    return h.hexdigest()[:16]
+    """sha256 (16 hex) of the whole GGUF, cached per path, mtime and size so a rerun does not rehash 1 GB."""
+    from attrib_audit.scorers.fingerprint import cached_sha256
+
+    return cached_sha256(path)[:16]
 
 
 class LlamaCppBackend:
@@ -81,8 +75,9 @@ class LlamaCppBackend:
             try:
                 self._llm = self._llama_cpp.Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads,
                                                   seed=self.decoding.seed, verbose=False)
-            except Exception as exc:  # noqa: BLE001 - a GGUF that does not load is unavailability
-                raise ScorerUnavailable(f"judge: failed to load {self.model_path!r} ({type(exc).__name__}: {exc})") from None
+            except Exception as exc:  # noqa: BLE001 - a GGUF that is here but does not load is an error
+                raise ScorerLoadError(f"judge: the GGUF {self.model_path!r} is present but does not load "
+                                      f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
         return self._llm
 
     def complete(self, messages: list[dict[str, str]]) -> Reply:

@@ -87,8 +87,7 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
                 api_key_env: str = "ATTRIB_AUDIT_JUDGE_API_KEY", concurrency: int = 4, timeout: float = 60.0,
                 retries: int = 4, backoff: float = 0.5, seed: int = 0, max_tokens: int = 20,
                 evidence_chars: int = 1500, claim_chars: int = 600, question_chars: int = 300, n_ctx: int = 2048,
-                n_threads: int | None = None, request_cache: str | None = "default", grammar: bool = False,
-                **_: Any) -> JudgeScorer:
+                n_threads: int | None = None, request_cache: str | None = "default", grammar: bool = False) -> JudgeScorer:
     """The registry factory: a server when `url` is given, else the local GGUF (explicit path, env, installed).
 
     `grammar` constrains decoding to the prompt's answer format (llama.cpp only).

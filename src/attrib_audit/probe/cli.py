@@ -33,12 +33,12 @@ def _reward_config(args: argparse.Namespace):
 
 
 def _scorer(args: argparse.Namespace, device: str):
-    from attrib_audit.scorers.base import ScorerUnavailable, get_scorer
+    from attrib_audit.scorers.base import ScorerOptionError, ScorerUnavailable, get_scorer
 
     opts = {"device": device, **({"path": args.model_path} if args.model_path else {})}
     try:
         return get_scorer(args.reward_scorer, **opts)
-    except (ScorerUnavailable, KeyError) as exc:
+    except (ScorerUnavailable, ScorerOptionError, KeyError) as exc:
         raise UsageError(f"reward scorer {args.reward_scorer}: {exc}") from None
 
 

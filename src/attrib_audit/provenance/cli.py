@@ -19,9 +19,9 @@ def _weights(text: str):
 
 def _scorer_options(args: argparse.Namespace) -> dict[str, dict]:
     """--model-path / --scorer-opt parsed exactly as the audit commands parse them."""
-    from attrib_audit.cli import config_from_args
+    from attrib_audit.spec import scorer_options_from_args
 
-    return config_from_args(argparse.Namespace(**vars(args), scorers=args.rankers)).scorer_options
+    return scorer_options_from_args(argparse.Namespace(**vars(args), scorers=args.rankers))[1]
 
 
 def cmd_provenance(args: argparse.Namespace) -> int:

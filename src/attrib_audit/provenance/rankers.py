@@ -16,6 +16,7 @@ from attrib_audit.engine.runner import score_pairs
 from attrib_audit.provenance.corpus import Corpus, Pool
 from attrib_audit.scorers.base import Scorer
 from attrib_audit.scorers.embedding import EmbeddingScorer
+from attrib_audit.scorers.lexical import SIGNATURE as LEXICAL_SIGNATURE
 
 
 class EmbeddingStore:
@@ -90,7 +91,7 @@ class Ranker(Protocol):
 
 class LexicalRanker:
     name = "lexical"
-    signature = "lexical:jaccard:lower:re=\\w+:v1"
+    signature = LEXICAL_SIGNATURE
 
     def scores(self, terms: PoolTerms) -> np.ndarray:
         return terms.lex

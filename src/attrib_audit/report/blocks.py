@@ -58,7 +58,22 @@ class Section:
         return self
 
 
-LAYOUT_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+class LayoutError(KeyError):
+    """A key the report reads is missing from a saved results file: the file's layout, not a bug here."""
+
+    def __str__(self) -> str:
+        return f"missing key {self.args[0]!r}"
+
+
+class SavedDict(dict):
+    """A JSON object read from a results file; a missing key raises LayoutError, so only that (not any
+    KeyError, TypeError or AttributeError of report code) turns a section into a note."""
+
+    def __missing__(self, key):
+        raise LayoutError(key)
+
+
+LAYOUT_ERRORS = (LayoutError,)
 
 
 def guard(what: str, make, *args) -> list[Block]:
@@ -67,4 +82,4 @@ def guard(what: str, make, *args) -> list[Block]:
         return list(make(*args))
     except LAYOUT_ERRORS as exc:
         return [Note(f"{what} was skipped: its saved results do not have the layout this report reads "
-                     f"({type(exc).__name__}: {exc}).")]
+                     f"({exc}).")]

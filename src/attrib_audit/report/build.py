@@ -1,5 +1,6 @@
 """Assemble a report from saved results: each section is drawn only when its results exist, and a
-section whose input has an unexpected layout becomes a visible note instead of a crash."""
+section whose input lacks a key it reads becomes a visible note instead of a crash. Any other
+exception is a bug in report code and propagates (the command exits non-zero), never a note."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ def run_sections(inputs: ReportInputs, plots: Path, specs=SECTIONS) -> tuple[lis
             skipped.append(spec.key)
             sec = Section(spec.key, spec.title, [Note(
                 f"This section was skipped: {inputs.source(spec.source)} does not have the layout this report "
-                f"reads ({type(exc).__name__}: {exc}).")])
+                f"reads ({exc}).")])
         if sec is not None:
             sections.append(sec)
     return sections, skipped

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from attrib_audit.data.errors import DataError
+from attrib_audit.report.blocks import SavedDict
 
 FILES = {"results": "results.json", "provenance": "provenance.json", "probe": "probe.json",
          "agreement": "agreement.json"}
@@ -31,7 +32,7 @@ class ReportInputs:
 
 def read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), object_hook=SavedDict)
     except json.JSONDecodeError as exc:
         raise ReportError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except OSError as exc:

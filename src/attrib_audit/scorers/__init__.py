@@ -39,28 +39,28 @@ def _check(resolver) -> tuple[bool, str]:
     return True, f"{r.origin}: {r.location}"
 
 
-def _lexical(**_: Any) -> Scorer:
+def _lexical() -> Scorer:
     from attrib_audit.scorers.lexical import LexicalScorer
 
     return LexicalScorer()
 
 
 def _embedding(name: str, resolver, hint: str):
-    def build(path: str | None = None, device: str = "cpu", **_: Any) -> Scorer:
+    def build(path: str | None = None, device: str = "cpu") -> Scorer:
         from attrib_audit.scorers.embedding import EmbeddingScorer
 
         return EmbeddingScorer(name, resolver(path), device=device, install_hint=hint)
     return build
 
 
-def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53, **_: Any) -> Scorer:
+def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53) -> Scorer:
     from attrib_audit.scorers.blend import BlendScorer
 
     return BlendScorer(_lexical(), _embedding("minilm", resolve_minilm, MINILM_INSTALL)(path, device), w_lex=w_lex, w_sem=w_sem)
 
 
 def _bertscore(path: str | None = None, device: str = "cpu", num_layers: int = 4, idf: bool = False,
-               idf_corpus=None, rescale_with_baseline: bool = False, baseline_path: str | None = None, **_: Any) -> Scorer:
+               idf_corpus=None, rescale_with_baseline: bool = False, baseline_path: str | None = None) -> Scorer:
     from attrib_audit.scorers.bertscore import BertScoreScorer
 
     return BertScoreScorer(resolve_minilm(path), num_layers=num_layers, idf=idf, idf_corpus=idf_corpus,
@@ -82,9 +82,17 @@ def _judge(kind: str, name: str):
     def build(**options: Any) -> Scorer:
         from attrib_audit.judge.scorer import build_judge
 
-        options.pop("device", None)
         return build_judge(kind, name, **options)
     return build
+
+
+def _judge_options() -> tuple[str, ...]:
+    """build_judge's keyword options; the judge runs on its backend, so it takes no `device`."""
+    import inspect
+
+    from attrib_audit.judge.scorer import build_judge
+
+    return tuple(p.name for p in inspect.signature(build_judge).parameters.values() if p.kind is p.KEYWORD_ONLY)
 
 
 def _judge_check() -> tuple[bool, str]:
@@ -95,9 +103,10 @@ def _judge_check() -> tuple[bool, str]:
 
 JUDGE_INSTALL = "attrib-audit models install judge   (or a server: --judge-url URL --judge-model NAME)"
 register(ScorerSpec("judge", _judge("graded", "judge"), "LLM judge, graded SUPPORT in [0,1] (local GGUF or server)",
-                    "llm-judge", _judge_check, JUDGE_INSTALL))
+                    "llm-judge", _judge_check, JUDGE_INSTALL, _judge_options))
 register(ScorerSpec("judge-label", _judge("label", "judge-label"),
-                    "LLM judge, LABEL attributable|not_attributable + CONF", "llm-judge", _judge_check, JUDGE_INSTALL))
+                    "LLM judge, LABEL attributable|not_attributable + CONF", "llm-judge", _judge_check, JUDGE_INSTALL,
+                    _judge_options))
 
 __all__ = ["MINILM_HUB", "MPNET_HUB", "MPNET_PARTS", "Resolved", "ScoreBatch", "Scorer", "ScorerSpec",
            "ScorerUnavailable", "get_scorer", "register", "registry", "resolve_minilm", "resolve_mpnet"]

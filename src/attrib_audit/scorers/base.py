@@ -1,14 +1,23 @@
 """The Scorer protocol, the per-row ScoreBatch it returns, and the scorer registry."""
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 
 class ScorerUnavailable(RuntimeError):
     """A scorer's weights or package are not on this machine; the message is one line saying how to get them."""
+
+
+class ScorerLoadError(RuntimeError):
+    """Weights are present but do not load (corrupt file, wrong layout): an error, never a silent skip."""
+
+
+class ScorerOptionError(ValueError):
+    """An option a scorer does not take; the message lists the ones it does, so a typo never runs defaults."""
 
 
 @dataclass
@@ -101,6 +110,19 @@ class ScorerSpec:
     family: str
     check: Callable[[], tuple[bool, str]]  # (available, where from / why not)
     install: str  # the command that makes it available
+    # accepted options (or a function giving them, read when first needed); None: the factory's signature
+    options: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
+
+    def option_names(self) -> tuple[str, ...] | None:
+        """The options the factory takes (`device` included when it uses one); None when it takes **anything."""
+        if callable(self.options):
+            return self.options()
+        if self.options is not None:
+            return self.options
+        params = inspect.signature(self.factory).parameters.values()
+        if any(p.kind is p.VAR_KEYWORD for p in params):
+            return None
+        return tuple(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 _REGISTRY: dict[str, ScorerSpec] = {}
@@ -121,18 +143,41 @@ def registry() -> dict[str, ScorerSpec]:
     return {**entry_point_specs(set(_REGISTRY))[0], **_REGISTRY}
 
 
+def scorer_spec(name: str) -> ScorerSpec:
+    """The registry entry of a built-in or entry-point scorer (a built-in needs no scan of the entry points)."""
+    from attrib_audit import scorers  # noqa: F401  (importing the package registers the built-ins)
+
+    specs = _REGISTRY if name in _REGISTRY else registry()
+    if name not in specs:
+        raise ScorerOptionError(f"unknown scorer {name!r}; known: {', '.join(sorted(specs))}")
+    return specs[name]
+
+
+def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options `name`'s factory is called with: `device` is dropped for scorers that run on no device,
+    any other unknown key is a ScorerOptionError naming the valid ones."""
+    accepted = scorer_spec(name).option_names()
+    opts = dict(options)
+    if accepted is None:
+        return opts
+    if "device" not in accepted:
+        opts.pop("device", None)
+    unknown = sorted(set(opts) - set(accepted))
+    if unknown:
+        valid = ", ".join(sorted(a for a in accepted if a != "device")) or "none"
+        raise ScorerOptionError(f"scorer {name!r} has no option{'s' if len(unknown) > 1 else ''} "
+                                f"{', '.join(unknown)}; valid: {valid}")
+    return opts
+
+
 def get_scorer(name: str, **options: Any) -> Scorer:
     """Build a registered scorer or a `module:factory` plugin.
 
-    Raises ScorerUnavailable with a one-line reason if it cannot run here, PluginError for a broken plugin.
+    Raises ScorerUnavailable with a one-line reason if it cannot run here, ScorerOptionError for an option
+    it does not take, PluginError for a broken plugin.
     """
     from attrib_audit.scorers.plugins import import_path_scorer, is_import_path
 
     if is_import_path(name):
         return import_path_scorer(name, **options)
-    from attrib_audit import scorers  # noqa: F401  (a built-in needs no scan of the installed entry points)
-
-    specs = _REGISTRY if name in _REGISTRY else registry()
-    if name not in specs:
-        raise KeyError(f"unknown scorer {name!r}; known: {', '.join(sorted(specs))}")
-    return specs[name].factory(**options)
+    return scorer_spec(name).factory(**check_options(name, options))

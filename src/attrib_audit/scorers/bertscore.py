@@ -8,6 +8,7 @@ import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, ScorerUnavailable
 from attrib_audit.scorers.embedding import count_tokens
+from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
 
@@ -44,11 +45,13 @@ class BertScoreScorer:
         max_pos = getattr(self.scorer._model.config, "max_position_embeddings", tok.model_max_length)
         self.window = int(min(tok.model_max_length, max_pos))
         self._hash = self.scorer.hash
+        self._fingerprint = (f"{weights_fingerprint(resolved)}:"
+                             f"{library_versions('bert-score', 'transformers', 'torch')}")
 
     @property
     def signature(self) -> str:
         base = self.resolved.location.rstrip("/").split("/")[-1]
-        return (f"bertscore:F1:model={base}:layers={self.num_layers}:idf={self._idf_hash}:"
+        return (f"bertscore:F1:model={base}:weights={self._fingerprint}:layers={self.num_layers}:idf={self._idf_hash}:"
                 f"rescale={self.rescale}:window={self.window}:{self._hash.split('_')[-1] if '_' in self._hash else ''}:v1")
 
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:

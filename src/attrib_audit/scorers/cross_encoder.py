@@ -12,8 +12,9 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, register
+from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import (
-    hub_scorer_spec, refuse_hub_offline, torch_device, weights_fingerprint,
+    hub_scorer_spec, refuse_hub_offline, torch_device,
 )
 from attrib_audit.scorers.pairclf import entailment_index
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
@@ -46,7 +47,7 @@ class CrossEncoderScorer:
         config = self.model.model.config
         self.n_labels = int(self.model.num_labels)
         self.index = None if self.n_labels == 1 else entailment_index(config, f"{self.name} ({resolved.location})")[0]
-        self._fingerprint = weights_fingerprint(resolved)
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('sentence-transformers', 'transformers', 'torch')}"
 
     @property
     def signature(self) -> str:

@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
 
@@ -37,11 +38,13 @@ class EmbeddingScorer:
         self.model = load_or_unavailable(resolved, lambda loc: load_sentence_transformer(loc, device),
                                          what=name, install_hint=install_hint)
         self.window = int(self.model.max_seq_length)
+        self._fingerprint = (f"{weights_fingerprint(resolved)}:"
+                             f"{library_versions('sentence-transformers', 'transformers', 'torch')}")
 
     @property
     def signature(self) -> str:
         base = self.resolved.location.rstrip("/").split("/")[-1]
-        return f"{self.name}:cosine:model={base}:max_seq={self.window}:normalize:v1"
+        return f"{self.name}:cosine:model={base}:weights={self._fingerprint}:max_seq={self.window}:normalize:v1"
 
     def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Unit embeddings of unique texts and the tokens each lost to the window."""

@@ -1,13 +1,11 @@
-"""Hub-model plumbing shared by the model scorers: resolvers, `models list` checks, devices, fingerprints.
+"""Hub-model plumbing shared by the model scorers: resolvers, `models list` checks, devices.
 
 Weights resolve offline first: explicit path > $ATTRIB_AUDIT_<NAME> > installed package > hub id,
 and a hub id counts as available only when it is already in the local Hugging Face cache.
 """
 from __future__ import annotations
 
-import hashlib
 import re
-from pathlib import Path
 from typing import Any, Callable
 
 from attrib_audit.scorers.base import ScorerSpec, ScorerUnavailable
@@ -34,10 +32,12 @@ def hub_resolver(name: str, hub_id: str, package: Callable[[], str | None] | Non
     return resolve
 
 
-def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make: Callable[..., Any]) -> ScorerSpec:
+def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make: Callable[..., Any],
+                    options_of: type | None = None) -> ScorerSpec:
     """The registry entry of a hub-only model scorer: resolve offline first, report honestly, hint how to install.
 
-    `make(resolved, device=..., install_hint=..., **options)` builds the scorer.
+    `make(resolved, device=..., install_hint=..., **options)` builds the scorer; its options are the
+    keyword-only parameters of `options_of` (default: `make` itself, a class), so a misspelt one is an error.
     """
     resolver = hub_resolver(name, hub_id)
     hint = hub_install_hint(name, hub_id)
@@ -45,7 +45,16 @@ def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make:
     def build(path: str | None = None, device: str = "cpu", **opts: Any):
         return make(resolver(path), device=device, install_hint=hint, **opts)
 
-    return ScorerSpec(name, build, description, family, lambda: check_resolved(resolver), hint)
+    return ScorerSpec(name, build, description, family, lambda: check_resolved(resolver), hint,
+                      ("path", *keyword_options(options_of or make)))
+
+
+def keyword_options(cls: type) -> tuple[str, ...]:
+    """A scorer class's keyword-only constructor options, less the install hint the registry supplies."""
+    import inspect
+
+    return tuple(p.name for p in inspect.signature(cls).parameters.values()
+                 if p.kind is p.KEYWORD_ONLY and p.name != "install_hint")
 
 
 def check_resolved(resolver) -> tuple[bool, str]:
@@ -70,35 +79,6 @@ def torch_device(device: str, what: str) -> str:
             raise ScorerUnavailable(f"{what}: --device mps requested but torch sees no MPS device")
         return device
     raise ScorerUnavailable(f"{what}: unknown device {device!r} (use cpu, cuda or mps)")
-
-
-def weights_fingerprint(resolved: Resolved) -> str:
-    """Short hash of config, file sizes and the head and tail of each weight file: new weights, new signature."""
-    location = Path(resolved.location)
-    if not location.exists():
-        try:
-            from huggingface_hub import try_to_load_from_cache
-
-            cached = try_to_load_from_cache(resolved.location, "config.json")
-        except ImportError:  # pragma: no cover - ships with transformers
-            cached = None
-        if not isinstance(cached, str):
-            return "hub:" + resolved.location
-        location = Path(cached).parent
-    h = hashlib.sha256()
-    for f in sorted(p for p in location.iterdir() if p.is_file()):
-        if f.suffix not in (".json", ".safetensors", ".bin", ".model", ".txt"):
-            continue
-        size = f.stat().st_size
-        h.update(f"{f.name}:{size}".encode())
-        with open(f, "rb") as fh:
-            h.update(fh.read(1 << 20))
-            if size > 2 << 20:
-                fh.seek(-(1 << 20), 2)
-                h.update(fh.read())
-    return h.hexdigest()[:12]
-
-
 
 
 def refuse_hub_offline(resolved: Resolved, what: str, install_hint: str) -> None:

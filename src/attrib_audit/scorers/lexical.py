@@ -1,6 +1,7 @@
 """Token Jaccard of claim and evidence: the cheapest surface baseline."""
 from __future__ import annotations
 
+import unicodedata
 from typing import Sequence
 
 import numpy as np
@@ -20,6 +21,8 @@ def _ascii_table() -> bytes:
 
 
 _ASCII = _ascii_table()
+# `\w` and lower() follow Python's Unicode tables: their version is what computes non-ASCII scores
+SIGNATURE = f"lexical:jaccard:lower:re=\\w+:unicode={unicodedata.unidata_version}:v1"
 
 
 class LexicalScorer:
@@ -35,7 +38,7 @@ class LexicalScorer:
 
     @property
     def signature(self) -> str:
-        return "lexical:jaccard:lower:re=\\w+:v1"
+        return SIGNATURE
 
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         findall = TOKEN_RE.findall

@@ -17,7 +17,8 @@ import re
 from typing import Sequence
 
 from attrib_audit.scorers.base import ScoreBatch, register
-from attrib_audit.scorers.hfmodels import hub_scorer_spec, weights_fingerprint
+from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
+from attrib_audit.scorers.hfmodels import hub_scorer_spec
 from attrib_audit.scorers.pairclf import (
     Head, ModelConfigError, PairClassifier, entailment_index, load_pair_model, model_window,
 )
@@ -60,7 +61,7 @@ class MiniCheckScorer:
         self.clf = PairClassifier(tokenizer, model, head, window=win, device=device,
                                   prefix=T5_PREFIX if head.kind == "seq2seq" else "",
                                   batch_size=model_batch, max_batch_tokens=model_batch * win)
-        self._fingerprint = weights_fingerprint(resolved)
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
 
     @property
     def signature(self) -> str:

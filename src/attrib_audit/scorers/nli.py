@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from attrib_audit.scorers.base import ScoreBatch, ScorerSpec, register
-from attrib_audit.scorers.hfmodels import hub_scorer_spec, weights_fingerprint
+from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
+from attrib_audit.scorers.hfmodels import hub_scorer_spec
 from attrib_audit.scorers.pairclf import Head, PairClassifier, entailment_index, load_pair_model, model_window
 from attrib_audit.scorers.resolve import Resolved
 from attrib_audit.text.chunk import sentence_windows
@@ -33,7 +34,7 @@ class NLIScorer:
         self.clf = PairClassifier(tokenizer, model, Head("seqcls", index=index, label=label), window=win,
                                   device=device, batch_size=model_batch, max_batch_tokens=model_batch * win)
         self.n_labels = len(model.config.id2label)
-        self._fingerprint = weights_fingerprint(resolved)
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
 
     @property
     def signature(self) -> str:
@@ -53,7 +54,8 @@ class NLIScorer:
 
 
 def _spec(name: str, hub_id: str, description: str) -> ScorerSpec:
-    return hub_scorer_spec(name, hub_id, description, "nli", lambda resolved, **kw: NLIScorer(name, resolved, **kw))
+    return hub_scorer_spec(name, hub_id, description, "nli", lambda resolved, **kw: NLIScorer(name, resolved, **kw),
+                           NLIScorer)
 
 
 NLI_MNLI_HUB = "roberta-large-mnli"

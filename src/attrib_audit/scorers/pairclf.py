@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerUnavailable
+from attrib_audit.scorers.base import ScoreBatch, ScorerLoadError
 from attrib_audit.scorers.hfmodels import refuse_hub_offline, torch_device
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
@@ -25,8 +25,8 @@ _RELATIVE = {"t5", "mt5", "umt5", "longt5"}
 _NEGATED = re.compile(r"\b(not|non|no)\b|^(not|non)[_ -]?")
 
 
-class ModelConfigError(ScorerUnavailable):
-    """The weights load but cannot be read as this scorer needs (e.g. no entailment label)."""
+class ModelConfigError(ScorerLoadError):
+    """The weights load but cannot be read as this scorer needs (e.g. no entailment label): an error, not absence."""
 
 
 def entailment_index(config, what: str, keys: Sequence[str] = ("entail",)) -> tuple[int, str]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from attrib_audit.scorers.base import ScorerUnavailable
+from attrib_audit.scorers.base import ScorerLoadError, ScorerUnavailable
 
 
 @dataclass(frozen=True)
@@ -72,15 +72,20 @@ def quiet_model_loading() -> None:
 
 
 def load_or_unavailable(resolved: Resolved, loader: Callable[[str], object], *, what: str, install_hint: str) -> object:
-    """Run a loader; turn a hub miss (offline machine, unknown id) into one clear ScorerUnavailable line."""
+    """Run a loader. A hub id that is not on this machine is absent (ScorerUnavailable: the audit skips
+    the scorer and says so); weights that are here but do not load (corrupt, truncated, wrong layout) are
+    a ScorerLoadError: the audit stops, since skipping would hide a broken install."""
     quiet_model_loading()
     try:
         return loader(resolved.location)
-    except ScorerUnavailable:
+    except (ScorerUnavailable, ScorerLoadError):
         raise
-    except Exception as exc:  # noqa: BLE001 - any loader failure is reported as unavailability
+    except Exception as exc:  # noqa: BLE001 - loaders raise many types; each becomes one line below
         if resolved.origin == "hub":
             raise ScorerUnavailable(
                 f"{what}: weights not installed locally and {resolved.location!r} could not be fetched "
                 f"({type(exc).__name__}); {install_hint}") from None
-        raise ScorerUnavailable(f"{what}: failed to load {resolved.location!r} ({type(exc).__name__}: {exc})".splitlines()[0]) from None
+        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")[:300]
+        raise ScorerLoadError(f"{what}: weights at {resolved.location!r} ({resolved.origin}) are present but do not "
+                              f"load ({type(exc).__name__}: {first}); reinstall them or point "
+                              f"--model-path at a working copy") from None

@@ -63,6 +63,16 @@ class Adapter:
     construct_for: Callable[[str], str | None] | None = None  # per-file construct (TRUE)
     dataset_for: Callable[[str], str] | None = None  # per-file dataset name (TRUE)
     native: str = ""  # one line naming the native release
+    required: tuple[str, ...] | None = None  # columns every file must have; None: `fields`
+    clusters: str = ""  # the native field(s) that name a cluster, for the warning when a file has none
+
+    @property
+    def required_fields(self) -> tuple[str, ...]:
+        return self.fields if self.required is None else self.required
+
+    @property
+    def cluster_hint(self) -> str:
+        return f"expected {self.clusters}" if self.clusters else "the format has none"
 
     def matches(self, columns: Iterable[str]) -> bool:
         have = set(columns)

@@ -10,7 +10,7 @@ from typing import Callable, Iterable
 from attrib_audit.data.adapters import PAIRS, detect_format, get_adapter
 from attrib_audit.data.adapters.base import Adapter, AdapterOptions, Context, Skip
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.loaders import file_sha256, iter_rows, rows_to_records
+from attrib_audit.data.loaders import file_sha256, iter_rows, rows_to_records, skip_entry
 from attrib_audit.data.records import PairRecord
 
 Log = Callable[[str], None]
@@ -22,19 +22,38 @@ def skip_summary(skipped: Counter) -> str:
 
 def adapt_rows(adapter: Adapter, rows: Iterable[tuple[int, dict]], *, path: str, stem: str,
                options: AdapterOptions | None = None, dataset: str | None = None, construct: str | None = None,
-               log: Log | None = None) -> tuple[list[PairRecord], dict]:
-    """Pairs of one native source and its provenance entry (format, construct, rows, skips per reason)."""
+               log: Log | None = None, on_error: str = "fail") -> tuple[list[PairRecord], dict]:
+    """Pairs of one native source and its provenance entry (format, construct, rows, skips).
+
+    `skipped` lists what was left out in the layout of our schema's entries (file, row, field, reason):
+    a row that is bad under `on_error="skip"` one entry each, an adapter's by-design skips one entry per
+    reason with its `count`. A file whose first row lacks a required column is an error naming it.
+    """
     ctx = Context(path=path, stem=stem, options=options or AdapterOptions())
     construct = construct or adapter.construct_of(stem)
     if not construct:
         raise DataError(f"the {adapter.name} format cannot tell the construct of {stem!r} from its name: "
                         "pass --construct", path=path)
     name = dataset or adapter.dataset_of(stem)
+    bad: list[dict] | None = [] if on_error == "skip" else None
     skipped: Counter = Counter()
     native, out = 0, []
     for row, raw in rows:
         native += 1
-        for item in adapter.convert(row, raw, ctx):
+        if native == 1:
+            missing = [f for f in adapter.required_fields if f not in raw]
+            if missing:
+                raise DataError(f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} "
+                                f"of the {adapter.name} format (have: {', '.join(sorted(map(str, raw))) or 'none'})",
+                                path=path, row=row, field=missing[0])
+        try:
+            items = list(adapter.convert(row, raw, ctx))
+        except DataError as exc:
+            if bad is None:
+                raise
+            bad.append(skip_entry(exc))
+            continue
+        for item in items:
             if isinstance(item, Skip):
                 skipped[item.reason] += 1
                 continue
@@ -42,15 +61,24 @@ def adapt_rows(adapter: Adapter, rows: Iterable[tuple[int, dict]], *, path: str,
             item["id"] = item.get("id") or f"{stem}:{row}"
             out.append((row, item))
     if not out:
-        raise DataError(f"no pairs left: all {native} {adapter.name} rows were skipped ({skip_summary(skipped)})"
+        raise DataError(f"no pairs left: all {native} {adapter.name} rows were skipped "
+                        f"({skip_summary(skipped + Counter(e['reason'] for e in bad or []))})"
                         if native else "no rows", path=path)
-    records = rows_to_records(out, path=path)
-    n_skip = sum(skipped.values())
+    records = rows_to_records(out, path=path, skipped=bad)
+    unclustered = sum(1 for _, item in out if not item.get("group"))
+    if unclustered == len(out) and log is not None:
+        log(f"warning: {adapter.name}: {path}: no cluster column ({adapter.cluster_hint}): every pair is its own "
+            "cluster, so CIs are too narrow if several rows share a claim or case")
+    n_skip = sum(skipped.values()) + len(bad or [])
     if log is not None:
+        summary = skip_summary(skipped + Counter(e["reason"] for e in bad or []))
         log(f"{adapter.name}: {path}: {native} rows -> {len(records)} pairs ({construct})"
-            + (f"; skipped {n_skip}: {skip_summary(skipped)}" if n_skip else "; nothing skipped"))
+            + (f"; skipped {n_skip}: {summary}" if n_skip else "; nothing skipped"))
+    entries = (bad or []) + [{"file": path, "row": None, "field": None, "reason": reason, "count": n}
+                             for reason, n in sorted(skipped.items())]
     origin = {"format": adapter.name, "construct": construct, "dataset": name, "native_rows": native,
-              "rows": len(records), "skipped": dict(sorted(skipped.items())), "n_skipped": n_skip}
+              "rows": len(records), "skipped": entries, "skip_counts": dict(sorted(skipped.items())),
+              "n_skipped": n_skip, "n_unclustered": unclustered}
     return records, origin
 
 
@@ -99,11 +127,14 @@ def resolve_format(fmt: str, path: str | Path, log: Log | None = None) -> str:
 
 def load_native_file(path: str | Path, fmt: str, *, options: AdapterOptions | None = None,
                      dataset: str | None = None, construct: str | None = None,
-                     log: Log | None = None) -> tuple[list[PairRecord], dict]:
+                     log: Log | None = None, on_error: str = "fail") -> tuple[list[PairRecord], dict]:
     """One file in a named benchmark format -> validated pairs and its `data` entry for results.json."""
     p = Path(path)
     adapter = get_adapter(fmt)
-    rows = adapter.reader(p) if adapter.reader else iter_rows(p)
+    bad: list[dict] | None = [] if on_error == "skip" and not adapter.reader else None
+    rows = adapter.reader(p) if adapter.reader else iter_rows(p, bad)
     records, origin = adapt_rows(adapter, rows, path=str(p), stem=p.stem, options=options, dataset=dataset,
-                                 construct=construct, log=log)
+                                 construct=construct, log=log, on_error=on_error)
+    origin["skipped"] = (bad or []) + origin["skipped"]  # unreadable lines first, as the schema loader lists them
+    origin["n_skipped"] += len(bad or [])
     return records, {"path": str(p), "sha256": file_sha256(p), **origin}

@@ -11,7 +11,7 @@ def convert(row: int, raw: dict, ctx: Context):
     if isinstance(label, Skip):
         yield label
         return
-    case = text(raw.get("case_id"))
+    case = text(raw.get("case_id")) or text(raw.get("id"))  # one claim's rows share it: they form one cluster
     yield pair(claim=text(raw.get("claim")), evidence=text(raw.get("evidence")), label=label,
                id=text(raw.get("unique_id")), group=f"vitaminc:{case}" if case else None,
                source=text(raw.get("revision_type")))
@@ -23,6 +23,7 @@ ADAPTER = Adapter(
     labels=("'SUPPORTS' -> 1", "'REFUTES' -> 0", "'NOT ENOUGH INFO' -> dropped (default) or 0 with --nei 0"),
     skips=("NOT ENOUGH INFO rows unless --nei 0", "rows with a missing label", "empty claim/evidence"),
     convert=convert,
-    native="unique_id, case_id, claim, evidence, label (+ page, revision_type); group = case_id; "
-           "source = revision_type",
+    native="unique_id, case_id, claim, evidence, label (+ page, revision_type); group = case_id (or a shared "
+           "native id); source = revision_type",
+    required=("claim", "evidence", "label"), clusters="case_id or id",
 )

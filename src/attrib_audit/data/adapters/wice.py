@@ -109,4 +109,5 @@ ADAPTER = Adapter(
     convert=convert,
     native="claim, evidence (list of sentences), label, supporting_sentences (list of index lists), "
            "meta {id, claim_title}; group = claim_title; also provenance examples (load_wice_provenance)",
+    required=("claim", "evidence", "label"), clusters="meta.claim_title",
 )
