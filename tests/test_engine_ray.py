@@ -14,8 +14,6 @@ from attrib_audit.engine.ray_engine import RayOptions, init_ray
 
 @pytest.fixture(scope="module")
 def ray_local():
-    import ray
-
     init_ray(None, num_cpus=2)
     yield
     ray.shutdown()

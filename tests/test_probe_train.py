@@ -2,7 +2,6 @@
 import json
 
 import peft  # noqa: F401 - the dev extra installs trl and peft: a missing one is a failure, not a skip
-import pytest
 import torch
 import trl  # noqa: F401
 

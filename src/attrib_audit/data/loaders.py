@@ -18,7 +18,7 @@ from attrib_audit.data.records import FIELDS, PairRecord, PairTable
 
 # Values accepted as binary labels without an explicit mapping. Strings like
 # "attributable" are deliberately absent: they need --label-map, so a mapping is never guessed.
-_IMPLICIT_LABELS: dict[Any, int] = {0: 0, 1: 1, "0": 0, "1": 1, True: 1, False: 0, "true": 1, "false": 0}
+_IMPLICIT_LABELS: dict[Any, int] = {0: 0, 1: 1, "0": 0, "1": 1, "true": 1, "false": 0}  # True == 1, False == 0 as keys
 
 
 def file_sha256(path: str | Path) -> str:

@@ -7,6 +7,7 @@ chat completion comes back as `malformed` and is counted as a parse failure.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
