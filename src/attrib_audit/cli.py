@@ -10,6 +10,8 @@ import os
 import sys
 from typing import Sequence
 
+from attrib_audit.errors import InputError
+
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -26,7 +28,7 @@ def _kv(text: str, what: str) -> dict[str, str]:
     out = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         if "=" not in part:
-            raise SystemExit(f"attrib-audit: {what} entry {part!r} must be KEY=VALUE")
+            raise InputError(f"{what} entry {part!r} must be KEY=VALUE")
         k, v = part.split("=", 1)
         out[k.strip()] = v.strip()
     return out
@@ -47,10 +49,18 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
                    help="bad rows: fail (default) names the row and stops; skip leaves it out and lists it in results")
 
 
+def _label_map(text: str) -> dict[str, int]:
+    out = _kv(text, "--label-map")
+    bad = [f"{k}={v}" for k, v in out.items() if v not in ("0", "1")]
+    if bad:
+        raise InputError(f"--label-map entry {bad[0]!r}: the label must be 0 or 1")
+    return {k: int(v) for k, v in out.items()}
+
+
 def load_options_from_args(args: argparse.Namespace) -> dict:
     columns = {f: getattr(args, f"{f}_col") for f in ("id", "dataset", "source", "question", "claim", "evidence",
                                                     "label", "group", "construct") if getattr(args, f"{f}_col")}
-    label_map = {k: int(v) for k, v in _kv(args.label_map, "--label-map").items()} if args.label_map else None
+    label_map = _label_map(args.label_map) if args.label_map else None
     return {"columns": columns, "label_map": label_map, "dataset": args.dataset_name, "construct": args.construct,
             "on_error": args.on_error}
 
@@ -115,7 +125,7 @@ def config_from_args(args: argparse.Namespace):
         key, _, value = item.partition("=")
         name, _, opt = key.partition(".")
         if not opt:
-            raise SystemExit(f"attrib-audit: --scorer-opt {item!r} must be SCORER.KEY=VALUE")
+            raise InputError(f"--scorer-opt {item!r} must be SCORER.KEY=VALUE")
         opts.setdefault(name, {})[opt] = _coerce(value)
     return AuditConfig(scorers=scorers, slice_by=getattr(args, "slice_by", "dataset"),
                        n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
@@ -236,14 +246,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from attrib_audit.data.errors import DataError
+    """Run one command; a typed failure (errors.AuditError) becomes one line on stderr and its exit code."""
+    from attrib_audit.errors import AuditError, one_line
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except DataError as exc:
-        print(f"attrib-audit: data error: {exc}", file=sys.stderr)
-        return 2
+    except AuditError as exc:
+        print(f"attrib-audit: {exc.kind}: {one_line(str(exc))}", file=sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)
         return 130

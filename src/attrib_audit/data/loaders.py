@@ -108,6 +108,8 @@ def iter_rows(path: str | Path, skipped: list[dict] | None = None) -> Iterator[t
     suffix = p.suffix.lower()
     if not p.exists():
         raise DataError("file not found", path=str(p))
+    if p.is_dir():
+        raise DataError("is a folder, not a data file", path=str(p))
     if suffix in (".jsonl", ".json", ".ndjson"):
         return _iter_jsonl(p, skipped)
     if suffix in (".csv", ".tsv"):
