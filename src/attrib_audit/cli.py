@@ -135,13 +135,31 @@ def config_from_args(args: argparse.Namespace):
                        ray=ray_options_from_args(args) if getattr(args, "engine", "local") == "ray" else None)
 
 
+def check_caches(args: argparse.Namespace) -> None:
+    """Refuse a --cache path that is not a SQLite database before anything is loaded or scored."""
+    from pathlib import Path
+
+    from attrib_audit.engine.cache import default_cache_path
+    from attrib_audit.engine.sqlite_file import check_cache_path
+    from attrib_audit.judge.requests_cache import default_requests_path
+
+    if not args.no_cache:
+        check_cache_path(Path(args.cache) if args.cache else default_cache_path(), "score cache")
+        check_cache_path(default_requests_path(args.cache), "judge request cache")
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
+    from attrib_audit.outdir import check_out_dir, results_file
+
     if args.check:
         from attrib_audit.engine.check import cmd_check
 
+        results_file(args.check, "audit --check")
         return cmd_check(args)
     if not args.out:
-        raise SystemExit("attrib-audit audit: give --out DIR (or --check DIR to verify an earlier audit)")
+        raise InputError("audit: give --out DIR (or --check DIR to verify an earlier audit)")
+    check_out_dir(args.out)  # before any loading or scoring: a bad --out or --cache must not cost a run
+    check_caches(args)
     table = load_from_args(args)
     return _run_and_report(table, args)
 
@@ -168,6 +186,10 @@ def _run_and_report(table, args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from attrib_audit.data import load_demo
 
+    from attrib_audit.outdir import check_out_dir
+
+    check_out_dir(args.out)
+    check_caches(args)
     table = load_demo()
     print(f"demo: {len(table)} human-labelled pairs (AttributionBench sample, Apache-2.0; BEGIN WoW sample, CC-BY-4.0)")
     return _run_and_report(table, args)

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from attrib_audit.errors import InputError
+from attrib_audit.outdir import results_file, run_id_of
+from attrib_audit.report.inputs import read_json
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 from attrib_audit.transfer_audit import LEVEL, build_matrix, clean, construct_groups
 
@@ -87,15 +90,22 @@ def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recom
 
 
 def load_replicates(folder: Path) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
-    res_path, npz_path = folder / "results.json", folder / "bootstrap.npz"
-    for p in (res_path, npz_path):
-        if not p.exists():
-            raise SystemExit(f"attrib-audit select: {p} not found; run `attrib-audit audit --out {folder}` first")
-    results = json.loads(res_path.read_text())
-    with np.load(npz_path) as z:
-        slices, scorers = z["slices"].tolist(), z["scorers"].tolist()
-        points = {s: z["point"][i] for i, s in enumerate(slices)}
-        reps = {s: z["replicates"][i] for i, s in enumerate(slices)}
+    res_path, npz_path = results_file(folder, "select"), folder / "bootstrap.npz"
+    if not npz_path.exists():
+        raise InputError(f"select: {npz_path} not found; run `attrib-audit audit --out {folder}` first")
+    results = read_json(res_path)
+    try:
+        with np.load(npz_path, allow_pickle=False) as z:
+            slices, scorers = z["slices"].tolist(), z["scorers"].tolist()
+            points = {s: z["point"][i] for i, s in enumerate(slices)}
+            reps = {s: z["replicates"][i] for i, s in enumerate(slices)}
+    except Exception as exc:  # noqa: BLE001 - zip, pickle, key and shape errors all mean: not our bootstrap.npz
+        raise InputError(f"{npz_path} is not a bootstrap.npz written by `attrib-audit audit` "
+                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:160]})") from None
+    run_id, recorded = run_id_of(npz_path), results.get("run_id")
+    if recorded and run_id != recorded:
+        raise InputError(f"{npz_path} is from run {run_id or '(none recorded)'}, results.json from run {recorded}: "
+                         "rerun the audit into this folder")
     return results, points, reps, scorers
 
 

@@ -1,0 +1,146 @@
+"""Output folders: checked before any work, written to a temporary folder beside the target, moved into place.
+
+A failure (a crash, a full disk, Ctrl-C) then leaves the folder with either the whole earlier
+result set or the whole new one, never results.json beside a stale scores.parquet. Every artefact
+derived from one audit carries the `run_id` of its results.json, so a reader can tell one run's files
+from another's (`run_id_of`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from attrib_audit.errors import InputError
+
+# what one audit writes or derives from its scores: replaced as a set, never carried into a new run's folder
+RUN_ARTEFACTS = ("results.json", "scores.parquet", "bootstrap.npz", "agreement.json", "report.md", "report.html", "plots")
+PARQUET_RUN_KEY = b"attrib_audit.run_id"
+
+
+class OutputError(InputError):
+    """The output location cannot hold the results (an existing file, a file on the path, not writable)."""
+
+    kind = "output error"
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _nearest_existing(path: Path) -> Path:
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_out_dir(out: str | Path, flag: str = "--out") -> Path:
+    """Fail in one line, before any scoring, if `out` cannot become a results folder."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{flag} {out} is an existing file, not a folder; give a folder path")
+    where = _nearest_existing(out.parent)
+    if not where.is_dir():
+        raise OutputError(f"{flag} {out}: {where} is a file, so no folder can be made under it")
+    try:  # the real test of writability (os.access is wrong for root and for read-only mounts)
+        tempfile.TemporaryDirectory(dir=where, prefix=".attrib-audit-probe-").cleanup()
+    except OSError as exc:
+        raise OutputError(f"{flag} {out}: cannot write in {where} ({exc.strerror or exc})") from None
+    return out
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    if src.is_dir() and not src.is_symlink():
+        shutil.copytree(src, dst, symlinks=True, copy_function=_link_file)
+    else:
+        _link_file(src, dst)
+
+
+def _link_file(src, dst) -> None:
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(src, dst, follow_symlinks=False)
+
+
+@contextmanager
+def staged_dir(out: str | Path) -> Iterator[Path]:
+    """Yield an empty temporary folder beside `out`; on success it becomes `out` in one rename.
+
+    Files of an existing `out` that are not run artefacts (a user's notes, provenance.json, probe.json)
+    are linked into the new folder first, so nothing but the earlier run's artefacts is replaced.
+    """
+    out = check_out_dir(out)
+    out.absolute().parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.absolute().parent))
+    try:
+        yield tmp
+        if out.is_dir():
+            for entry in out.iterdir():
+                if entry.name not in RUN_ARTEFACTS and not (tmp / entry.name).exists():
+                    _link_or_copy(entry, tmp / entry.name)
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.absolute().parent))
+            os.replace(out, old / out.name)
+            try:
+                os.replace(tmp, out)
+            except OSError:
+                os.replace(old / out.name, out)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write beside `path` and rename over it: a reader sees the old file or the new one, never half of one."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.partial-", dir=path.absolute().parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def results_file(folder: str | Path, command: str) -> Path:
+    """DIR/results.json of an earlier audit, or one line saying why there is none."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(f"{command}: {folder} is not a folder" + (" (it is a file)" if folder.exists() else
+                                                                   " (no such folder)")
+                         + f"; give the folder of `attrib-audit audit --out {folder}`")
+    path = folder / "results.json"
+    if not path.is_file():
+        raise InputError(f"{command}: {path} not found; run `attrib-audit audit ... --out {folder}` first")
+    return path
+
+
+def run_id_of(path: Path) -> str | None:
+    """The run id an artefact carries (None: it has none, e.g. written by an older version)."""
+    try:
+        if path.suffix == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return data.get("run_id") if isinstance(data, dict) else None
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            meta = pq.read_schema(path).metadata or {}
+            return meta[PARQUET_RUN_KEY].decode() if PARQUET_RUN_KEY in meta else None
+        if path.suffix == ".npz":
+            import numpy as np
+
+            with np.load(path) as z:
+                return str(z["run_id"]) if "run_id" in z.files else None
+    except Exception:  # noqa: BLE001 - an unreadable artefact carries no run id; the caller names it
+        return None
+    return None
