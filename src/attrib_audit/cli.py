@@ -170,6 +170,10 @@ def _run_and_report(table, args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     result = run_audit(table, config, log=(lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
+    if getattr(args, "cli_parser", None) is not None:  # the report's reproduce line
+        from attrib_audit.argv import rerun_argv
+
+        result.results["command"] = ["attrib-audit", args.command, *rerun_argv(args.cli_parser, args), "--out", "OUT"]
     path = result.save(args.out)
     print(format_table(result.results))
     print(format_transfer(result.results))
@@ -240,11 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit_args(p, None)
     p.add_argument("--check", metavar="DIR", help="rerun the audit recorded in DIR/results.json from the cache "
                                                   "and confirm the same numbers (exit 1 with a diff if not)")
-    p.set_defaults(func=cmd_audit)
+    p.set_defaults(func=cmd_audit, cli_parser=p)
 
     p = sub.add_parser("demo", help="audit the packaged demo set with the default CPU scorers")
     audit_args(p, "attrib-audit-demo")
-    p.set_defaults(func=cmd_demo, slice_by="source")
+    p.set_defaults(func=cmd_demo, slice_by="source", cli_parser=p)
 
     p = sub.add_parser("score", help="score a file and write the scores only")
     add_data_args(p)

