@@ -34,7 +34,7 @@ def split_url(url: str) -> tuple[str, str | None, list[str]]:
     """(URL to request without user:pw@, the Basic credentials 'user:pw' or None, the secret values inside it)."""
     try:
         parts = urlsplit(url.strip())
-        port = parts.port  # raises ValueError on a malformed port
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
     except ValueError as exc:
         raise JudgeURLError(f"--judge-url {public_url(url)!r} is not a valid URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -44,24 +44,25 @@ def split_url(url: str) -> tuple[str, str | None, list[str]]:
     if parts.username is not None or parts.password is not None:
         basic = f"{parts.username or ''}:{parts.password or ''}"
         secrets += [s for s in (parts.password, parts.username) if s]
-    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
-    netloc = host + (f":{port}" if port is not None else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, "")), basic, secrets
+    return urlunsplit((parts.scheme, _authority(parts), parts.path, parts.query, "")), basic, secrets
+
+
+def _authority(parts) -> str:
+    """host[:port] without user:pw@ (raises ValueError on a malformed port)."""
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return host + (f":{parts.port}" if parts.port is not None else "")
 
 
 def public_url(url: str) -> str:
     """The URL with user:pw@ and secret query parameters removed: safe to record, hash and print."""
+    parts = urlsplit(str(url).strip())
     try:
-        parts = urlsplit(str(url).strip())
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:  # malformed port: keep only what follows the last '@' of the authority
-        parts = urlsplit(str(url).strip())
-        host, port = parts.netloc.rsplit("@", 1)[-1], ""
-    if ":" in host and not host.startswith("["):
-        host = f"[{host}]"
+        host = _authority(parts)
+    except ValueError:  # malformed port: keep what follows the last '@' of the authority
+        host = parts.netloc.rsplit("@", 1)[-1]
     query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _secret(k)])
-    return urlunsplit((parts.scheme, host + port, parts.path, query, ""))
+    return urlunsplit((parts.scheme, host, parts.path, query, ""))
 
 
 def public_options(options: dict) -> dict:
