@@ -81,7 +81,7 @@ def build_report(folder: str | Path, out: str | Path | None = None, **explicit: 
         title = "attrib-audit report"
         tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe)
                      if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {})
-        run = (inputs.results or {}).get("run_id")
+        run = inputs.run_id
         meta = (f"attrib-audit {tool.get('version', '?')} · " + (f"run {run} · " if run else "")
                 + f"read from {', '.join(str(p) for p in inputs.sources.values())} "
                 "· every statistic below is copied from those files, none is recomputed")

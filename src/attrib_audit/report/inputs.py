@@ -26,6 +26,11 @@ class ReportInputs:
     sources: dict[str, Path] = field(default_factory=dict)  # which file each part came from
     ignored: list[str] = field(default_factory=list)  # files left out because another run wrote them
 
+    @property
+    def run_id(self) -> str | None:
+        rid = (self.results or {}).get("run_id")
+        return rid if isinstance(rid, str) and rid else None
+
     def source(self, key: str) -> str:
         return str(self.sources.get(key, FILES.get(key, key)))
 
@@ -48,7 +53,7 @@ DERIVED = ("agreement",)
 
 def _drop_other_runs(inputs: ReportInputs) -> None:
     """Leave out (and name) a derived file whose run id is not results.json's, e.g. a stale agreement.json."""
-    run_id = (inputs.results or {}).get("run_id")
+    run_id = inputs.run_id
     if not run_id:
         return
     for key in DERIVED:
