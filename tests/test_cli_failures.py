@@ -205,3 +205,11 @@ def test_report_leaves_out_a_stale_agreement_json_and_names_it(data, tmp_path, c
     shutil.copy(a / "bootstrap.npz", b / "bootstrap.npz")
     assert main(["select", "--results", str(b)]) == 2
     assert "is from run" in one_line(capsys)
+
+
+def test_score_out_is_checked_before_scoring(data, tmp_path, capsys):
+    (tmp_path / "f").write_text("x")
+    assert main(["score", str(data), "--out", str(tmp_path / "f" / "s.parquet"), "--quiet"]) == 2
+    assert "is an existing file, not a folder" in one_line(capsys)
+    assert main(["score", str(data), "--out", str(tmp_path), "--quiet"]) == 2
+    assert "is a folder; give a file path" in one_line(capsys)

@@ -55,6 +55,15 @@ def check_out_dir(out: str | Path, flag: str = "--out") -> Path:
     return out
 
 
+def check_out_file(out: str | Path, flag: str = "--out") -> Path:
+    """Like check_out_dir, for a single output file (`score --out scores.parquet`)."""
+    out = Path(out)
+    if out.is_dir():
+        raise OutputError(f"{flag} {out} is a folder; give a file path such as {out / 'scores.parquet'}")
+    check_out_dir(out.parent if str(out.parent) else ".", flag=f"{flag} {out}: the folder")
+    return out
+
+
 def _link_or_copy(src: Path, dst: Path) -> None:
     if src.is_dir() and not src.is_symlink():
         shutil.copytree(src, dst, symlinks=True, copy_function=_link_file)
