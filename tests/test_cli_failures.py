@@ -49,6 +49,7 @@ def _audit(data, out, *extra) -> int:
     (b'\xff\xfe{"id": 1}\n', ".jsonl", "row 1: not UTF-8"),
     (b"id,claim\n\xff,x\n", ".csv", "line 2 is not UTF-8"),
     (b"PAR1 not really parquet PAR1", ".parquet", "not a readable Parquet file"),
+    (b'"id","dataset"\r"\n"0,1', ".csv", "row 1: the header is not valid CSV"),  # found by test_cli_fuzz
     (b"", ".txt", "unknown file type"),
 ])
 def test_unreadable_data_files_during_format_detection(tmp_path, capsys, content, suffix, expect):

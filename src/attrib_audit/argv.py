@@ -1,8 +1,8 @@
 """The command line that reruns a run, rebuilt from the parsed options rather than copied from sys.argv.
 
 Copying argv would record secrets (credentials inside --judge-url) and miss defaults that
-changed; walking the parser emits every option whose value is not its default, in a fixed
-order, with URLs in their public form. Where the output and caches go is left out: they do
+changed; walking the parser emits every option whose value is not its default (and the
+statistical settings always), in a fixed order, with URLs in their public form. Where the output and caches go is left out: they do
 not change a number.
 """
 from __future__ import annotations
@@ -12,6 +12,7 @@ import argparse
 from attrib_audit.judge.http import public_url
 
 NOT_RECORDED = {"out", "report", "quiet", "check", "cache", "no_cache", "help", "version", "screenshot"}
+ALWAYS = {"scorers", "slice_by", "n_boot", "seed", "n_perm"}  # written even at their default: defaults may change
 
 
 def _flag(action: argparse.Action) -> str:
@@ -29,7 +30,7 @@ def rerun_argv(parser: argparse.ArgumentParser, args: argparse.Namespace) -> lis
         if not action.option_strings:
             head += [str(v) for v in (value if isinstance(value, list) else [value]) if v is not None]
             continue
-        if value is None or value == action.default:
+        if value is None or (value == action.default and action.dest not in ALWAYS):
             continue
         if action.dest == "judge_url":
             value = public_url(value)

@@ -83,7 +83,10 @@ def _first_line(p: Path, skip_blank: bool) -> tuple[int, str]:
 def _peek(p: Path, suffix: str) -> list[str]:
     if suffix in (".csv", ".tsv"):
         first = _first_line(p, skip_blank=False)[1].lstrip("\ufeff")
-        return next(csv.reader([first], delimiter="\t" if suffix == ".tsv" else ","), [])
+        try:
+            return next(csv.reader([first], delimiter="\t" if suffix == ".tsv" else ","), [])
+        except csv.Error as exc:  # e.g. a bare carriage return inside the header
+            raise DataError(f"the header is not valid CSV ({exc})", path=str(p), row=1) from None
     if suffix in (".parquet", ".pq"):
         import pyarrow as pa
         import pyarrow.parquet as pq
