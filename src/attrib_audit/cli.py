@@ -288,9 +288,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a typed failure (errors.AuditError) becomes one line on stderr and its exit code."""
+    import warnings
+
     from attrib_audit.errors import AuditError, one_line
     from attrib_audit.scorers.plugins import PluginError
 
+    # a warning (a cache moved aside, a key over plain http) is one line too, not file:line plus source
+    warnings.formatwarning = lambda message, category, *_a, **_k: f"attrib-audit: warning: {one_line(str(message))}\n"
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
