@@ -169,7 +169,7 @@ class OpenAIChatBackend:
             if attempt < self.retries:
                 time.sleep(self._wait(attempt, headers))
         raise JudgeBackendError(f"judge server {self.endpoint} failed after {self.retries + 1} attempts ({last}); "
-                                "finished requests are cached, rerun to resume")
+                                "its finished replies are in the request cache")
 
 
 def _chat_reply(body: str) -> Reply:

