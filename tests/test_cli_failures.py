@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -214,3 +215,15 @@ def test_score_out_is_checked_before_scoring(data, tmp_path, capsys):
     assert "is an existing file, not a folder" in one_line(capsys)
     assert main(["score", str(data), "--out", str(tmp_path), "--quiet"]) == 2
     assert "is a folder; give a file path" in one_line(capsys)
+
+
+def test_out_dot_writes_into_the_working_folder_without_moving_it(data, tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("mine")
+    monkeypatch.chdir(work)
+    assert _audit(data, ".") == 0
+    assert _audit(data, ".", "--seed", "2") == 0
+    assert Path.cwd() == work and (work / "notes.txt").read_text() == "mine"
+    assert json.loads((work / "results.json").read_text())["run_id"] == run_id_of(work / "scores.parquet")
+    assert not [p for p in list(work.iterdir()) + list(tmp_path.iterdir()) if p.name.startswith(".")]

@@ -64,46 +64,55 @@ def check_out_file(out: str | Path, flag: str = "--out") -> Path:
     return out
 
 
-def _link_or_copy(src: Path, dst: Path) -> None:
-    if src.is_dir() and not src.is_symlink():
-        shutil.copytree(src, dst, symlinks=True, copy_function=_link_file)
-    else:
-        _link_file(src, dst)
+def _only_run_artefacts(out: Path) -> bool:
+    """`out` holds nothing but an earlier run's artefacts, and is not the working folder or one above it."""
+    here = Path.cwd().resolve()
+    if out.resolve() == here or out.resolve() in here.parents:
+        return False
+    return all(e.name in RUN_ARTEFACTS for e in out.iterdir())
 
 
-def _link_file(src, dst) -> None:
+def _swap(tmp: Path, out: Path) -> None:
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    os.replace(out, old / out.name)
     try:
-        os.link(src, dst, follow_symlinks=False)
+        os.replace(tmp, out)
     except OSError:
-        shutil.copy2(src, dst, follow_symlinks=False)
+        os.replace(old / out.name, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _move_in(tmp: Path, out: Path) -> None:
+    """Into a folder that also holds other files: results.json goes first and comes back last, so at any moment
+    the folder has the earlier complete set, no results.json, or the new complete set."""
+    (out / "results.json").unlink(missing_ok=True)
+    for name in RUN_ARTEFACTS:
+        if name != "results.json" and not (tmp / name).exists() and (out / name).exists():
+            shutil.rmtree(out / name) if (out / name).is_dir() else (out / name).unlink()
+    for entry in sorted(tmp.iterdir(), key=lambda e: e.name == "results.json"):
+        os.replace(entry, out / entry.name)
 
 
 @contextmanager
 def staged_dir(out: str | Path) -> Iterator[Path]:
-    """Yield an empty temporary folder beside `out`; on success it becomes `out` in one rename.
+    """Yield an empty temporary folder beside `out` to write a run's artefacts into, then publish them.
 
-    Files of an existing `out` that are not run artefacts (a user's notes, provenance.json, probe.json)
-    are linked into the new folder first, so nothing but the earlier run's artefacts is replaced.
+    A new `out`, or one that holds only an earlier run's artefacts, is replaced in one rename. A folder that also
+    holds other files (notes, provenance.json, probe.json, or the working folder) keeps them: the artefacts are
+    moved in one by one, results.json last (see `_move_in`); the earlier run's derived files are removed.
     """
-    out = check_out_dir(out)
-    out.absolute().parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.absolute().parent))
+    out = check_out_dir(out).absolute()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
         yield tmp
-        if out.is_dir():
-            for entry in out.iterdir():
-                if entry.name not in RUN_ARTEFACTS and not (tmp / entry.name).exists():
-                    _link_or_copy(entry, tmp / entry.name)
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.absolute().parent))
-            os.replace(out, old / out.name)
-            try:
-                os.replace(tmp, out)
-            except OSError:
-                os.replace(old / out.name, out)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
+        if not out.exists():
             os.replace(tmp, out)
+        elif _only_run_artefacts(out):
+            _swap(tmp, out)
+        else:
+            _move_in(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
