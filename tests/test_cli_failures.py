@@ -207,6 +207,9 @@ def test_report_leaves_out_a_stale_agreement_json_and_names_it(data, tmp_path, c
     shutil.copy(a / "bootstrap.npz", b / "bootstrap.npz")
     assert main(["select", "--results", str(b)]) == 2
     assert "is from run" in one_line(capsys)
+    shutil.copy(a / "scores.parquet", b / "scores.parquet")
+    assert main(["agree", "--results", str(b), "--a", "lexical", "--b", "human"]) == 2
+    assert "is from run" in one_line(capsys)
 
 
 def test_score_out_is_checked_before_scoring(data, tmp_path, capsys):
