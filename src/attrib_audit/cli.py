@@ -197,7 +197,6 @@ def _run_and_report(table, args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from attrib_audit.data import load_demo
-
     from attrib_audit.outdir import check_out_dir
 
     check_out_dir(args.out)

@@ -67,8 +67,8 @@ def peek_columns(path: str | Path) -> list[str]:
         raise DataError(f"cannot read ({exc.strerror or exc})", path=str(p)) from None
 
 
-def _first_line(p: Path, skip_blank: bool) -> tuple[int, str]:
-    """(1-based line number, text) of the first (non-blank) line, decoded strictly so a bad byte names its line."""
+def _first_line(p: Path, skip_blank: bool) -> str:
+    """The first (non-blank) line, decoded strictly so a bad byte names its line."""
     with open(p, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
@@ -76,13 +76,13 @@ def _first_line(p: Path, skip_blank: bool) -> tuple[int, str]:
             except UnicodeDecodeError as exc:
                 raise DataError(f"not UTF-8 (byte {exc.start + 1})", path=str(p), row=lineno) from None
             if line.strip() or not skip_blank:
-                return lineno, line
-    return 0, ""
+                return line
+    return ""
 
 
 def _peek(p: Path, suffix: str) -> list[str]:
     if suffix in (".csv", ".tsv"):
-        first = _first_line(p, skip_blank=False)[1].lstrip("\ufeff")
+        first = _first_line(p, skip_blank=False).lstrip("\ufeff")
         try:
             return next(csv.reader([first], delimiter="\t" if suffix == ".tsv" else ","), [])
         except csv.Error as exc:  # e.g. a bare carriage return inside the header
@@ -96,7 +96,7 @@ def _peek(p: Path, suffix: str) -> list[str]:
         except pa.ArrowException as exc:
             raise DataError(f"not a readable Parquet file ({str(exc).strip().splitlines()[0][:200]})", path=str(p)) from None
     if suffix in (".jsonl", ".json", ".ndjson"):
-        line = _first_line(p, skip_blank=True)[1]
+        line = _first_line(p, skip_blank=True)
         try:
             obj = json.loads(line) if line else None
         except json.JSONDecodeError:
