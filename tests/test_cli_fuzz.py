@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from attrib_audit.cli import main
+from attrib_audit.data.adapters import FORMATS, get_adapter
 
 FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                         HealthCheck.too_slow])
@@ -109,3 +110,18 @@ def test_random_results_folders(results, npz, command):
                 "agree": ["agree", "--results", str(d), "--a", "lexical", "--b", "human", "--n-boot", "10"]}[command]
         code, err = run(argv)
         assert "Traceback" not in err and isinstance(code, int) and code in (0, 1, 2, 3), (code, err)
+
+
+NATIVE = [f for f in FORMATS if f not in ("auto", "pairs")]
+
+
+@FUZZ
+@given(st.sampled_from(NATIVE).flatmap(lambda fmt: st.tuples(st.just(fmt), st.lists(
+    st.fixed_dictionaries({f: JSON_VALUE for f in get_adapter(fmt).fields}), min_size=1, max_size=4))),
+    st.booleans())
+def test_random_json_values_in_every_field_of_each_benchmark_format(fmt_rows, explicit):
+    fmt, rows = fmt_rows
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "in.jsonl"  # a stem no format knows: the construct comes from --construct
+        f.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+        assert_clean(*audit(f, "--construct", "attribution", *(["--format", fmt] if explicit else [])))
