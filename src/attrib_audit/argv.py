@@ -32,7 +32,7 @@ def rerun_argv(parser: argparse.ArgumentParser, args: argparse.Namespace) -> lis
             continue
         if value is None or (value == action.default and action.dest not in ALWAYS):
             continue
-        if action.dest == "judge_url":
+        if isinstance(value, str) and "://" in value:  # --judge-url, --ray-address: never their credentials
             value = public_url(value)
         flag = _flag(action)
         if isinstance(action, argparse._StoreTrueAction):
