@@ -230,3 +230,19 @@ def test_out_dot_writes_into_the_working_folder_without_moving_it(data, tmp_path
     assert Path.cwd() == work and (work / "notes.txt").read_text() == "mine"
     assert json.loads((work / "results.json").read_text())["run_id"] == run_id_of(work / "scores.parquet")
     assert not [p for p in list(work.iterdir()) + list(tmp_path.iterdir()) if p.name.startswith(".")]
+
+
+def test_select_on_a_results_json_that_does_not_match_its_bootstrap(data, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert _audit(data, out, "--construct", "attribution") == 0
+    res = json.loads((out / "results.json").read_text())
+    for s in res["slices"]:
+        s["slice"] = "renamed-" + s["slice"]
+    (out / "results.json").write_text(json.dumps(res))  # same run id, edited by hand
+    capsys.readouterr()
+    assert main(["select", "--results", str(out)]) == 2
+    assert "names slices that bootstrap.npz does not hold" in one_line(capsys)
+    res["slices"] = [None]
+    (out / "results.json").write_text(json.dumps(res))
+    assert main(["select", "--results", str(out)]) == 2
+    assert "does not have the layout select reads" in one_line(capsys)

@@ -6,14 +6,17 @@ import contextlib
 import csv
 import io
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from attrib_audit.cli import main
 from attrib_audit.data.adapters import FORMATS, get_adapter
+from attrib_audit.data.demo import demo_paths
 
 FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                         HealthCheck.too_slow])
@@ -125,3 +128,29 @@ def test_random_json_values_in_every_field_of_each_benchmark_format(fmt_rows, ex
         f = Path(tmp) / "in.jsonl"  # a stem no format knows: the construct comes from --construct
         f.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
         assert_clean(*audit(f, "--construct", "attribution", *(["--format", fmt] if explicit else [])))
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    """One real audit folder (results.json, scores.parquet, bootstrap.npz) whose results.json the next test edits."""
+    out = tmp_path_factory.mktemp("audited") / "out"
+    code, err = run(["audit", str(demo_paths()[0]), "--scorers", "lexical", "--n-boot", "20", "--n-perm", "20",
+                     "--construct", "attribution", "--no-cache", "--quiet", "--out", str(out)])
+    assert code == 0, err
+    return out
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(RESULT_KEYS), JSON_VALUE, max_size=3),
+       st.sampled_from(["report", "select", "agree"]))
+def test_random_values_in_a_real_results_json(audited, over, command):
+    """Beside a real scores.parquet and bootstrap.npz (same run id), fields of results.json replaced at random."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp) / "res"
+        shutil.copytree(audited, d)
+        recorded = json.loads((audited / "results.json").read_text())
+        (d / "results.json").write_text(json.dumps({**recorded, **over, "run_id": recorded["run_id"]}))
+        argv = {"report": ["report", str(d)], "select": ["select", "--results", str(d)],
+                "agree": ["agree", "--results", str(d), "--a", "lexical", "--b", "human", "--n-boot", "10"]}[command]
+        code, err = run(argv)
+        assert "Traceback" not in err and isinstance(code, int) and code in (0, 1, 2, 3), (code, err)

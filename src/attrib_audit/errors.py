@@ -6,6 +6,9 @@ server, a model) failed and rerunning later may succeed.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 
 class AuditError(Exception):
     """Base of the errors the CLI reports in one line."""
@@ -32,3 +35,20 @@ def one_line(text: str, limit: int = 2000) -> str:
     """Collapse whitespace (a message must not smuggle extra lines into a terminal or log) and cap the length."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# what reading a value of the wrong shape out of parsed JSON raises
+LAYOUT_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
+@contextmanager
+def saved_layout(path: object, reader: str) -> Iterator[None]:
+    """Around the code that reads fields of a saved file (results.json, ...): a missing field or a value of the
+    wrong type means the file is not what attrib-audit wrote (edited, truncated, crafted), which is bad input."""
+    try:
+        yield
+    except AuditError:
+        raise
+    except LAYOUT_ERRORS as exc:
+        raise InputError(f"{path} does not have the layout {reader} reads ({type(exc).__name__}: "
+                         f"{one_line(str(exc), 160)})") from None

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attrib_audit.errors import InputError
+from attrib_audit.errors import InputError, saved_layout
 from attrib_audit.outdir import results_file, run_id_of
 from attrib_audit.report.inputs import read_json
 from attrib_audit.stats.bootstrap import percentile_ci
@@ -136,8 +136,13 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
                         eps: float = DEFAULT_EPS) -> list[Recommendation]:
     """One recommendation per construct of an audit folder (or the named one), among `scorers` if given."""
     results, points, reps, names = load_replicates(Path(folder))
-    groups, _ = construct_groups(results["slices"])
-    declared = sorted({s["construct"] for s in results["slices"]})
+    with saved_layout(Path(folder) / "results.json", "select"):
+        groups, _ = construct_groups(results["slices"])
+        declared = sorted({str(s["construct"]) for s in results["slices"]})
+        missing = sorted(map(str, {d for ds in groups.values() for d in ds} - set(points)))
+    if missing:
+        raise InputError(f"{Path(folder) / 'results.json'} names slices that bootstrap.npz does not hold "
+                         f"({', '.join(map(str, missing[:3]))}): the two files do not belong together")
     if construct is not None and construct not in groups:
         raise SystemExit(f"attrib-audit select: construct {construct!r} has no usable slice in {folder} "
                          f"(constructs there: {', '.join(declared)})")
