@@ -126,3 +126,17 @@ def test_public_url_strips_every_credential_form():
         "https://h.example:8443/v1/?model=m"
     assert public_url("http://:p@[::1]:80/v1?sig=s") == "http://[::1]:80/v1"
     assert public_url("http://user:pw@host:bad/v1") == "http://host:bad/v1"
+
+
+def test_a_key_the_server_echoes_in_a_reply_is_not_stored(data, tmp_path, capsys, monkeypatch):
+    key = "sk-echo-" + "7" * 16
+    monkeypatch.setenv("ATTRIB_AUDIT_JUDGE_API_KEY", key)
+    with ScriptedServer(lambda m, p, h: (200, f"<html>proxy saw {h.get('Authorization')}</html>", {})) as srv:
+        assert _audit(data, tmp_path, srv.url, "--report") == 0
+    capsys.readouterr()
+    files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()] + list((tmp_path / "c").iterdir())
+    assert all(key.encode() not in p.read_bytes() for p in files)
+    import pandas as pd
+
+    raw = pd.read_parquet(tmp_path / "out" / "scores.parquet")["judge__raw"]
+    assert (raw == "<html>proxy saw ***</html>").all()  # the reply is kept, the key is not

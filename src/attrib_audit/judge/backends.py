@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from attrib_audit.errors import BackendError
-from attrib_audit.judge.http import OPENER, basic_header, public_url, scrub, split_url, warn_plain_http
+from attrib_audit.judge.http import OPENER, basic_header, public_url, redact, scrub, split_url, warn_plain_http
 from attrib_audit.scorers.base import ScorerUnavailable
 
 
@@ -156,8 +156,9 @@ class OpenAIChatBackend:
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
                 last = f"{type(exc).__name__}: {scrub(str(getattr(exc, 'reason', exc)), self._secrets)}"
             else:
-                if status == 200:
-                    return _chat_reply(text)
+                if status == 200:  # a reply is stored and reported: a key the server echoes must not be
+                    reply = _chat_reply(text)
+                    return Reply(redact(reply.text, self._secrets), reply.malformed)
                 if 300 <= status < 400:
                     target = public_url(headers.get("Location") or headers.get("location") or "?")
                     raise JudgeBackendError(f"judge server {self.endpoint} answered HTTP {status} redirecting to "

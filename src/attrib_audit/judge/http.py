@@ -75,11 +75,16 @@ def basic_header(credentials: str) -> str:
     return "Basic " + base64.b64encode(credentials.encode("utf-8")).decode("ascii")
 
 
-def scrub(text: str, secrets: list[str], limit: int = 160) -> str:
-    """A server reply fit for an error message: secrets replaced, whitespace collapsed, cut to `limit`."""
+def redact(text: str, secrets: list[str]) -> str:
+    """`text` with every secret replaced by ***, longest first (a key may contain a shorter one)."""
     for s in sorted((s for s in secrets if s), key=len, reverse=True):
         text = text.replace(s, REDACTED)
-    flat = " ".join(text.split())
+    return text
+
+
+def scrub(text: str, secrets: list[str], limit: int = 160) -> str:
+    """A server reply fit for an error message: secrets replaced, whitespace collapsed, cut to `limit`."""
+    flat = " ".join(redact(text, secrets).split())
     return flat if len(flat) <= limit else flat[:limit] + f"… ({len(flat)} characters)"
 
 
