@@ -138,3 +138,50 @@ class RuleServer:
     def __exit__(self, *exc) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class ScriptedServer:
+    """Answers every request with `reply(method, path, headers)` -> (status, body, headers) and records what it saw:
+    for the redirect and credential tests (where did the request go, with which Authorization header)."""
+
+    def __init__(self, reply) -> None:
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def _any(self) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else b""
+                server.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
+                                        "body": body})
+                status, payload, headers = reply(self.command, self.path, dict(self.headers))
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                data = payload.encode()
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _any  # noqa: N815
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "ScriptedServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def chat_reply(text: str) -> tuple[int, str, dict]:
+    return 200, json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]}), \
+        {"Content-Type": "application/json"}

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from attrib_audit.engine import ScoreCache, score_pairs
+from attrib_audit.engine.sqlite_file import CacheFileError
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.scorers.lexical import LexicalScorer
 
@@ -99,16 +100,23 @@ def _filled_cache(path: Path, batches: int = 20) -> None:
             c.put("sig", [f"{b}-{i:060d}" for i in range(500)], ScoreBatch.plain(rng.random(500)))
 
 
-@pytest.mark.parametrize("damage", ["header", "middle"])
-def test_corrupt_cache_is_moved_aside_with_warning_and_rebuilt(tmp_path, damage):
+def test_a_file_without_the_sqlite_header_is_refused_and_left_untouched(tmp_path):
     path = tmp_path / "c.sqlite"
     _filled_cache(path)
     with open(path, "r+b") as fh:
-        if damage == "header":
-            fh.write(b"this is not an sqlite file" * 10)
-        else:
-            fh.seek(os.path.getsize(path) // 2)
-            fh.write(np.random.default_rng(1).bytes(16384))
+        fh.write(b"this is not an sqlite file" * 10)
+    before = path.read_bytes()
+    with pytest.raises(CacheFileError, match="not a SQLite database"):
+        ScoreCache(path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite"]
+
+
+def test_corrupt_cache_is_moved_aside_with_warning_and_rebuilt(tmp_path):
+    path = tmp_path / "c.sqlite"
+    _filled_cache(path)
+    with open(path, "r+b") as fh:  # a real SQLite file (its header intact) with damaged pages
+        fh.seek(os.path.getsize(path) // 2)
+        fh.write(np.random.default_rng(1).bytes(16384))
     with pytest.warns(RuntimeWarning, match="corrupt"):
         cache = ScoreCache(path)
     try:

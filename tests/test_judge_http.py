@@ -110,7 +110,7 @@ def test_local_gguf_backend_in_process(smol, tmp_path):
 
 def test_server_down_is_a_clear_error_after_retries(tmp_path):
     judge = _judge(f"http://127.0.0.1:{free_port()}/v1", tmp_path, retries=2, timeout=2)
-    with pytest.raises(JudgeBackendError, match=r"failed after 3 attempts .*rerun to resume"):
+    with pytest.raises(JudgeBackendError, match=r"failed after 3 attempts .*finished replies are in the request cache"):
         judge.score(["a claim"], ["some evidence"])
 
 

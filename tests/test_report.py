@@ -124,9 +124,12 @@ def full_report(demo_dir: Path, tmp_path: Path) -> Path:
     """The demo results plus every other producer's saved output (see tests/data/README.md)."""
     transfer = json.loads((DATA / "report_transfer_demo.json").read_text())
     folder = copy_results(demo_dir, tmp_path, lambda r: r.update(transfer=transfer))
-    for name, fixture in (("provenance", "report_provenance_wice.json"), ("probe", "report_probe_example.json"),
-                          ("agreement", "report_agreement_minilm_human.json")):
+    for name, fixture in (("provenance", "report_provenance_wice.json"), ("probe", "report_probe_example.json")):
         shutil.copy(DATA / fixture, folder / f"{name}.json")
+    # agreement.json is drawn from this run's scores, so it carries this run's id (else the report leaves it out)
+    agreement = {**json.loads((DATA / "report_agreement_minilm_human.json").read_text()),
+                 "run_id": json.loads((folder / "results.json").read_text())["run_id"]}
+    (folder / "agreement.json").write_text(json.dumps(agreement))
     return folder
 
 

@@ -106,8 +106,11 @@ def test_mpnet_assembly_from_split_zip_parts(tmp_path, monkeypatch):
         p.write_bytes(blob[cut[i]:cut[i + 1]])
         parts[models.MPNET_PARTS[i]] = p
     monkeypatch.setattr(models, "dist_files", lambda dist, suffix: [parts[dist]] if dist in parts else [])
+    monkeypatch.setattr(models, "at_pinned_versions", lambda pins: True)
     assert models.mpnet_package_path() is None
-    folder = models.assemble_mpnet()
+    from fake_weights import pins_for
+
+    folder = models.assemble_mpnet(pins_for(list(parts.values()), "mpnet", "all-mpnet-base-v2.zip"))
     assert folder == models.mpnet_package_path()
     assert (tmp_path / "aa_home" / "models" / "all-mpnet-base-v2" / "all-mpnet-base-v2" / "weights.bin").read_bytes() == bytes(range(256)) * 40
     assert not list((tmp_path / "aa_home" / "models").rglob("*.zip"))

@@ -19,6 +19,9 @@ from attrib_audit import __version__
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import RunStats, score_pairs
+from attrib_audit.errors import BackendError
+from attrib_audit.judge.http import public_options
+from attrib_audit.outdir import PARQUET_RUN_KEY, new_run_id, staged_dir
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable, get_scorer
 from attrib_audit.stats.bootstrap import DEFAULT_B, BootstrapAUROC, bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
 from attrib_audit.transfer_audit import transfer_section
@@ -70,22 +73,24 @@ class AuditResult:
     slice_keys: list[str]
 
     def save(self, out: str | Path) -> Path:
-        """Write results.json, scores.parquet and bootstrap.npz (what `select` needs to replay the bootstrap)."""
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "results.json").write_text(json.dumps(self.results, indent=2, allow_nan=False, default=_jsonable))
-        write_scores_parquet(out / "scores.parquet", self.table, self.slice_keys, self.scores)
-        write_bootstrap_npz(out / "bootstrap.npz", self.boots)
-        return out / "results.json"
+        """Write results.json, scores.parquet and bootstrap.npz (what `select` needs to replay the bootstrap),
+        all stamped with the run id, into a staged folder that replaces `out` as a whole."""
+        run_id = self.results["run_id"]
+        with staged_dir(out) as tmp:
+            (tmp / "results.json").write_text(json.dumps(self.results, indent=2, allow_nan=False, default=_jsonable))
+            write_scores_parquet(tmp / "scores.parquet", self.table, self.slice_keys, self.scores, run_id=run_id)
+            write_bootstrap_npz(tmp / "bootstrap.npz", self.boots, run_id=run_id)
+        return Path(out) / "results.json"
 
 
-def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot]) -> None:
+def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot], run_id: str = "") -> None:
     """Each bootstrapped slice's inputs and generator state, so `select` replays the audit's exact draws
     on the rows its candidate metrics have in common (all slices share the scorers and B)."""
     names = sorted(boots)
     first = boots[names[0]] if names else None
     np.savez_compressed(
-        path, slices=np.array(names, dtype=str), scorers=np.array(first.scorers if first else [], dtype=str),
+        path, run_id=np.array(run_id), slices=np.array(names, dtype=str),
+        scorers=np.array(first.scorers if first else [], dtype=str),
         n_boot=first.boot.n_boot if first else 0,
         rng_states=np.array([json.dumps(boots[s].boot.rng_state) for s in names], dtype=str),
         row_slice=np.concatenate([np.full(boots[s].rows.size, i) for i, s in enumerate(names)] or [[]]).astype(np.int64),
@@ -111,8 +116,11 @@ def _num(x: float) -> float | None:
     return None if x is None or not np.isfinite(x) else float(x)
 
 
-def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], scores: dict[str, ScoreBatch]) -> None:
+def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], scores: dict[str, ScoreBatch],
+                         run_id: str = "") -> None:
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     frame = pd.DataFrame({"id": table.ids, "dataset": table.datasets, "source": table.sources,
                           "group": table.groups, "construct": table.constructs,
@@ -124,7 +132,9 @@ def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], sc
         frame[f"{name}__failure"] = batch.failures
         for key, values in sorted(batch.extras.items()):  # e.g. a judge's label and raw answer
             frame[f"{name}__{key}"] = values
-    frame.to_parquet(path, index=False)
+    arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    pq.write_table(arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), PARQUET_RUN_KEY: run_id.encode()}),
+                   path)
 
 
 def build_scorers(config: AuditConfig, log=print) -> tuple[dict[str, Scorer], list[dict]]:
@@ -156,12 +166,24 @@ def score_table(table: PairTable, scorers: dict[str, Scorer], config: AuditConfi
     out, stats = {}, []
     try:
         for name, scorer in scorers.items():
-            out[name], st = score_pairs(scorer, table.claims, table.evidences, cache=cache,
-                                        batch_size=config.batch_size, quiet=config.quiet, questions=table.questions)
+            try:
+                out[name], st = score_pairs(scorer, table.claims, table.evidences, cache=cache,
+                                            batch_size=config.batch_size, quiet=config.quiet, questions=table.questions)
+            except BackendError as exc:
+                raise type(exc)(f"{exc} [{name}]; {kept_note(cache, stats, name, scorer.signature)}") from None
             stats.append(replace(st, scorer=name))  # the name asked for, also where a plugin calls itself otherwise
     finally:
         cache.close()
     return out, stats
+
+
+def kept_note(cache: ScoreCache, done: list[RunStats], failed: str, signature: str) -> str:
+    """What a backend failure mid-run leaves behind, so the user knows a rerun resumes rather than restarts."""
+    if str(cache.path) == ":memory:":
+        return "nothing was cached (--no-cache): a rerun starts over"
+    finished = ", ".join(f"{s.scorer} ({s.n_unique} pairs)" for s in done)
+    return (f"kept in the score cache {cache.path}: " + (f"{finished} finished, " if finished else "")
+            + f"{cache.count(signature)} {failed} scores; rerun the same command to resume")
 
 
 def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreBatch], config: AuditConfig):
@@ -240,13 +262,14 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
     keys = table.slice_keys(config.slice_by)
     slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
     results = {
+        "run_id": new_run_id(),
         "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
                  "platform": platform.platform()},
         "config": {"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
                    "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
                    "level": config.level, "device": config.device,
                    "n_perm": config.n_perm,
-                   "scorer_options": config.scorer_options, "batch_size": config.batch_size, "engine": config.engine,
+                   "scorer_options": public_options(config.scorer_options), "batch_size": config.batch_size, "engine": config.engine,
                    "cache": config.cache_path,
                    "on_error": config.on_error,
                    "precomputed": {n: v.to_dict() if isinstance(v, ScoreSource) else {"name": n, "source": p.source}

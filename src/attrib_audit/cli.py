@@ -10,6 +10,8 @@ import os
 import sys
 from typing import Sequence
 
+from attrib_audit.errors import UsageError
+
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 COMMAND_MODULES: tuple[str, ...] = (
@@ -95,7 +97,8 @@ def config_from_args(args: argparse.Namespace):
 
 # flags that set machine-local things or how to check: allowed beside --config and --check
 _LOCAL_FLAGS = {"config", "out", "report", "cache", "no_cache", "quiet", "model_path", "judge_url",
-                "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command"}
+                "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command",
+                "cli_parser"}
 
 
 def _refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = frozenset()) -> None:
@@ -108,16 +111,32 @@ def _refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = fr
         raise SpecError(f"{where} holds the run spec: {', '.join(given)} cannot be set by flags beside it")
 
 
+def check_caches(args: argparse.Namespace) -> None:
+    """Refuse a --cache path that is not a SQLite database before anything is loaded or scored."""
+    from pathlib import Path
+
+    from attrib_audit.engine.cache import default_cache_path
+    from attrib_audit.engine.sqlite_file import check_cache_path
+    from attrib_audit.judge.requests_cache import default_requests_path
+
+    if not args.no_cache:
+        check_cache_path(Path(args.cache) if args.cache else default_cache_path(), "score cache")
+        check_cache_path(default_requests_path(args.cache), "judge request cache")
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
+    from attrib_audit.outdir import check_out_dir, results_file
+
     if args.check:
         from attrib_audit.engine.check import cmd_check
 
+        results_file(args.check, "audit --check")
         _refuse_spec_flags(args, f"--check {args.check}", {"scorers"})  # --scorers names plugins to allow
         return cmd_check(args)
     if not args.out:
-        from attrib_audit.errors import UsageError
-
         raise UsageError("give --out DIR (or --check DIR to verify an earlier audit)")
+    check_out_dir(args.out)  # before any loading or scoring: a bad --out or --cache must not cost a run
+    check_caches(args)
     from attrib_audit.spec import load_spec_file, local_for, spec_from_args
 
     if args.config:
@@ -133,6 +152,10 @@ def _run_and_report(spec, local, args: argparse.Namespace) -> int:
     from attrib_audit.transfer_audit import format_transfer
 
     result = run_spec(spec, local, log=_log(args))
+    if getattr(args, "cli_parser", None) is not None:  # the report's reproduce line
+        from attrib_audit.argv import rerun_argv
+
+        result.results["command"] = ["attrib-audit", args.command, *rerun_argv(args.cli_parser, args), "--out", "OUT"]
     path = result.save(args.out)
     print(format_table(result.results))
     print(format_transfer(result.results))
@@ -151,8 +174,11 @@ def _run_and_report(spec, local, args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from attrib_audit.data.demo import DEMO_FILES, demo_paths
+    from attrib_audit.outdir import check_out_dir
     from attrib_audit.spec import DataSpec, FileSource, spec_from_args
 
+    check_out_dir(args.out)
+    check_caches(args)
     data = DataSpec(files=tuple(FileSource(str(p), construct=DEMO_FILES[p.name]) for p in demo_paths()))
     print("demo: human-labelled pairs (AttributionBench sample, Apache-2.0; BEGIN WoW sample, CC-BY-4.0)")
     return _run_and_report(*spec_from_args(args, data=data, log=_log(args)), args)
@@ -219,11 +245,11 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "replaying the score and judge request caches")
     p.add_argument("--tolerance", type=float, default=1e-9,
                    help="with --check: largest absolute difference two numbers may show (default 1e-9)")
-    p.set_defaults(func=cmd_audit)
+    p.set_defaults(func=cmd_audit, cli_parser=p)
 
     p = sub.add_parser("demo", help="audit the packaged demo set with the default CPU scorers")
     audit_args(p, "attrib-audit-demo")
-    p.set_defaults(func=cmd_demo, slice_by="source")
+    p.set_defaults(func=cmd_demo, slice_by="source", cli_parser=p)
 
     p = sub.add_parser("score", help="score a file and write the scores only")
     add_data_args(p)
@@ -247,27 +273,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from attrib_audit.data.errors import DataError
-    from attrib_audit.engine.check import CheckError
-    from attrib_audit.errors import UsageError
-    from attrib_audit.scorers.base import ScorerLoadError, ScorerOptionError
-    from attrib_audit.scorers.plugins import PluginError
-    from attrib_audit.spec import SpecError
+    """Run one command; a typed failure (errors.AuditError) becomes one line on stderr and its exit code."""
+    import warnings
 
+    from attrib_audit.errors import AuditError, one_line
+    from attrib_audit.scorers.base import ScorerLoadError
+    from attrib_audit.scorers.plugins import PluginError
+
+    # a warning (a cache moved aside, a key over plain http) is one line too, not file:line plus source
+    warnings.formatwarning = lambda message, category, *_a, **_k: f"attrib-audit: warning: {one_line(str(message))}\n"
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except DataError as exc:
-        print(f"attrib-audit: data error: {exc}", file=sys.stderr)
-        return 2
-    except UsageError as exc:
-        print(f"attrib-audit {args.command}: {exc}", file=sys.stderr)
-        return 2
-    except (SpecError, ScorerOptionError, CheckError, ScorerLoadError) as exc:
-        print(f"attrib-audit: error: {exc}", file=sys.stderr)
+    except AuditError as exc:
+        print(f"attrib-audit: {exc.kind}: {one_line(str(exc))}", file=sys.stderr)
+        return exc.exit_code
+    except ScorerLoadError as exc:
+        print(f"attrib-audit: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except PluginError as exc:
-        print(f"attrib-audit: {exc}", file=sys.stderr)
+        print(f"attrib-audit: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)

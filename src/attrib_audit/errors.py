@@ -1,9 +1,60 @@
-"""Errors a user can fix from the message alone; the CLI prints them in one line and exits 2.
+"""The failures the command line turns into one line and an exit code, instead of a traceback.
 
-Library functions raise these (never SystemExit), so Python callers can catch them.
+Library code raises these typed errors; only `cli.main` prints them. Exit 2: the input
+(a file, a flag, a folder) is wrong and the user must fix it; exit 3: a backend (a judge
+server, a model) failed and rerunning later may succeed.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
 
-class UsageError(ValueError):
+
+class AuditError(Exception):
+    """Base of the errors the CLI reports in one line."""
+
+    exit_code = 1
+    kind = "error"
+
+
+class InputError(AuditError, ValueError):
+    """Bad input: a data file, a flag value, an output folder, a cache file, a saved results folder."""
+
+    exit_code = 2
+    kind = "input error"
+
+
+class BackendError(AuditError, RuntimeError):
+    """A scoring backend failed (server down, refused, kept failing); finished work stays in the caches."""
+
+    exit_code = 3
+    kind = "backend error"
+
+
+class UsageError(InputError):
     """A request the inputs cannot satisfy: a missing audit folder, an unknown construct or scorer."""
+
+    kind = "error"
+
+
+def one_line(text: str, limit: int = 2000) -> str:
+    """Collapse whitespace (a message must not smuggle extra lines into a terminal or log) and cap the length."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# what reading a value of the wrong shape out of parsed JSON raises
+LAYOUT_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
+@contextmanager
+def saved_layout(path: object, reader: str) -> Iterator[None]:
+    """Around the code that reads fields of a saved file (results.json, ...): a missing field or a value of the
+    wrong type means the file is not what attrib-audit wrote (edited, truncated, crafted), which is bad input."""
+    try:
+        yield
+    except AuditError:
+        raise
+    except LAYOUT_ERRORS as exc:
+        raise InputError(f"{path} does not have the layout {reader} reads ({type(exc).__name__}: "
+                         f"{one_line(str(exc), 160)})") from None

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from attrib_audit.errors import UsageError
+from attrib_audit.errors import UsageError, saved_layout
+from attrib_audit.outdir import results_file, run_id_of
+from attrib_audit.report.inputs import read_json
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 from attrib_audit.transfer_audit import LEVEL, build_matrix, clean, construct_groups
@@ -149,17 +151,28 @@ class AuditInputs:
 
 
 def load_audit(folder: Path) -> AuditInputs:
-    res_path, npz_path = folder / "results.json", folder / "bootstrap.npz"
-    for p in (res_path, npz_path):
-        if not p.exists():
-            raise UsageError(f"{p} not found; run `attrib-audit audit --out {folder}` first")
-    results = json.loads(res_path.read_text())
-    with np.load(npz_path) as z:
-        if "rng_states" not in z:
-            raise UsageError(f"{npz_path} predates row-aligned comparisons (no bootstrap inputs); rerun the audit")
-        return AuditInputs(results, z["scorers"].tolist(), z["slices"].tolist(), int(z["n_boot"]),
-                           [json.loads(x) for x in z["rng_states"].tolist()], z["row_slice"], z["labels"], z["groups"],
-                           z["scores"], z["weights"], z["weighted"])
+    """An audit folder's results.json and bootstrap.npz, checked to be one run's pair in the layout audit writes."""
+    res_path, npz_path = results_file(folder, "select"), folder / "bootstrap.npz"
+    if not npz_path.exists():
+        raise UsageError(f"{npz_path} not found; run `attrib-audit audit --out {folder}` first")
+    results = read_json(res_path)
+    try:
+        with np.load(npz_path, allow_pickle=False) as z:
+            if "rng_states" not in z:
+                raise UsageError(f"{npz_path} predates row-aligned comparisons (no bootstrap inputs); rerun the audit")
+            audit = AuditInputs(results, z["scorers"].tolist(), z["slices"].tolist(), int(z["n_boot"]),
+                                [json.loads(x) for x in z["rng_states"].tolist()], z["row_slice"], z["labels"],
+                                z["groups"], z["scores"], z["weights"], z["weighted"])
+    except UsageError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - zip, pickle, key and shape errors all mean: not our bootstrap.npz
+        raise UsageError(f"{npz_path} is not a bootstrap.npz written by `attrib-audit audit` "
+                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:160]})") from None
+    run_id, recorded = run_id_of(npz_path), results.get("run_id")
+    if recorded and run_id != recorded:
+        raise UsageError(f"{npz_path} is from run {run_id or '(none recorded)'}, results.json from run {recorded}: "
+                         "rerun the audit into this folder")
+    return audit
 
 
 def select_from_results(folder: str | Path, *, construct: str | None = None, scorers: list[str] | None = None,
@@ -171,8 +184,13 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
     """
     audit = load_audit(Path(folder))
     names = audit.scorers
-    groups, _ = construct_groups(audit.results["slices"])
-    declared = sorted({s["construct"] for s in audit.results["slices"]})
+    with saved_layout(Path(folder) / "results.json", "select"):
+        groups, _ = construct_groups(audit.results["slices"])
+        declared = sorted({str(s["construct"]) for s in audit.results["slices"]})
+        missing = sorted(map(str, {d for ds in groups.values() for d in ds} - set(audit.slices)))
+    if missing:
+        raise UsageError(f"{Path(folder) / 'results.json'} names slices that bootstrap.npz does not hold "
+                         f"({', '.join(missing[:3])}): the two files do not belong together")
     if construct is not None and construct not in groups:
         raise UsageError(f"construct {construct!r} has no usable slice in {folder} (constructs there: "
                          f"{', '.join(declared)})")

@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from attrib_audit.errors import InputError
+
 SPEC_VERSION = 1
 # scorer options that name a place on this machine or on the network: Local only, never in a spec
 LOCAL_OPTIONS = frozenset({"path", "url", "api_key_env", "request_cache", "baseline_path"})
@@ -23,8 +25,10 @@ _LOCAL_FLAG = {"path": "--model-path SCORER=PATH", "url": "--judge-url", "api_ke
                "request_cache": "--cache / --no-cache", "baseline_path": "--model-path (baseline files beside it)"}
 
 
-class SpecError(ValueError):
+class SpecError(InputError):
     """A spec that cannot run; the message names the field (and the file, when read from one)."""
+
+    kind = "error"
 
 
 def _strict(cls: type, raw: Any, where: str) -> dict:

@@ -84,6 +84,17 @@ def _iter_jsonl(path: Path, skipped: list[dict] | None = None) -> Iterator[tuple
             yield lineno, obj
 
 
+def utf8_error(path: Path) -> DataError:
+    """Which line of a file is not UTF-8 (a text reader only knows the offset inside its buffer)."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return DataError(f"line {lineno} is not UTF-8 (byte {exc.start + 1} of the line)", path=str(path))
+    return DataError("not UTF-8", path=str(path))
+
+
 def _iter_table(path: Path, kind: str) -> Iterator[tuple[int, dict]]:
     import pandas as pd
 
@@ -93,7 +104,9 @@ def _iter_table(path: Path, kind: str) -> Iterator[tuple[int, dict]]:
             frame = pd.read_csv(path, sep=sep, dtype=object, keep_default_na=False, na_values=[])
         else:
             frame = pd.read_parquet(path)
-    except (ValueError, OSError, UnicodeDecodeError) as exc:  # pandas ParserError/EmptyDataError, arrow errors
+    except UnicodeDecodeError:
+        raise utf8_error(path) from None
+    except (ValueError, OSError) as exc:  # pandas ParserError/EmptyDataError, arrow errors
         raise DataError(f"cannot read {kind}: {str(exc).strip().splitlines()[0]}", path=str(path)) from None
     for i, rec in enumerate(frame.to_dict(orient="records"), start=1):
         yield i, rec
@@ -108,6 +121,8 @@ def iter_rows(path: str | Path, skipped: list[dict] | None = None) -> Iterator[t
     suffix = p.suffix.lower()
     if not p.exists():
         raise DataError("file not found", path=str(p))
+    if p.is_dir():
+        raise DataError("is a folder, not a data file", path=str(p))
     if suffix in (".jsonl", ".json", ".ndjson"):
         return _iter_jsonl(p, skipped)
     if suffix in (".csv", ".tsv"):

@@ -1,24 +1,21 @@
 """A SQLite score cache keyed by (scorer signature, sha256 of claim and evidence).
 
 WAL mode and one transaction per batch: a run killed mid-way keeps every batch it
-finished, and a rerun scores only what is missing. A file that fails to open as SQLite or fails
-`PRAGMA quick_check` is moved aside (`<name>.corrupt-<time>`) with a warning and rebuilt empty:
-a cache only ever saves work, so losing it costs time, never correctness.
+finished, and a rerun scores only what is missing. Opening goes through `sqlite_file.open_cache_db`:
+a path holding anything but a SQLite database is refused, a corrupt database is moved aside.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import sqlite3
 import threading
-import time
-import warnings
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
+from attrib_audit.engine.sqlite_file import open_cache_db
 from attrib_audit.scorers.base import ScoreBatch
 
 _SCHEMA = """
@@ -67,44 +64,8 @@ class ScoreCache:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
-        if str(self.path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self.moved_aside: Path | None = None
-        try:
-            self.conn = self._connect(check=True)
-        except sqlite3.DatabaseError as exc:
-            if str(self.path) == ":memory:":
-                raise
-            self.moved_aside = self._move_aside(exc)
-            self.conn = self._connect(check=False)
-
-    def _connect(self, check: bool) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False, isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
-            if check:
-                verdict = [r[0] for r in conn.execute("PRAGMA quick_check")]
-                if verdict != ["ok"]:
-                    raise sqlite3.DatabaseError("; ".join(map(str, verdict[:3])))
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _move_aside(self, exc: Exception) -> Path:
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{time.time_ns() % 10**9:09d}")
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
-            except FileNotFoundError:  # no such side file, or another process moved it first
-                pass
-        reason = " ".join(str(exc).split())[:160]
-        warnings.warn(f"score cache {self.path} is corrupt ({reason}); moved it to {aside} and started an empty cache",
-                      RuntimeWarning, stacklevel=3)
-        return aside
+        self.conn, self.moved_aside = open_cache_db(self.path, _SCHEMA, "score cache")
 
     def close(self) -> None:
         self.conn.close()

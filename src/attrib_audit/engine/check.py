@@ -19,14 +19,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from attrib_audit.errors import InputError
+
 DEFAULT_TOLERANCE = 1e-9
 # what two faithful runs may differ in: not compared
-IGNORED_TOP = ("elapsed_s", "tool", "run_id")
+IGNORED_TOP = ("elapsed_s", "tool", "run_id", "command")
 IGNORED_SCORER_STATS = ("n_cached", "n_scored", "n_batches")
 
 
-class CheckError(ValueError):
+class CheckError(InputError):
     """A results folder that cannot be checked (missing, unreadable, no run spec); one line."""
+
+    kind = "error"
 
 
 def _label(row: Any, i: int) -> str:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 
 def add_engine_args(p: argparse.ArgumentParser) -> None:
@@ -38,9 +37,11 @@ def cmd_score(args: argparse.Namespace) -> int:
     from attrib_audit.engine.cache import ScoreCache
     from attrib_audit.engine.stream import DEFAULT_CHUNK_ROWS, LoadOptions, ScoreWriter, score_columns, stream_score
 
+    from attrib_audit.outdir import check_out_file
+
+    out = check_out_file(args.out)  # before any model is loaded or pair scored
     config = config_from_args(args)
     scorers, _ = build_scorers(config, log=lambda m: print(m, file=sys.stderr))
-    out = Path(args.out)
     if config.engine == "local" and _plain_pair_files(args):
         cache = ScoreCache(config.cache_path)
         try:

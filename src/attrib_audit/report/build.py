@@ -3,10 +3,13 @@ section whose input lacks a key it reads becomes a visible note instead of a cra
 exception is a bug in report code and propagates (the command exits non-zero), never a note."""
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from attrib_audit.outdir import check_out_dir, write_text_atomic
 from attrib_audit.report import agreement, audit_extras, auroc, probe, provenance, reproduce, transfer
 from attrib_audit.report.blocks import LAYOUT_ERRORS, Note, Section
 from attrib_audit.report.inputs import ReportInputs, load_inputs
@@ -40,6 +43,7 @@ class ReportPaths:
     markdown: Path
     plots: list[Path]
     skipped: list[str]  # sections drawn as a note because their input had an unexpected layout
+    ignored: list[str]  # input files left out because another run wrote them
 
 
 def run_sections(inputs: ReportInputs, plots: Path, specs=SECTIONS) -> tuple[list[Section], list[str]]:
@@ -58,24 +62,48 @@ def run_sections(inputs: ReportInputs, plots: Path, specs=SECTIONS) -> tuple[lis
 
 
 def build_report(folder: str | Path, out: str | Path | None = None, **explicit: str | Path | None) -> ReportPaths:
-    """Write report.html, report.md and plots/*.png|svg for the results saved in `folder`."""
+    """Write report.html, report.md and plots/*.png|svg for the results saved in `folder`.
+
+    Everything is drawn in a temporary folder inside `out` first and moved into place at the end,
+    so a failure mid-way leaves the previous report whole.
+    """
     inputs = load_inputs(folder, **explicit)
-    out = Path(out) if out else inputs.folder
-    plots = out / "plots"
+    out = check_out_dir(out if out else inputs.folder)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".report-partial-", dir=out) as tmp:
+        stage = Path(tmp)
+        (stage / "plots").mkdir()
+        sections, skipped = run_sections(inputs, stage / "plots")
+        if inputs.ignored:
+            sections.insert(0, Section("ignored", "Files left out", [Note(
+                "Left out because another run wrote them (their run id differs from results.json): "
+                + "; ".join(inputs.ignored) + ".")]))
+        drawn = sorted(p for p in (stage / "plots").iterdir() if p.suffix in (".png", ".svg"))
+        title = "attrib-audit report"
+        tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe)
+                     if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {})
+        run = inputs.run_id
+        meta = (f"attrib-audit {tool.get('version', '?')} · " + (f"run {run} · " if run else "")
+                + f"read from {', '.join(str(p) for p in inputs.sources.values())} "
+                "· every statistic below is copied from those files, none is recomputed")
+        (stage / "report.md").write_text(to_markdown(title, meta, sections, stage / "report.md"), encoding="utf-8")
+        (stage / "report.html").write_text(to_html(title, meta, sections, run_id=run), encoding="utf-8")
+        written = _move_plots(drawn, out / "plots")
+        for name in ("report.md", "report.html"):
+            os.replace(stage / name, out / name)
+    return ReportPaths(out / "report.html", out / "report.md", written, skipped, list(inputs.ignored))
+
+
+def _move_plots(drawn: list[Path], plots: Path) -> list[Path]:
+    """Move the new plots in and remove those an earlier report listed in plots/index.txt but this one did not draw."""
     plots.mkdir(parents=True, exist_ok=True)
     index = plots / "index.txt"
-    if index.is_file():  # a plot whose results are gone must not linger beside the new report
-        for name in index.read_text().split():
-            (plots / Path(name).name).unlink(missing_ok=True)
-    sections, skipped = run_sections(inputs, plots)
-    written = sorted(p for p in plots.iterdir() if p.suffix in (".png", ".svg"))
-    index.write_text("".join(f"{p.name}\n" for p in written))
-    title = "attrib-audit report"
-    tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe)
-                 if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {})
-    meta = (f"attrib-audit {tool.get('version', '?')} · read from {', '.join(str(p) for p in inputs.sources.values())} "
-            "· every statistic below is copied from those files, none is recomputed")
-    md_path, html_path = out / "report.md", out / "report.html"
-    md_path.write_text(to_markdown(title, meta, sections, md_path), encoding="utf-8")
-    html_path.write_text(to_html(title, meta, sections), encoding="utf-8")
-    return ReportPaths(html_path, md_path, written, skipped)
+    earlier = set(index.read_text().split()) if index.is_file() else set()
+    written = []
+    for p in drawn:
+        os.replace(p, plots / p.name)
+        written.append(plots / p.name)
+    for name in earlier - {p.name for p in written}:  # a plot whose results are gone must not linger
+        (plots / Path(name).name).unlink(missing_ok=True)
+    write_text_atomic(index, "".join(f"{p.name}\n" for p in written))
+    return written

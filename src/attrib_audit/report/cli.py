@@ -15,6 +15,8 @@ def write_report(folder, out=None, screenshot=None, **explicit) -> int:
     from attrib_audit.report import build_report
 
     paths = build_report(folder, out, **explicit)
+    for name in paths.ignored:
+        print(f"[report] left out {name}: written by another run", file=sys.stderr)
     for key in paths.skipped:
         print(f"[report] section {key!r} skipped: its input has an unexpected layout (see the note in the report)",
               file=sys.stderr)

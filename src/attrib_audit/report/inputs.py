@@ -25,6 +25,12 @@ class ReportInputs:
     probe: dict[str, Any] | None = None
     agreement: dict[str, Any] | None = None
     sources: dict[str, Path] = field(default_factory=dict)  # which file each part came from
+    ignored: list[str] = field(default_factory=list)  # files left out because another run wrote them
+
+    @property
+    def run_id(self) -> str | None:
+        rid = (self.results or {}).get("run_id")
+        return rid if isinstance(rid, str) and rid else None
 
     def source(self, key: str) -> str:
         return str(self.sources.get(key, FILES.get(key, key)))
@@ -40,6 +46,24 @@ def read_json(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ReportError(f"{path}: expected a JSON object at the top level, found {type(data).__name__}")
     return data
+
+
+# inputs computed from an audit's scores: they must carry the run id of the results.json they are drawn with
+DERIVED = ("agreement",)
+
+
+def _drop_other_runs(inputs: ReportInputs) -> None:
+    """Leave out (and name) a derived file whose run id is not results.json's, e.g. a stale agreement.json."""
+    run_id = inputs.run_id
+    if not run_id:
+        return
+    for key in DERIVED:
+        data = getattr(inputs, key)
+        if data is not None and data.get("run_id") != run_id:
+            other = data.get("run_id") or "none recorded"
+            inputs.ignored.append(f"{inputs.sources[key]} (run {other}; results.json is run {run_id})")
+            setattr(inputs, key, None)
+            del inputs.sources[key]
 
 
 def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInputs:
@@ -58,6 +82,7 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
         if path.is_file():
             setattr(inputs, key, read_json(path))
             inputs.sources[key] = path
+    _drop_other_runs(inputs)
     if inputs.agreement is None and isinstance((inputs.results or {}).get("agreement"), dict):
         inputs.agreement = inputs.results["agreement"]
         inputs.sources["agreement"] = inputs.sources["results"]

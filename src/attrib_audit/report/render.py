@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 from pathlib import Path
 
 from attrib_audit.report.blocks import Code, Figure, Note, Para, Section, Table
@@ -29,31 +30,58 @@ pre{background:#f6f8fa;border:1px solid #d0d7de;padding:8px 12px;white-space:pre
 """
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+# Every block's text is plain text (dataset names, judge replies), so whatever Markdown or inline HTML would
+# read as syntax is backslash-escaped (CommonMark renders an escaped ASCII punctuation character literally):
+# characters that act anywhere, `<` that could open a tag or autolink, `\\` before punctuation, `_` where it can
+# open or close emphasis, `]` where it would end a link text,
+# and what starts a block (heading, quote, list, link definition) at the start of the line.
+_MD_ANYWHERE = re.compile(r"\\(?=[!-/:-@\[-`{-~])|[`*&|~]|<(?=[A-Za-z/!?])|(?<![^\W_])_|_(?![^\W_])|\](?=[(\[])")
+_MD_LINE_START = re.compile(r"^([-+=#>\[]|\d{1,9}(?=[.)](\s|$)))")
+
+
+def md_text(text: str, line_start: bool = False) -> str:
+    """Plain text as inert Markdown on one line: no emphasis, links, images, HTML, or (`line_start`: the text
+    begins a line) headings, quotes and lists."""
+    flat = " ".join(str(text).split())
+    escaped = _MD_ANYWHERE.sub(lambda m: "\\" + m.group(0), flat)
+    m = _MD_LINE_START.match(escaped) if line_start else None
+    if m is None:
+        return escaped
+    if m.group(1).isdigit():  # "1. x" would start an ordered list
+        return escaped[: m.end()] + "\\" + escaped[m.end():]
+    return "\\" + escaped
+
+
+def md_code(text: str) -> list[str]:
+    """A fenced block whose fence is longer than any backtick run inside, so the text cannot close it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, text, fence]
 
 
 def to_markdown(title: str, meta: str, sections: list[Section], md_path: Path) -> str:
-    out = [f"# {title}", "", f"_{meta}_", ""]
+    e = md_text
+    out = [f"# {e(title)}", "", f"_{e(meta)}_", ""]
     for sec in sections:
-        out += [f"## {sec.title}", ""]
+        out += [f"## {e(sec.title)}", ""]
         for b in sec.blocks:
             if isinstance(b, Para):
-                out += [b.text, ""]
+                out += [e(b.text, line_start=True), ""]
             elif isinstance(b, Note):
-                out += [f"> **Note:** {b.text}", ""]
+                out += [f"> **Note:** {e(b.text)}", ""]
             elif isinstance(b, Code):
-                out += ["```", b.text, "```", ""]
+                out += [*md_code(b.text), ""]
             elif isinstance(b, Table):
                 if b.caption:
-                    out += [f"*{b.caption}*", ""]
-                out.append("| " + " | ".join(map(_md_cell, b.header)) + " |")
+                    out += [f"*{e(b.caption)}*", ""]
+                out.append("| " + " | ".join(map(e, b.header)) + " |")
                 out.append("|" + "|".join("---" for _ in b.header) + "|")
-                out += ["| " + " | ".join(map(_md_cell, r)) + " |" for r in b.rows]
+                out += ["| " + " | ".join(map(e, r)) + " |" for r in b.rows]
                 out.append("")
             elif isinstance(b, Figure):
-                rel = Path(os.path.relpath(b.png, md_path.parent)).as_posix()
-                out += [f"![{b.alt}]({rel})", "", f"*{b.caption}* ([SVG]({Path(os.path.relpath(b.svg, md_path.parent)).as_posix()}))", ""]
+                png = Path(os.path.relpath(b.png, md_path.parent)).as_posix()
+                svg = Path(os.path.relpath(b.svg, md_path.parent)).as_posix()
+                out += [f"![{e(b.alt)}](<{png}>)", "", f"*{e(b.caption)}* ([SVG](<{svg}>))", ""]
     return "\n".join(out)
 
 
@@ -78,12 +106,13 @@ def _html_block(b) -> str:
     raise TypeError(f"unknown report block {type(b).__name__}")
 
 
-def to_html(title: str, meta: str, sections: list[Section]) -> str:
+def to_html(title: str, meta: str, sections: list[Section], run_id: str | None = None) -> str:
     e = html.escape
+    run = f'<meta name="attrib-audit-run-id" content="{e(run_id)}">' if run_id else ""
     nav = "".join(f'<a href="#{e(s.key)}">{e(s.title)}</a>' for s in sections)
     body = "".join(f'<section id="{e(s.key)}"><h2>{e(s.title)}</h2>{"".join(map(_html_block, s.blocks))}</section>'
                    for s in sections)
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{e(title)}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">{run}<title>{e(title)}</title>'
             f"<style>{CSS}</style></head><body><h1>{e(title)}</h1><p class=\"meta\">{e(meta)}</p>"
             f"<nav>{nav}</nav>{body}</body></html>\n")

@@ -9,6 +9,10 @@ from attrib_audit.report.blocks import Code, Para, Section, Table
 
 
 def command(results: dict) -> str:
+    """The command the audit recorded (every option it was run with); older results: rebuilt from the config."""
+    recorded = results.get("command")
+    if isinstance(recorded, list) and all(isinstance(a, str) for a in recorded):
+        return shlex.join(recorded)
     cfg = results.get("config", {})
     args = ["attrib-audit", "audit", *[str(d["path"]) for d in results.get("data", [])],
             "--scorers", ",".join(cfg.get("scorers", [])), "--slice-by", str(cfg.get("slice_by", "dataset")),
@@ -35,6 +39,7 @@ def build(inputs, plots: Path) -> Section | None:
     if "elapsed_s" in results:
         facts.append(["elapsed", f"{results['elapsed_s']} s"])
     sec.add(Table(["setting", "value"], facts, "Tool, configuration and seeds."))
-    sec.add(Para("Re-run this configuration (add --construct per file when the data has no construct column):"),
+    sec.add(Para("Re-run this configuration (an API key is read from the environment variable named by "
+                 "--judge-api-key-env; credentials inside a judge URL are not recorded):"),
             Code(command(results)))
     return sec

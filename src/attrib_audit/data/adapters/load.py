@@ -87,25 +87,49 @@ def peek_columns(path: str | Path) -> list[str]:
     p = Path(path)
     if not p.exists():
         raise DataError("file not found", path=str(p))
-    suffix = p.suffix.lower()
+    if p.is_dir():
+        raise DataError("is a folder, not a data file", path=str(p))
+    try:
+        return _peek(p, p.suffix.lower())
+    except OSError as exc:
+        raise DataError(f"cannot read ({exc.strerror or exc})", path=str(p)) from None
+
+
+def _first_line(p: Path, skip_blank: bool) -> str:
+    """The first (non-blank) line, decoded strictly so a bad byte names its line."""
+    with open(p, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"not UTF-8 (byte {exc.start + 1})", path=str(p), row=lineno) from None
+            if line.strip() or not skip_blank:
+                return line
+    return ""
+
+
+def _peek(p: Path, suffix: str) -> list[str]:
     if suffix in (".csv", ".tsv"):
-        with open(p, encoding="utf-8", newline="") as fh:
-            first = fh.readline()
-        return next(csv.reader([first], delimiter="\t" if suffix == ".tsv" else ","), [])
+        first = _first_line(p, skip_blank=False).lstrip("\ufeff")
+        try:
+            return next(csv.reader([first], delimiter="\t" if suffix == ".tsv" else ","), [])
+        except csv.Error as exc:  # e.g. a bare carriage return inside the header
+            raise DataError(f"the header is not valid CSV ({exc})", path=str(p), row=1) from None
     if suffix in (".parquet", ".pq"):
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        return list(pq.read_schema(p).names)
+        try:
+            return list(pq.read_schema(p).names)
+        except pa.ArrowException as exc:
+            raise DataError(f"not a readable Parquet file ({str(exc).strip().splitlines()[0][:200]})", path=str(p)) from None
     if suffix in (".jsonl", ".json", ".ndjson"):
-        with open(p, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    try:
-                        obj = json.loads(line)
-                    except json.JSONDecodeError:
-                        return []  # the schema loader reports the bad line with its number
-                    return list(obj) if isinstance(obj, dict) else []
-        return []
+        line = _first_line(p, skip_blank=True)
+        try:
+            obj = json.loads(line) if line else None
+        except json.JSONDecodeError:
+            return []  # the schema loader reports the bad line with its number
+        return list(obj) if isinstance(obj, dict) else []
     return []
 
 

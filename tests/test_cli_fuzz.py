@@ -1,0 +1,156 @@
+"""Hypothesis against the command line, in-process: random bytes, random JSON values per field, random CSV quoting,
+random results folders. A run may succeed or fail, but a failure is exit 2 (or 3) with one line, never a traceback."""
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+
+from attrib_audit.cli import main
+from attrib_audit.data.adapters import FORMATS, get_adapter
+from attrib_audit.data.demo import demo_paths
+
+FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                        HealthCheck.too_slow])
+FIELDS = ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct")
+JSON_VALUE = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                                      max_size=3), max_leaves=6)
+
+
+def run(argv: list[str]) -> tuple[int, str]:
+    """main(argv) in this process: (exit code, stderr), whether it returned or raised SystemExit."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse usage errors
+            code = exc.code
+    return code, err.getvalue()
+
+
+def assert_clean(code, err: str) -> None:
+    assert isinstance(code, int) and code in (0, 2, 3), (code, err)
+    assert "Traceback" not in err, err
+    if code:
+        lines = [l for l in err.strip().splitlines() if l.startswith(("attrib-audit", "usage:"))]
+        assert lines and err.strip().splitlines()[-1] == lines[-1], err  # ends in its one-line reason
+        assert all("\n" not in l for l in lines)
+
+
+def audit(path: Path, *extra: str) -> tuple[int, str]:
+    return run(["audit", str(path), "--scorers", "lexical", "--n-boot", "20", "--n-perm", "20", "--no-cache", "--quiet",
+                "--out", str(path.parent / "out"), *extra])
+
+
+@FUZZ
+@given(st.binary(max_size=300), st.sampled_from([".jsonl", ".csv", ".tsv", ".parquet", ".json"]))
+def test_random_bytes_as_a_data_file(blob, suffix):
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / f"in{suffix}"
+        f.write_bytes(blob)
+        assert_clean(*audit(f))
+
+
+@FUZZ
+@given(st.lists(st.fixed_dictionaries({}, optional={f: JSON_VALUE for f in FIELDS}), min_size=1, max_size=6),
+       st.sampled_from(["fail", "skip"]))
+def test_random_json_values_in_every_field(rows, on_error):
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "in.jsonl"
+        f.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+        assert_clean(*audit(f, "--on-error", on_error))
+
+
+CELL = st.text(alphabet=st.sampled_from(list('ab ,"\n\r\t;01\'\\') + ["é", "\u2028"]), max_size=8)
+
+
+@FUZZ
+@given(st.lists(st.lists(CELL, min_size=5, max_size=5), min_size=1, max_size=6),
+       st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL, csv.QUOTE_NONNUMERIC, csv.QUOTE_NONE]),
+       st.sampled_from([",", "\t"]), st.booleans())
+def test_random_csv_quoting(rows, quoting, delimiter, break_quotes):
+    buf = io.StringIO()
+    w = csv.writer(buf, quoting=quoting, delimiter=delimiter, escapechar="\\", quotechar='"')
+    w.writerow(["id", "dataset", "claim", "evidence", "label"])
+    try:
+        for i, r in enumerate(rows):
+            w.writerow([f"{i}{r[0]}", r[1], r[2], r[3], r[4]])
+    except csv.Error:  # a row Python's csv cannot write unquoted: not an input anyone could have
+        reject()
+    text = buf.getvalue()
+    if break_quotes:  # an unbalanced quote somewhere
+        text = text[: len(text) // 2] + '"' + text[len(text) // 2:]
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / ("in.tsv" if delimiter == "\t" else "in.csv")
+        f.write_text(text, encoding="utf-8")
+        assert_clean(*audit(f))
+
+
+RESULT_KEYS = ("run_id", "config", "data", "scorers", "slices", "auroc", "paired", "truncation", "failures", "transfer")
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(RESULT_KEYS), JSON_VALUE, max_size=6), st.binary(max_size=60),
+       st.sampled_from(["report", "select", "agree"]))
+def test_random_results_folders(results, npz, command):
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp) / "res"
+        d.mkdir()
+        (d / "results.json").write_text(json.dumps(results))
+        (d / "bootstrap.npz").write_bytes(npz)
+        (d / "scores.parquet").write_bytes(npz)
+        argv = {"report": ["report", str(d)], "select": ["select", "--results", str(d)],
+                "check": ["audit", "--check", str(d), "--no-cache"],
+                "agree": ["agree", "--results", str(d), "--a", "lexical", "--b", "human", "--n-boot", "10"]}[command]
+        code, err = run(argv)
+        assert "Traceback" not in err and isinstance(code, int) and code in (0, 1, 2, 3), (code, err)
+
+
+NATIVE = [f for f in FORMATS if f not in ("auto", "pairs")]
+
+
+@FUZZ
+@given(st.sampled_from(NATIVE).flatmap(lambda fmt: st.tuples(st.just(fmt), st.lists(
+    st.fixed_dictionaries({f: JSON_VALUE for f in get_adapter(fmt).fields}), min_size=1, max_size=4))),
+    st.booleans())
+def test_random_json_values_in_every_field_of_each_benchmark_format(fmt_rows, explicit):
+    fmt, rows = fmt_rows
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "in.jsonl"  # a stem no format knows: the construct comes from --construct
+        f.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+        assert_clean(*audit(f, "--construct", "attribution", *(["--format", fmt] if explicit else [])))
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    """One real audit folder (results.json, scores.parquet, bootstrap.npz) whose results.json the next test edits."""
+    out = tmp_path_factory.mktemp("audited") / "out"
+    code, err = run(["audit", str(demo_paths()[0]), "--scorers", "lexical", "--n-boot", "20", "--n-perm", "20",
+                     "--construct", "attribution", "--no-cache", "--quiet", "--out", str(out)])
+    assert code == 0, err
+    return out
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(RESULT_KEYS), JSON_VALUE, max_size=3),
+       st.sampled_from(["report", "select", "agree"]))
+def test_random_values_in_a_real_results_json(audited, over, command):
+    """Beside a real scores.parquet and bootstrap.npz (same run id), fields of results.json replaced at random."""
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp) / "res"
+        shutil.copytree(audited, d)
+        recorded = json.loads((audited / "results.json").read_text())
+        (d / "results.json").write_text(json.dumps({**recorded, **over, "run_id": recorded["run_id"]}))
+        argv = {"report": ["report", str(d)], "select": ["select", "--results", str(d)],
+                "agree": ["agree", "--results", str(d), "--a", "lexical", "--b", "human", "--n-boot", "10"]}[command]
+        code, err = run(argv)
+        assert "Traceback" not in err and isinstance(code, int) and code in (0, 1, 2, 3), (code, err)
