@@ -112,7 +112,7 @@ def test_check_and_select_on_missing_or_garbage_folders(data, tmp_path, capsys):
 
 def test_label_map_and_scorer_opt_typos(data, tmp_path, capsys):
     assert _audit(data, tmp_path / "o", "--label-map", "yes=true") == 2
-    assert "--label-map entry 'yes=true'" in one_line(capsys)
+    assert "--label-map values must be 0 or 1" in one_line(capsys)
     assert _audit(data, tmp_path / "o", "--scorer-opt", "blend") == 2
     assert "SCORER.KEY=VALUE" in one_line(capsys)
 

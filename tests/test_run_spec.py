@@ -200,7 +200,7 @@ def test_check_reproduces_an_adapter_input(tmp_path, capsys):
 def test_check_refuses_a_folder_without_results_and_flags_that_would_change_the_spec(tmp_path, capsys):
     assert main(["audit", "--check", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "results.json: not found" in err
+    assert err.count("\n") == 1 and "nowhere is not a folder (no such folder)" in err
     assert main(["audit", "--check", str(tmp_path), "--n-boot", "10"]) == 2
     assert "n_boot cannot be set by flags beside it" in capsys.readouterr().err
 

@@ -128,8 +128,8 @@ def test_audit_and_select_on_the_attributionbench_sample(tmp_path, capsys):
     assert only[0]["metric"] is None and "fewer than two candidate" in only[0]["caveat"]
     assert main(["select", "--results", str(out), "--construct", "nope"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("attrib-audit: error: construct 'nope'") and err.count("\n") == 1
+    assert err.startswith("attrib-audit select: construct 'nope'") and err.count("\n") == 1
     assert main(["select", "--results", str(tmp_path / "missing")]) == 2
-    assert "not found" in capsys.readouterr().err
+    assert "missing is not a folder (no such folder)" in capsys.readouterr().err
     with pytest.raises(UsageError, match="scorer.s. bogus not in this audit"):  # a library call raises, never exits
         select_from_results(out, scorers=["bogus"])

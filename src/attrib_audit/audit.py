@@ -21,7 +21,7 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.errors import BackendError
 from attrib_audit.judge.http import public_options
-from attrib_audit.outdir import PARQUET_RUN_KEY, new_run_id, staged_dir
+from attrib_audit.outdir import PARQUET_RUN_KEY, new_run_id, sealed_json, staged_dir
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable, get_scorer
 from attrib_audit.stats.bootstrap import DEFAULT_B, BootstrapAUROC, bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
 from attrib_audit.transfer_audit import transfer_section
@@ -77,7 +77,7 @@ class AuditResult:
         all stamped with the run id, into a staged folder that replaces `out` as a whole."""
         run_id = self.results["run_id"]
         with staged_dir(out) as tmp:
-            (tmp / "results.json").write_text(json.dumps(self.results, indent=2, allow_nan=False, default=_jsonable))
+            (tmp / "results.json").write_text(sealed_json(self.results, default=_jsonable))
             write_scores_parquet(tmp / "scores.parquet", self.table, self.slice_keys, self.scores, run_id=run_id)
             write_bootstrap_npz(tmp / "bootstrap.npz", self.boots, run_id=run_id)
         return Path(out) / "results.json"

@@ -130,8 +130,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.check:
         from attrib_audit.engine.check import cmd_check
 
-        results_file(args.check, "audit --check")
         _refuse_spec_flags(args, f"--check {args.check}", {"scorers"})  # --scorers names plugins to allow
+        results_file(args.check, "audit --check")
         return cmd_check(args)
     if not args.out:
         raise UsageError("give --out DIR (or --check DIR to verify an earlier audit)")
@@ -285,8 +285,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except AuditError as exc:
-        print(f"attrib-audit: {exc.kind}: {one_line(str(exc))}", file=sys.stderr)
+    except AuditError as exc:  # a usage error names the command it was given to; the others their kind
+        where = f"attrib-audit {args.command}" if isinstance(exc, UsageError) else f"attrib-audit: {exc.kind}"
+        print(f"{where}: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except ScorerLoadError as exc:
         print(f"attrib-audit: error: {one_line(str(exc))}", file=sys.stderr)

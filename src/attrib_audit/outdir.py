@@ -7,6 +7,7 @@ from another's (`run_id_of`).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -14,7 +15,7 @@ import tempfile
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 from attrib_audit.errors import InputError
 
@@ -128,6 +129,28 @@ def write_text_atomic(path: Path, text: str) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def sealed_json(obj: dict, default: Callable[[Any], Any] | None = None) -> str:
+    """`obj` as indented JSON with a `digest` of its content: a reader can tell a file as attrib-audit wrote it
+    (where a value of the wrong type is a bug in the reader) from one edited or made elsewhere (bad input)."""
+    plain = json.loads(json.dumps({k: v for k, v in obj.items() if k != "digest"}, allow_nan=False, default=default))
+    return json.dumps({**plain, "digest": _digest(plain)}, indent=2, allow_nan=False)
+
+
+def _digest(plain: dict) -> str:
+    canon = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return "sha256:" + hashlib.sha256(canon.encode()).hexdigest()
+
+
+def is_sealed(data: Any) -> bool:
+    """Whether parsed JSON is unchanged since sealed_json wrote it."""
+    if not isinstance(data, dict) or not isinstance(data.get("digest"), str):
+        return False
+    try:
+        return data["digest"] == _digest({k: v for k, v in data.items() if k != "digest"})
+    except (TypeError, ValueError):
+        return False
 
 
 def results_file(folder: str | Path, command: str) -> Path:

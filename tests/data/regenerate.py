@@ -27,6 +27,7 @@ from typing import Any, Callable
 DATA = Path(__file__).resolve().parent
 MINILM_SCORES = DATA / "demo_minilm_scores.json"
 VOLATILE = ("platform", "python")  # keys of a `tool` block that name the machine, not the result
+DROPPED = ("digest", "run_id")  # a hash over the un-normalised file; a fresh uuid per run
 
 
 def _roots() -> dict[str, str]:
@@ -39,7 +40,8 @@ def normalise(obj: Any, roots: dict[str, str] | None = None) -> Any:
     """Plain JSON with machine-specific paths and tool fields replaced by placeholders."""
     roots = roots if roots is not None else _roots()
     if isinstance(obj, dict):
-        return {k: ("<machine>" if k in VOLATILE and "version" in obj else normalise(v, roots)) for k, v in obj.items()}
+        return {k: ("<machine>" if k in VOLATILE and "version" in obj else normalise(v, roots)) for k, v in obj.items()
+                if k not in DROPPED}
     if isinstance(obj, list):
         return [normalise(v, roots) for v in obj]
     if isinstance(obj, str):

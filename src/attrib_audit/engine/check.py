@@ -23,7 +23,7 @@ from attrib_audit.errors import InputError
 
 DEFAULT_TOLERANCE = 1e-9
 # what two faithful runs may differ in: not compared
-IGNORED_TOP = ("elapsed_s", "tool", "run_id", "command")
+IGNORED_TOP = ("elapsed_s", "tool", "run_id", "command", "digest")
 IGNORED_SCORER_STATS = ("n_cached", "n_scored", "n_batches")
 
 

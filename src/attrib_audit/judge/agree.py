@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.outdir import run_id_of, write_text_atomic
+from attrib_audit.outdir import run_id_of, sealed_json, write_text_atomic
 from attrib_audit.stats.agreement import clustered_kappa_ci, confusion_matrix
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 
@@ -90,7 +90,7 @@ def _save(path: Path, comparison: dict[str, Any]) -> None:
     comparison = {k: v for k, v in comparison.items() if k != "run_id"}
     kept = json.loads(path.read_text()).get("pairs", []) if path.exists() and run_id_of(path) == run_id else []
     kept = [c for c in kept if (c["a"], c["b"]) != (comparison["a"], comparison["b"])] + [comparison]
-    write_text_atomic(path, json.dumps({"run_id": run_id, "pairs": kept}, indent=2, allow_nan=False))
+    write_text_atomic(path, sealed_json({"run_id": run_id, "pairs": kept}))
 
 
 def format_agreement(res: dict[str, Any]) -> str:

@@ -6,7 +6,6 @@ and rewrite detection says how much of the text was altered.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -14,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.outdir import check_out_dir, new_run_id, write_text_atomic
+from attrib_audit.outdir import check_out_dir, new_run_id, sealed_json, write_text_atomic
 from attrib_audit.probe.metrics import answer_metrics
 from attrib_audit.probe.records import AsqaExample
 from attrib_audit.probe.reward import TERMS, RewardConfig, SupportFn, grounding_rewards
@@ -46,7 +45,7 @@ class ProbeResult:
         out.mkdir(parents=True, exist_ok=True)
         path = out / "probe.json"
         self.results.setdefault("run_id", new_run_id())
-        write_text_atomic(path, json.dumps(self.results, indent=2, allow_nan=False))
+        write_text_atomic(path, sealed_json(self.results))
         if self.per_example:
             import pandas as pd
 

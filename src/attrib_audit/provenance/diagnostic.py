@@ -3,7 +3,6 @@ stress test over seeds, and the α sweep — one dataset at a time, never pooled
 """
 from __future__ import annotations
 
-import json
 import math
 import platform
 import sys
@@ -15,7 +14,7 @@ import numpy as np
 
 from attrib_audit import __version__
 from attrib_audit.engine.cache import ScoreCache
-from attrib_audit.outdir import check_out_dir, new_run_id, write_text_atomic
+from attrib_audit.outdir import check_out_dir, new_run_id, sealed_json, write_text_atomic
 from attrib_audit.provenance.corpus import Corpus, Pool
 from attrib_audit.provenance.distractors import find_distractors, sample_candidates
 from attrib_audit.provenance.rankers import (
@@ -207,7 +206,7 @@ class ProvenanceResult:
         path = check_out_dir(out)
         path.mkdir(parents=True, exist_ok=True)
         self.results.setdefault("run_id", new_run_id())
-        write_text_atomic(path / "provenance.json", json.dumps(self.results, indent=2, allow_nan=False))
+        write_text_atomic(path / "provenance.json", sealed_json(self.results))
         return path / "provenance.json"
 
 

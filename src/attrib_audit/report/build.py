@@ -1,6 +1,7 @@
 """Assemble a report from saved results: each section is drawn only when its results exist, and a
-section whose input lacks a key it reads becomes a visible note instead of a crash. Any other
-exception is a bug in report code and propagates (the command exits non-zero), never a note."""
+section whose input lacks a key it reads becomes a visible note instead of a crash. A value of the wrong type
+is a note too when the file is not as attrib-audit wrote it (its digest fails: edited or made elsewhere);
+in a sealed file it is a bug in report code and propagates (the command exits non-zero), never a note."""
 from __future__ import annotations
 
 import os
@@ -11,6 +12,7 @@ from typing import Callable
 
 from attrib_audit.outdir import check_out_dir, write_text_atomic
 from attrib_audit.report import agreement, audit_extras, auroc, probe, provenance, reproduce, transfer
+from attrib_audit.errors import LAYOUT_ERRORS as BROAD_LAYOUT_ERRORS
 from attrib_audit.report.blocks import LAYOUT_ERRORS, Note, Section
 from attrib_audit.report.inputs import ReportInputs, load_inputs
 from attrib_audit.report.render import to_html, to_markdown
@@ -51,7 +53,9 @@ def run_sections(inputs: ReportInputs, plots: Path, specs=SECTIONS) -> tuple[lis
     for spec in specs:
         try:
             sec = spec.build(inputs, plots)
-        except LAYOUT_ERRORS as exc:
+        except BROAD_LAYOUT_ERRORS as exc:
+            if not isinstance(exc, LAYOUT_ERRORS) and inputs.sealed(spec.source):
+                raise  # the file is as attrib-audit wrote it: the error is in report code
             skipped.append(spec.key)
             sec = Section(spec.key, spec.title, [Note(
                 f"This section was skipped: {inputs.source(spec.source)} does not have the layout this report "

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from attrib_audit.data.errors import DataError
+from attrib_audit.outdir import is_sealed
 from attrib_audit.report.blocks import SavedDict
 
 FILES = {"results": "results.json", "provenance": "provenance.json", "probe": "probe.json",
@@ -26,6 +27,7 @@ class ReportInputs:
     agreement: dict[str, Any] | None = None
     sources: dict[str, Path] = field(default_factory=dict)  # which file each part came from
     ignored: list[str] = field(default_factory=list)  # files left out because another run wrote them
+    sealed_files: set[Path] = field(default_factory=set)  # files whose digest holds (outdir.sealed_json)
 
     @property
     def run_id(self) -> str | None:
@@ -34,6 +36,10 @@ class ReportInputs:
 
     def source(self, key: str) -> str:
         return str(self.sources.get(key, FILES.get(key, key)))
+
+    def sealed(self, key: str) -> bool:
+        """Whether the file `key` was read from is unchanged since attrib-audit wrote it (its digest holds)."""
+        return self.sources.get(key) in self.sealed_files
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -82,6 +88,8 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
         if path.is_file():
             setattr(inputs, key, read_json(path))
             inputs.sources[key] = path
+            if is_sealed(getattr(inputs, key)):
+                inputs.sealed_files.add(path)
     _drop_other_runs(inputs)
     if inputs.agreement is None and isinstance((inputs.results or {}).get("agreement"), dict):
         inputs.agreement = inputs.results["agreement"]
