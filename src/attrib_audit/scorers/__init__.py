@@ -45,27 +45,36 @@ def _lexical(**_: Any) -> Scorer:
     return LexicalScorer()
 
 
-def _embedding(name: str, resolver, hint: str):
-    def build(path: str | None = None, device: str = "cpu", **_: Any) -> Scorer:
+def _embedding(name: str, resolver, hint: str, chunked: bool = False):
+    """`window` reruns the encoder at another window; the `-chunk` names take chunk=max|mean (default max)."""
+    def build(path: str | None = None, device: str = "cpu", window: int | None = None, chunk: str = "max",
+              **_: Any) -> Scorer:
         from attrib_audit.scorers.embedding import EmbeddingScorer
 
-        return EmbeddingScorer(name, resolver(path), device=device, install_hint=hint)
+        return EmbeddingScorer(name, resolver(path), device=device, install_hint=hint, window=window,
+                               chunk=chunk if chunked else None)
     return build
 
 
-def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53, **_: Any) -> Scorer:
+def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53,
+           window: int | None = None, **_: Any) -> Scorer:
     from attrib_audit.scorers.blend import BlendScorer
 
-    return BlendScorer(_lexical(), _embedding("minilm", resolve_minilm, MINILM_INSTALL)(path, device), w_lex=w_lex, w_sem=w_sem)
+    return BlendScorer(_lexical(), _embedding("minilm", resolve_minilm, MINILM_INSTALL)(path, device, window),
+                       w_lex=w_lex, w_sem=w_sem)
 
 
-def _bertscore(path: str | None = None, device: str = "cpu", num_layers: int = 4, idf: bool = False,
-               idf_corpus=None, rescale_with_baseline: bool = False, baseline_path: str | None = None, **_: Any) -> Scorer:
-    from attrib_audit.scorers.bertscore import BertScoreScorer
+def _bertscore(chunked: bool = False):
+    def build(path: str | None = None, device: str = "cpu", num_layers: int = 4, idf: bool = False,
+              idf_corpus=None, rescale_with_baseline: bool = False, baseline_path: str | None = None,
+              window: int | None = None, chunk: str = "max", **_: Any) -> Scorer:
+        from attrib_audit.scorers.bertscore import BertScoreScorer
 
-    return BertScoreScorer(resolve_minilm(path), num_layers=num_layers, idf=idf, idf_corpus=idf_corpus,
-                           rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
-                           device=device, install_hint=MINILM_INSTALL)
+        return BertScoreScorer(resolve_minilm(path), num_layers=num_layers, idf=idf, idf_corpus=idf_corpus,
+                               rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
+                               device=device, install_hint=MINILM_INSTALL, window=window,
+                               chunk=chunk if chunked else None, name="bertscore-chunk" if chunked else "bertscore")
+    return build
 
 
 register(ScorerSpec("lexical", _lexical, "token Jaccard of claim and evidence", "surface", lambda: (True, "built in"), "-"))
@@ -75,7 +84,17 @@ register(ScorerSpec("mpnet", _embedding("mpnet", resolve_mpnet, MPNET_INSTALL),
                     "cosine of all-mpnet-base-v2 embeddings", "embedding", lambda: _check(resolve_mpnet), MPNET_INSTALL))
 register(ScorerSpec("blend", _blend, "0.47·lexical + 0.53·minilm", "surface+embedding",
                     lambda: _check(resolve_minilm), MINILM_INSTALL))
-register(ScorerSpec("bertscore", _bertscore, "BERTScore F1 (MiniLM encoder, layer 4)", "embedding",
+register(ScorerSpec("bertscore", _bertscore(), "BERTScore F1 (MiniLM encoder, layer 4)", "embedding",
+                    lambda: _check(resolve_minilm), MINILM_INSTALL))
+# long evidence without the cut: sentence windows that fit the encoder, aggregated (option chunk=max|mean)
+register(ScorerSpec("minilm-chunk", _embedding("minilm-chunk", resolve_minilm, MINILM_INSTALL, chunked=True),
+                    "minilm cosine, max over sentence windows of the evidence", "embedding",
+                    lambda: _check(resolve_minilm), MINILM_INSTALL))
+register(ScorerSpec("mpnet-chunk", _embedding("mpnet-chunk", resolve_mpnet, MPNET_INSTALL, chunked=True),
+                    "mpnet cosine, max over sentence windows of the evidence", "embedding",
+                    lambda: _check(resolve_mpnet), MPNET_INSTALL))
+register(ScorerSpec("bertscore-chunk", _bertscore(chunked=True),
+                    "BERTScore F1, max over sentence windows of the evidence", "embedding",
                     lambda: _check(resolve_minilm), MINILM_INSTALL))
 
 def _judge(kind: str, name: str):

@@ -63,6 +63,11 @@ class MiniCheckScorer:
         self._fingerprint = weights_fingerprint(resolved)
 
     @property
+    def window(self) -> int:
+        """Tokens the model sees per input (the window option reruns it at another)."""
+        return self.clf.window
+
+    @property
     def signature(self) -> str:
         base = self.resolved.location.rstrip("/").split("/")[-1]
         return (f"minicheck:{self.clf.head.kind}:model={base}:weights={self._fingerprint}:{self.clf.head.tag}:"

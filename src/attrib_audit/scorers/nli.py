@@ -36,6 +36,11 @@ class NLIScorer:
         self._fingerprint = weights_fingerprint(resolved)
 
     @property
+    def window(self) -> int:
+        """Tokens the model sees per input (the window option reruns it at another)."""
+        return self.clf.window
+
+    @property
     def signature(self) -> str:
         base = self.resolved.location.rstrip("/").split("/")[-1]
         return (f"{self.name}:nli:model={base}:weights={self._fingerprint}:{self.n_labels}way:{self.clf.head.tag}:"
