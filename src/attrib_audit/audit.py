@@ -21,6 +21,7 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable, get_scorer
 from attrib_audit.stats.bootstrap import DEFAULT_B, BootstrapAUROC, bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
+from attrib_audit.sensitivity import sensitivity_section
 from attrib_audit.transfer_audit import transfer_section
 
 DEFAULT_SCORERS = ("lexical", "minilm", "blend", "bertscore")
@@ -40,6 +41,7 @@ class AuditConfig:
     n_perm: int = 10_000  # permutations for the transfer section's W and decomposition tests
     engine: str = "local"  # "local" or "ray" (engine.ray_engine)
     ray: Any = None  # engine.ray_engine.RayOptions for engine="ray"; None: defaults
+    window_sensitivity: int | None = None  # rescore every scorer with a token window at this window (sensitivity)
 
     def factory_options(self, name: str) -> dict[str, Any]:
         """What `get_scorer(name, ...)` is called with; the Ray actors build their scorer from the same."""
@@ -212,7 +214,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
                  "platform": platform.platform()},
         "config": {"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
                    "seed": config.seed, "ci": "95% percentile, clustered bootstrap over `group`", "device": config.device,
-                   "n_perm": config.n_perm,
+                   "n_perm": config.n_perm, "window_sensitivity": config.window_sensitivity,
                    "scorer_options": config.scorer_options, "batch_size": config.batch_size, "engine": config.engine,
                    "cache": config.cache_path},
         "data": table.origin,
@@ -231,6 +233,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
         slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
         table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},
         seed=config.seed, n_perm=config.n_perm)
+    results["sensitivity"] = sensitivity_section(table, keys, scores, scorers, boots, results, config, log)
     results["elapsed_s"] = round(time.time() - t0, 3)
     return AuditResult(results, scores, boots, table, keys)
 

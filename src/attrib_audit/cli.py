@@ -122,6 +122,7 @@ def config_from_args(args: argparse.Namespace):
                        n_perm=getattr(args, "n_perm", 10_000), batch_size=args.batch_size, device=args.device,
                        cache_path=":memory:" if args.no_cache else args.cache, scorer_options=opts, quiet=args.quiet,
                        engine=getattr(args, "engine", "local"),
+                       window_sensitivity=getattr(args, "window_sensitivity", None),
                        ray=ray_options_from_args(args) if getattr(args, "engine", "local") == "ray" else None)
 
 
@@ -138,6 +139,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def _run_and_report(table, args: argparse.Namespace) -> int:
     from attrib_audit.audit import format_table, run_audit
+    from attrib_audit.sensitivity import format_sensitivity
     from attrib_audit.transfer_audit import format_transfer
 
     config = config_from_args(args)
@@ -145,6 +147,7 @@ def _run_and_report(table, args: argparse.Namespace) -> int:
     path = result.save(args.out)
     print(format_table(result.results))
     print(format_transfer(result.results))
+    print(format_sensitivity(result.results))
     cached = sum(s["n_cached"] for s in result.results["scorers"])
     scored = sum(s["n_scored"] for s in result.results["scorers"])
     print(f"\n{len(table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
@@ -199,6 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--n-perm", type=int, default=10_000,
                        help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
+        p.add_argument("--window-sensitivity", type=int, metavar="N",
+                       help="also rescore every scorer with a token window at N tokens and report the change")
         p.add_argument("--out", default=out_default, help="output folder")
         p.add_argument("--report", action="store_true", default=out_default is not None,
                        help="also write report.html, report.md and plots/ in the output folder (demo: always)")
