@@ -114,7 +114,7 @@ def window_variants(scorers: Mapping[str, Scorer], config, window: int, log=prin
 def _trunc(batch: ScoreBatch, rows: np.ndarray) -> dict:
     b = batch.take(rows)
     return {"pairs_truncated": int((b.truncated_tokens > 0).sum()), "tokens_truncated": int(b.truncated_tokens.sum()),
-            "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0}
+            "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0, "n_failed": sum(f is not None for f in b.failures)}
 
 
 def window_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
@@ -142,7 +142,8 @@ def window_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, S
                              "diff": _num(d.estimate), "ci_low": _num(d.ci_low), "ci_high": _num(d.ci_high), "n": d.n,
                              "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0),
                              "pairs_truncated": tb["pairs_truncated"], "pairs_truncated_alt": ta["pairs_truncated"],
-                             "tokens_truncated": tb["tokens_truncated"], "tokens_truncated_alt": ta["tokens_truncated"]})
+                             "tokens_truncated": tb["tokens_truncated"], "tokens_truncated_alt": ta["tokens_truncated"],
+                             "n_failed": tb["n_failed"], "n_failed_alt": ta["n_failed"]})
         rb, ra = ranking(names, res.point[:m]), ranking(names, res.point[m:])
         rank_rows.append({"slice": sl, "ranking": rb, "ranking_alt": ra, "changed": rb != ra,
                           "best": rb[0], "best_alt": ra[0]})
