@@ -380,7 +380,8 @@ def format_sensitivity(results: dict) -> str:
             out.append(f"  not varied: {x['scorer']} ({x['reason']})")
         flips = [r for r in w["ranking"] if r["changed"]]
         out.append("  metric ranking changed on: " + ("; ".join(
-            f"{r['slice']} (best {r['best']} → {r['best_alt']})" for r in flips) if flips else "no slice"))
+            f"{r['slice']} ({' > '.join(r['ranking'])} → {' > '.join(r['ranking_alt'])})" for r in flips)
+            if flips else "no slice"))
         out += _verdict_lines(w["verdicts"], f"at {w['window']} tokens")
     ch = sen.get("chunking")
     if ch:

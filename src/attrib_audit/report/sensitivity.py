@@ -40,7 +40,7 @@ def window_blocks(w: dict) -> list:
         out.append(Para(f"Not varied: {x['scorer']} ({x['reason']})."))
     flips = [r for r in w["ranking"] if r["changed"]]
     out.append(Note("The metric ranking changes at the other window on " + "; ".join(
-        f"{r['slice']} (best {r['best']} → {r['best_alt']})" for r in flips) + ".") if flips
+        f"{r['slice']} ({' > '.join(r['ranking'])} → {' > '.join(r['ranking_alt'])})" for r in flips) + ".") if flips
         else Para(f"The metric ranking is the same at {n} tokens on every slice."))
     out.append(verdict_table(w["verdicts"], f"Verdict per construct at the scorers' own windows and at {n} tokens."))
     return out
@@ -71,7 +71,7 @@ def length_blocks(ln: dict) -> list:
                          "(quantiles of their pooled word counts), so datasets are compared at matched length."))
         out.append(Para(f"{b['construct']}, best metric per bin: " + "; ".join(
             f"{labels[x['bin']]}: " + (", ".join(f"{d} → {m}" for d, m in x["best_per_dataset"].items()) or fmt.DASH)
-            + (" (the same on every dataset)" if x["same_best"] else "") for x in b["best"]) + "."))
+            + (" (the same on every dataset with enough rows)" if x["same_best"] else "") for x in b["best"]) + "."))
     halves = ln["halves"]
     if halves:
         names = [s["scorer"] for s in halves[0]["scorers"]]
