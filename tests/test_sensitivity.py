@@ -106,10 +106,10 @@ def test_window_sensitivity_on_a_tiny_model_counts_truncation_exactly(tmp_path):
 
 
 def test_chunked_variant_beside_its_truncated_scorer(tmp_path, minilm_path):
-    rows, data = _small_demo(tmp_path, step=4)
-    table = load_demo().take([i for i, r in enumerate(load_demo().records()) if r.dataset == "attributionbench"][::4])
-    table.constructs = ["attribution"] * len(table)
-    opts = {"minilm": {"window": 64}, "minilm-chunk": {"window": 64}}
+    demo = load_demo()
+    keep = [i for i, r in enumerate(demo.records()) if r.source in ("AttributedQA", "LFQA")][::5]
+    table = demo.take(keep)
+    opts = {"minilm": {"window": 128}, "minilm-chunk": {"window": 128}}
     res = run_audit(table, AuditConfig(scorers=("lexical", "minilm", "minilm-chunk"), slice_by="source", n_boot=50,
                                        n_perm=50, cache_path=":memory:", scorer_options=opts, quiet=True),
                     log=lambda *_: None).results
