@@ -68,6 +68,7 @@ def copy_results(demo_dir: Path, tmp_path: Path, edit=None) -> Path:
 def test_demo_ends_by_writing_the_report(demo):
     folder, printed = demo
     assert f"report: {folder / 'report.html'}" in printed.splitlines()[-3]
+    assert printed.index("== transfer within") < printed.index("== sensitivity") < printed.index("report: ")
     for name in ("auroc_heatmap", "auroc_forest", "rank_chart", "paired_differences"):
         assert (folder / "plots" / f"{name}.png").stat().st_size > 5000
         assert (folder / "plots" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
