@@ -22,7 +22,9 @@ import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable, get_scorer
 from attrib_audit.select import recommend
-from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
+from attrib_audit.stats.bootstrap import (
+    BootstrapAUROC, bootstrap_aurocs, paired_auroc_difference, paired_difference, percentile_ci, slice_rng,
+)
 from attrib_audit.stats.sensitivity import (
     assign_bins, class_spearman, drop_dataset, exchangeability_test, median_halves, quantile_edges, ranking,
     subset_bootstrap,
@@ -45,18 +47,28 @@ def _num(x: Any) -> float | None:
 
 # ---- verdicts of one "world" of metrics (used by window, chunking and lodo) ----
 
-def world_verdicts(groups: Mapping[str, list[str]], metrics: Sequence[str], points: Mapping[str, np.ndarray],
-                   replicates: Mapping[str, np.ndarray]) -> dict[str, dict]:
+def construct_matrix(datasets: Sequence[str], metrics: Sequence[str], boots: Mapping[str, BootstrapAUROC]):
+    """The construct's metric × dataset matrix from per-dataset bootstraps whose rows follow `metrics` (or None)."""
+    mat, _ = build_matrix(datasets, list(metrics), {d: boots[d].point for d in datasets},
+                          {d: boots[d].replicates for d in datasets})
+    return mat if mat is not None and len(mat.metrics) >= 2 else None
+
+
+def world_boots(table, rows: Mapping[str, np.ndarray], world: Mapping[str, np.ndarray], config) -> dict[str, BootstrapAUROC]:
+    """Per slice, the bootstrap of the scores in `world` (name → scores of every row) on the audit's draws."""
+    return {sl: bootstrap_aurocs(np.vstack([v[r] for v in world.values()]), table.labels[r].astype(np.int64),
+                                 [table.groups[i] for i in r], n_boot=config.n_boot, rng=slice_rng(config.seed, sl))
+            for sl, r in rows.items()}
+
+
+def world_verdicts(groups: Mapping[str, list[str]], metrics: Sequence[str],
+                   boots: Mapping[str, BootstrapAUROC]) -> dict[str, dict]:
     """Per construct: the `select` recommendation and the portable metrics for these metrics' AUROCs."""
     out = {}
     for c, datasets in sorted(groups.items()):
-        if len(datasets) < 2:
-            continue
-        mat, _ = build_matrix(datasets, list(metrics), {d: points[d] for d in datasets},
-                              {d: replicates[d] for d in datasets})
-        if mat is None or len(mat.metrics) < 2:
-            continue
-        out[c] = _verdict(c, mat)
+        mat = construct_matrix(datasets, metrics, boots) if len(datasets) >= 2 else None
+        if mat is not None:
+            out[c] = _verdict(c, mat)
     return out
 
 
@@ -122,35 +134,29 @@ def window_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, S
                    skipped: list[dict], window: int, config) -> dict:
     """AUROC at both windows per slice, paired differences, ranking and verdict changes."""
     names = list(scores)
-    m = len(names)
+    base = world_boots(table, rows, {n: scores[n].scores for n in names}, config)
+    alt = world_boots(table, rows, {n: (alt_scores.get(n) or scores[n]).scores for n in names}, config)
     out_rows, rank_rows = [], []
-    pts_b, reps_b, pts_a, reps_a = {}, {}, {}, {}
     for sl, r in rows.items():
-        y = table.labels[r].astype(np.int64)
-        grp = [table.groups[i] for i in r]
-        world = np.vstack([scores[n].scores[r] for n in names]
-                          + [(alt_scores[n] if n in alt_scores else scores[n]).scores[r] for n in names])
-        res = bootstrap_aurocs(world, y, grp, n_boot=config.n_boot, rng=slice_rng(config.seed, sl))
-        pts_b[sl], reps_b[sl] = res.point[:m], res.replicates[:m]
-        pts_a[sl], reps_a[sl] = res.point[m:], res.replicates[m:]
+        y, grp = table.labels[r].astype(np.int64), [table.groups[i] for i in r]
         for i, n in enumerate(names):
             if n not in alt_scores:
                 continue
-            d = paired_difference(res, m + i, i)
+            d = paired_auroc_difference(alt_scores[n].scores[r], scores[n].scores[r], y, grp, n_boot=config.n_boot,
+                                        seed=slice_rng(config.seed, sl))
             tb, ta = _trunc(scores[n], r), _trunc(alt_scores[n], r)
-            out_rows.append({"scorer": n, "slice": sl, "auroc": _num(res.point[i]), "auroc_alt": _num(res.point[m + i]),
+            out_rows.append({"scorer": n, "slice": sl, "auroc": _num(base[sl].point[i]), "auroc_alt": _num(alt[sl].point[i]),
                              "diff": _num(d.estimate), "ci_low": _num(d.ci_low), "ci_high": _num(d.ci_high), "n": d.n,
                              "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0),
                              "pairs_truncated": tb["pairs_truncated"], "pairs_truncated_alt": ta["pairs_truncated"],
                              "tokens_truncated": tb["tokens_truncated"], "tokens_truncated_alt": ta["tokens_truncated"],
                              "n_failed": tb["n_failed"], "n_failed_alt": ta["n_failed"]})
-        rb, ra = ranking(names, res.point[:m]), ranking(names, res.point[m:])
+        rb, ra = ranking(names, base[sl].point), ranking(names, alt[sl].point)
         rank_rows.append({"slice": sl, "ranking": rb, "ranking_alt": ra, "changed": rb != ra,
                           "best": rb[0], "best_alt": ra[0]})
-    before = world_verdicts(groups, names, pts_b, reps_b)
-    after = world_verdicts(groups, names, pts_a, reps_a)
+    verdicts = compare_verdicts(world_verdicts(groups, names, base), world_verdicts(groups, names, alt), {})
     return {"window": window, "scorers": info, "skipped": skipped, "rows": out_rows, "ranking": rank_rows,
-            "verdicts": compare_verdicts(before, after, {})}
+            "verdicts": verdicts}
 
 
 def chunk_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
@@ -158,8 +164,8 @@ def chunk_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
     return [(n[: -len(CHUNK_SUFFIX)], n) for n in names if n.endswith(CHUNK_SUFFIX) and n[: -len(CHUNK_SUFFIX)] in names]
 
 
-def chunk_section(rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch], boots: Mapping[str, Any],
-                  groups: Mapping[str, list[str]], pairs: list[tuple[str, str]]) -> dict:
+def chunk_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch], boots: Mapping[str, Any],
+                  groups: Mapping[str, list[str]], pairs: list[tuple[str, str]], config) -> dict:
     """Chunked − truncated AUROC per slice on the audit's own draws, truncation before/after, verdict change."""
     names = list(scores)
     out = []
@@ -174,19 +180,16 @@ def chunk_section(rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatc
                         "ci_high": _num(d.ci_high), "n": d.n, "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0),
                         "pairs_truncated": tb["pairs_truncated"], "pairs_truncated_chunked": tc["pairs_truncated"],
                         "mean_chunks": tc["mean_chunks"]})
-    verdicts = []
     plain = [n for n in names if n not in {c for _, c in pairs}]
-    pts = {sl: boots[sl].boot.point for sl in rows}
-    reps = {sl: boots[sl].boot.replicates for sl in rows}
-    idx = lambda ms: [names.index(x) for x in ms]  # noqa: E731
-    before = world_verdicts(groups, plain, {s: p[idx(plain)] for s, p in pts.items()},
-                            {s: v[idx(plain)] for s, v in reps.items()})
+
+    def verdicts_of(metrics: list[str]) -> dict[str, dict]:
+        return world_verdicts(groups, metrics, world_boots(table, rows, {n: scores[n].scores for n in metrics}, config))
+
+    before = verdicts_of(plain)
+    verdicts = []
     for base, chunked in pairs:
-        swapped = [chunked if n == base else n for n in plain]
-        after = world_verdicts(groups, swapped, {s: p[idx(swapped)] for s, p in pts.items()},
-                               {s: v[idx(swapped)] for s, v in reps.items()})
-        for row in compare_verdicts(before, after, {base: chunked}):
-            verdicts.append({"scorer": base, "chunked": chunked, **row})
+        after = verdicts_of([chunked if n == base else n for n in plain])
+        verdicts += [{"scorer": base, "chunked": chunked, **row} for row in compare_verdicts(before, after, {base: chunked})]
     return {"pairs": [{"scorer": b, "chunked": c} for b, c in pairs], "rows": out, "verdicts": verdicts}
 
 
@@ -265,9 +268,8 @@ def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str], boots: M
     """Per construct: the recommendation on all datasets, then with each one dropped."""
     out = []
     for c, datasets in sorted(groups.items()):
-        mat, _ = build_matrix(datasets, list(names), {d: boots[d].boot.point for d in datasets},
-                              {d: boots[d].boot.replicates for d in datasets})
-        if mat is None or len(mat.metrics) < 2 or len(datasets) < 3:
+        mat = construct_matrix(datasets, names, {d: boots[d].boot for d in datasets})
+        if mat is None or len(datasets) < 3:
             out.append({"construct": c, "status": "insufficient",
                         "reason": "needs three datasets (dropping one must leave two) and two metrics defined on all"})
             continue
@@ -334,7 +336,7 @@ def sensitivity_section(table, keys: Sequence[str], scores: Mapping[str, ScoreBa
         out["window"]["scoring"] = [dataclasses.asdict(st) for st in run_stats]
     pairs = chunk_pairs(list(scores))
     if pairs:
-        out["chunking"] = chunk_section(rows, scores, boots, groups, pairs)
+        out["chunking"] = chunk_section(table, rows, scores, boots, groups, pairs, config)
     out["length"] = length_section(table, rows, scores, groups, words, config)
     out["length_spearman"] = spearman_rows(table, rows, scores, words)
     out["lodo"] = lodo_section(groups, list(scores), boots)
