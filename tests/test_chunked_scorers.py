@@ -68,3 +68,15 @@ def test_bad_chunk_and_window_options_are_clear_errors(minilm_path):
         get_scorer("minilm-chunk", chunk="median")
     with pytest.raises(ValueError, match="exceeds the encoder's 512 positions"):
         get_scorer("minilm", window=4096)
+
+
+def test_every_window_of_every_pair_goes_to_the_encoder_in_one_call(minilm_path, monkeypatch):
+    chunked = get_scorer("minilm-chunk", window=16)
+    calls = []
+    encode = chunked.model.encode
+    monkeypatch.setattr(chunked.model, "encode", lambda texts, **kw: calls.append(list(texts)) or encode(texts, **kw))
+    b = chunked.score(CLAIMS * 2, EVIDENCES * 2)
+    assert len(calls) == 1  # one call: the encoder batches (and length-sorts) all windows itself
+    win = chunked.windows(EVIDENCES)
+    assert sorted(calls[0]) == sorted(set(CLAIMS) | set(win.texts))  # claims and windows, each once
+    assert b.chunks.tolist() == win.chunks.tolist() * 2
