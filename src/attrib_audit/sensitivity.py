@@ -327,6 +327,7 @@ def sensitivity_section(table, keys: Sequence[str], scores: Mapping[str, ScoreBa
     window = getattr(config, "window_sensitivity", None)
     if window:
         built, info, skipped = window_variants(scorers, config, int(window), log)
+        skipped += [{"scorer": n, "reason": "precomputed scores: nothing to rescore"} for n in scores if n not in scorers]
         alt_scores, run_stats = {}, []
         if built:
             opts = {n: {**config.scorer_options.get(n, {}), "window": int(window)} for n in built}
