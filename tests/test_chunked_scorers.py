@@ -80,3 +80,21 @@ def test_every_window_of_every_pair_goes_to_the_encoder_in_one_call(minilm_path,
     win = chunked.windows(EVIDENCES)
     assert sorted(calls[0]) == sorted(set(CLAIMS) | set(win.texts))  # claims and windows, each once
     assert b.chunks.tolist() == win.chunks.tolist() * 2
+
+
+def test_nli_chunk_mean_is_the_mean_of_each_window_scored_by_hand(tmp_path):
+    import tiny_hf
+
+    path = tiny_hf.tiny_classifier(tmp_path / "bert3", tiny_hf.NLI3_SHUFFLED, seed=1)
+    mean = get_scorer("nli-mnli", path=path, mode="chunk", chunk="mean")
+    plain = get_scorer("nli-mnli", path=path)
+    assert mean.signature.endswith(":agg=mean") and not get_scorer("nli-mnli", path=path, mode="chunk").signature.endswith("mean")
+    long = " ".join(f"Sentence {i} tells of the bridge and the river." for i in range(30))
+    claims, evidences = ["The bridge opened in 1932.", "Dogs bark."], [long, "Cats sleep all day."]
+    b = mean.score(claims, evidences)
+    windows = mean.windows(claims, evidences)
+    assert b.chunks.tolist() == [len(w) for w in windows] and b.chunks[0] > 1
+    for i, wins in enumerate(windows):
+        assert b.scores[i] == pytest.approx(plain.score([claims[i]] * len(wins), list(wins)).scores.mean(), abs=1e-5)
+    with pytest.raises(ValueError, match="chunk must be one of max, mean"):
+        get_scorer("nli-mnli", path=path, mode="chunk", chunk="min")
