@@ -376,9 +376,10 @@ def format_sensitivity(results: dict) -> str:
     if w:
         out.append(f"Window sensitivity: scorers rescored at {w['window']} tokens (AUROC at own window → at "
                    f"{w['window']}; alt − own [95% CI]; pairs cut own → alt):")
-        out += _grid(["slice", "scorer", "own", f"@{w['window']}", "difference", "cut"],
-                     [[r["slice"], r["scorer"], _f(r["auroc"]), _f(r["auroc_alt"]), _diff(r),
-                       f"{r['pairs_truncated']} → {r['pairs_truncated_alt']}"] for r in w["rows"]])
+        if w["rows"]:
+            out += _grid(["slice", "scorer", "own", f"@{w['window']}", "difference", "cut"],
+                         [[r["slice"], r["scorer"], _f(r["auroc"]), _f(r["auroc_alt"]), _diff(r),
+                           f"{r['pairs_truncated']} → {r['pairs_truncated_alt']}"] for r in w["rows"]])
         for x in w["skipped"]:
             out.append(f"  not varied: {x['scorer']} ({x['reason']})")
         flips = [r for r in w["ranking"] if r["changed"]]

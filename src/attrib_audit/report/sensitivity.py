@@ -31,6 +31,9 @@ def verdict_table(rows: list[dict], caption: str) -> Table:
 
 def window_blocks(w: dict) -> list:
     n = w["window"]
+    if not w["rows"]:
+        return [Para(f"Window sensitivity at {n} tokens: no scorer of this run has a token window to vary ("
+                     + "; ".join(f"{x['scorer']}: {x['reason']}" for x in w["skipped"]) + ").")]
     out = [Table(["slice", "scorer", "AUROC (own window)", f"AUROC @{n}", f"@{n} − own [95% CI]", "pairs cut", "failed"],
                  [[r["slice"], r["scorer"], fmt.num(r["auroc"]), fmt.num(r["auroc_alt"]), _diff(r),
                    f"{r['pairs_truncated']} → {r['pairs_truncated_alt']}", f"{r['n_failed']} → {r['n_failed_alt']}"]
