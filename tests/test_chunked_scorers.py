@@ -66,6 +66,8 @@ def test_bertscore_chunk_is_max_of_windows_and_window_option(minilm_path):
 def test_bad_chunk_and_window_options_are_clear_errors(minilm_path):
     with pytest.raises(ValueError, match="chunk must be one of max, mean"):
         get_scorer("minilm-chunk", chunk="median")
+    with pytest.raises(ValueError, match="chunk=mean is an option of minilm-chunk"):
+        get_scorer("minilm", chunk="mean")
     with pytest.raises(ValueError, match="exceeds the encoder's 512 positions"):
         get_scorer("minilm", window=4096)
 

@@ -47,13 +47,20 @@ def _lexical(**_: Any) -> Scorer:
 
 def _embedding(name: str, resolver, hint: str, chunked: bool = False):
     """`window` reruns the encoder at another window; the `-chunk` names take chunk=max|mean (default max)."""
-    def build(path: str | None = None, device: str = "cpu", window: int | None = None, chunk: str = "max",
+    def build(path: str | None = None, device: str = "cpu", window: int | None = None, chunk: str | None = None,
               **_: Any) -> Scorer:
         from attrib_audit.scorers.embedding import EmbeddingScorer
 
         return EmbeddingScorer(name, resolver(path), device=device, install_hint=hint, window=window,
-                               chunk=chunk if chunked else None)
+                               chunk=_chunk_option(name, chunk, chunked))
     return build
+
+
+def _chunk_option(name: str, chunk: str | None, chunked: bool) -> str | None:
+    """The `-chunk` scorers aggregate by max unless told otherwise; the truncating ones take no chunk option."""
+    if not chunked and chunk is not None:
+        raise ValueError(f"{name} cuts long evidence; chunk={chunk} is an option of {name}-chunk")
+    return (chunk or "max") if chunked else None
 
 
 def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53,
@@ -67,13 +74,14 @@ def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_
 def _bertscore(chunked: bool = False):
     def build(path: str | None = None, device: str = "cpu", num_layers: int = 4, idf: bool = False,
               idf_corpus=None, rescale_with_baseline: bool = False, baseline_path: str | None = None,
-              window: int | None = None, chunk: str = "max", **_: Any) -> Scorer:
+              window: int | None = None, chunk: str | None = None, **_: Any) -> Scorer:
         from attrib_audit.scorers.bertscore import BertScoreScorer
 
         return BertScoreScorer(resolve_minilm(path), num_layers=num_layers, idf=idf, idf_corpus=idf_corpus,
                                rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
                                device=device, install_hint=MINILM_INSTALL, window=window,
-                               chunk=chunk if chunked else None, name="bertscore-chunk" if chunked else "bertscore")
+                               chunk=_chunk_option("bertscore", chunk, chunked),
+                               name="bertscore-chunk" if chunked else "bertscore")
     return build
 
 
