@@ -49,10 +49,10 @@ def md_table(md: str, first_header: str, column: str = "") -> tuple[list[str], l
 
 
 def demo_layout(demo_dir: Path) -> tuple[list[str], int]:
-    """Sections and figure count the demo report must have; a transfer block (once the audit saves one) adds one each."""
-    has_transfer = "transfer" in json.loads((demo_dir / "results.json").read_text())
-    return (["headline", "auroc"] + ["transfer"] * has_transfer + ["paired", "evidence", "reproduce"],
-            4 + has_transfer)
+    """Sections and figure count the demo report must have; transfer and sensitivity blocks add one of each."""
+    res = json.loads((demo_dir / "results.json").read_text())
+    extra = [k for k in ("transfer", "sensitivity") if k in res]
+    return ["headline", "auroc", *extra, "paired", "evidence", "reproduce"], 4 + len(extra)
 
 
 def copy_results(demo_dir: Path, tmp_path: Path, edit=None) -> Path:
@@ -68,6 +68,7 @@ def copy_results(demo_dir: Path, tmp_path: Path, edit=None) -> Path:
 def test_demo_ends_by_writing_the_report(demo):
     folder, printed = demo
     assert f"report: {folder / 'report.html'}" in printed.splitlines()[-3]
+    assert printed.index("== transfer within") < printed.index("== sensitivity") < printed.index("report: ")
     for name in ("auroc_heatmap", "auroc_forest", "rank_chart", "paired_differences"):
         assert (folder / "plots" / f"{name}.png").stat().st_size > 5000
         assert (folder / "plots" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
@@ -141,13 +142,13 @@ def test_report_html_in_headless_chromium(demo, tmp_path, which):
         assert build_report(folder).skipped == []
     check = check_page(folder / "report.html", tmp_path / "report.png")
     assert check.console_errors == [] and check.network == [] and check.broken_images == [], check.summary()
-    n_figures = demo_layout(demo[0])[1] if which == "demo" else 8
+    n_figures = demo_layout(demo[0])[1] if which == "demo" else 9
     assert len(check.images) == n_figures and all(i["scheme"] == "data:image/svg+xml;base64" and i["chars"] > 10_000
                                                   for i in check.images)
     assert all(i["width"] > 300 and i["height"] > 150 for i in check.images)
     assert check.sections == (demo_layout(demo[0])[0] if which == "demo" else
-                              ["headline", "auroc", "transfer", "paired", "evidence", "provenance", "agreement",
-                               "probe", "reproduce"])
+                              ["headline", "auroc", "transfer", "sensitivity", "paired", "evidence", "provenance",
+                               "agreement", "probe", "reproduce"])
     png = (tmp_path / "report.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and check.height > 2000
 
@@ -259,7 +260,7 @@ def test_audit_report_flag_and_report_command(tmp_path, capsys):
                  *shot]) == 0
     assert "## Answer-level probe" in (tmp_path / "r" / "report.md").read_text()
     if shot:
-        assert "browser check: ok — 3 images (0 broken)" in capsys.readouterr().out  # heatmap, forest, probe
+        assert "browser check: ok — 4 images (0 broken)" in capsys.readouterr().out  # heatmap, forest, length halves, probe
     assert (tmp_path / "r" / "report.md").exists() and (tmp_path / "r" / "plots" / "auroc_heatmap.png").exists()
     assert "paired_differences.png" not in (tmp_path / "r" / "plots" / "index.txt").read_text()  # one scorer: no pairs
 

@@ -24,6 +24,7 @@ from attrib_audit.judge.http import public_options
 from attrib_audit.outdir import PARQUET_RUN_KEY, new_run_id, sealed_json, staged_dir
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable, get_scorer
 from attrib_audit.stats.bootstrap import DEFAULT_B, BootstrapAUROC, bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
+from attrib_audit.sensitivity import sensitivity_section
 from attrib_audit.transfer_audit import transfer_section
 
 DEFAULT_SCORERS = ("lexical", "minilm", "blend", "bertscore")
@@ -44,6 +45,7 @@ class AuditConfig:
     level: float = 0.95  # coverage of the per-slice AUROC and paired-difference CIs
     engine: str = "local"  # "local" or "ray" (engine.ray_engine)
     ray: Any = None  # engine.ray_engine.RayOptions for engine="ray"; None: defaults
+    window_sensitivity: int | None = None  # rescore every scorer with a token window at this window (sensitivity)
     # metrics computed elsewhere, name → external.ScoreSource (plain, what the CLI records), scores in table
     # order (numpy/pandas/pyarrow), a mapping id → score, or an external.Precomputed; see README "Your own metric"
     precomputed: dict[str, Any] = field(default_factory=dict)
@@ -268,7 +270,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
         "config": {"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
                    "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
                    "level": config.level, "device": config.device,
-                   "n_perm": config.n_perm,
+                   "n_perm": config.n_perm, "window_sensitivity": config.window_sensitivity,
                    "scorer_options": public_options(config.scorer_options), "batch_size": config.batch_size, "engine": config.engine,
                    "cache": config.cache_path,
                    "on_error": config.on_error,
@@ -291,6 +293,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
         slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
         table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},
         seed=config.seed, n_perm=config.n_perm)
+    results["sensitivity"] = sensitivity_section(table, keys, scores, scorers, boots, results, config, log)
     results["elapsed_s"] = round(time.time() - t0, 3)
     return AuditResult(results, scores, boots, table, keys)
 

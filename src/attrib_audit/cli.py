@@ -149,6 +149,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def _run_and_report(spec, local, args: argparse.Namespace) -> int:
     from attrib_audit.audit import format_table
     from attrib_audit.spec import run_spec
+    from attrib_audit.sensitivity import format_sensitivity
     from attrib_audit.transfer_audit import format_transfer
 
     result = run_spec(spec, local, log=_log(args))
@@ -159,6 +160,7 @@ def _run_and_report(spec, local, args: argparse.Namespace) -> int:
     path = result.save(args.out)
     print(format_table(result.results))
     print(format_transfer(result.results))
+    print(format_sensitivity(result.results))
     cached = sum(s["n_cached"] for s in result.results["scorers"])
     scored = sum(s["n_scored"] for s in result.results["scorers"])
     print(f"\n{len(result.table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
@@ -226,6 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
         p.add_argument("--ci-level", type=float, default=0.95,
                        help="coverage of the per-slice AUROC and paired-difference CIs (default 0.95)")
+        p.add_argument("--window-sensitivity", type=int, metavar="N",
+                       help="also rescore every scorer with a token window at N tokens and report the change")
         p.add_argument("--out", default=out_default, help="output folder")
         from attrib_audit.external.cli import add_precomputed_args
 

@@ -166,6 +166,7 @@ class StatsSpec:
     n_perm: int = 10_000
     slice_by: str = "dataset"
     level: float = 0.95  # coverage of the per-slice AUROC and paired-difference CIs
+    window_sensitivity: int | None = None  # also rescore windowed scorers at this many tokens (sensitivity section)
 
     def __post_init__(self) -> None:
         _need(_int(self.n_boot) and self.n_boot >= 1, "stats.n_boot", "expected an integer >= 1", self.n_boot)
@@ -175,6 +176,8 @@ class StatsSpec:
               "expected dataset, source or construct", self.slice_by)
         _need(isinstance(self.level, (int, float)) and not isinstance(self.level, bool) and 0 < self.level < 1,
               "stats.level", "expected a number between 0 and 1", self.level)
+        _need(self.window_sensitivity is None or (_int(self.window_sensitivity) and self.window_sensitivity >= 8),
+              "stats.window_sensitivity", "expected an integer >= 8 (tokens) or null", self.window_sensitivity)
 
 
 @dataclass(frozen=True)
@@ -394,7 +397,8 @@ def spec_from_args(args: argparse.Namespace, data: DataSpec | None = None,
     scorers, local_opts = scorers_from_args(args)
     stats = StatsSpec(n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
                       n_perm=getattr(args, "n_perm", 10_000), slice_by=getattr(args, "slice_by", "dataset"),
-                      level=getattr(args, "ci_level", 0.95))
+                      level=getattr(args, "ci_level", 0.95),
+                      window_sensitivity=getattr(args, "window_sensitivity", None))
     engine = EngineSpec(engine=getattr(args, "engine", "local"), device=getattr(args, "device", "cpu"),
                         batch_size=getattr(args, "batch_size", None), concurrency=getattr(args, "concurrency", 2),
                         actor_gpus=getattr(args, "actor_gpus", None))
@@ -434,7 +438,7 @@ def audit_config(spec: RunSpec, local: Local):
         ray = RayOptions(address=local.ray_address, concurrency=e.concurrency, num_gpus=gpus)
     s = spec.stats
     return AuditConfig(scorers=spec.scorer_names, slice_by=s.slice_by, n_boot=s.n_boot, seed=s.seed, n_perm=s.n_perm,
-                       level=s.level, batch_size=spec.engine.batch_size, device=spec.engine.device,
+                       level=s.level, window_sensitivity=s.window_sensitivity, batch_size=spec.engine.batch_size, device=spec.engine.device,
                        cache_path=local.cache, scorer_options={k: v for k, v in opts.items() if v}, quiet=local.quiet,
                        engine=spec.engine.engine, ray=ray, precomputed={p.name: p for p in spec.precomputed},
                        on_error=spec.data.on_error)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from attrib_audit.scorers.base import (
-    ScoreBatch, Scorer, ScorerSpec, ScorerUnavailable, get_scorer, register, registry,
+    ScoreBatch, Scorer, ScorerOptionError, ScorerSpec, ScorerUnavailable, get_scorer, register, registry,
 )
 from attrib_audit.scorers.models import (
     MINILM_HUB, MPNET_HUB, MPNET_PARTS, minilm_package_path, mpnet_package_path,
@@ -45,27 +45,43 @@ def _lexical() -> Scorer:
     return LexicalScorer()
 
 
-def _embedding(name: str, resolver, hint: str):
-    def build(path: str | None = None, device: str = "cpu") -> Scorer:
+def _embedding(name: str, resolver, hint: str, chunked: bool = False):
+    """`window` reruns the encoder at another window; the `-chunk` names take chunk=max|mean (default max)."""
+    def build(path: str | None = None, device: str = "cpu", window: int | None = None, chunk: str | None = None) -> Scorer:
         from attrib_audit.scorers.embedding import EmbeddingScorer
 
-        return EmbeddingScorer(name, resolver(path), device=device, install_hint=hint)
+        return EmbeddingScorer(name, resolver(path), device=device, install_hint=hint, window=window,
+                               chunk=_chunk_option(name, chunk, chunked))
     return build
 
 
-def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53) -> Scorer:
+def _chunk_option(name: str, chunk: str | None, chunked: bool) -> str | None:
+    """The `-chunk` scorers aggregate by max unless told otherwise; the truncating ones take no chunk option."""
+    if not chunked and chunk is not None:
+        raise ScorerOptionError(f"{name} cuts long evidence; chunk={chunk} is an option of {name}-chunk")
+    return (chunk or "max") if chunked else None
+
+
+def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53,
+           window: int | None = None) -> Scorer:
     from attrib_audit.scorers.blend import BlendScorer
 
-    return BlendScorer(_lexical(), _embedding("minilm", resolve_minilm, MINILM_INSTALL)(path, device), w_lex=w_lex, w_sem=w_sem)
+    return BlendScorer(_lexical(), _embedding("minilm", resolve_minilm, MINILM_INSTALL)(path, device, window),
+                       w_lex=w_lex, w_sem=w_sem)
 
 
-def _bertscore(path: str | None = None, device: str = "cpu", num_layers: int = 4, idf: bool = False,
-               idf_corpus=None, rescale_with_baseline: bool = False, baseline_path: str | None = None) -> Scorer:
-    from attrib_audit.scorers.bertscore import BertScoreScorer
+def _bertscore(chunked: bool = False):
+    def build(path: str | None = None, device: str = "cpu", num_layers: int = 4, idf: bool = False,
+              idf_corpus=None, rescale_with_baseline: bool = False, baseline_path: str | None = None,
+              window: int | None = None, chunk: str | None = None) -> Scorer:
+        from attrib_audit.scorers.bertscore import BertScoreScorer
 
-    return BertScoreScorer(resolve_minilm(path), num_layers=num_layers, idf=idf, idf_corpus=idf_corpus,
-                           rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
-                           device=device, install_hint=MINILM_INSTALL)
+        return BertScoreScorer(resolve_minilm(path), num_layers=num_layers, idf=idf, idf_corpus=idf_corpus,
+                               rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
+                               device=device, install_hint=MINILM_INSTALL, window=window,
+                               chunk=_chunk_option("bertscore", chunk, chunked),
+                               name="bertscore-chunk" if chunked else "bertscore")
+    return build
 
 
 register(ScorerSpec("lexical", _lexical, "token Jaccard of claim and evidence", "surface", lambda: (True, "built in"), "-"))
@@ -75,7 +91,17 @@ register(ScorerSpec("mpnet", _embedding("mpnet", resolve_mpnet, MPNET_INSTALL),
                     "cosine of all-mpnet-base-v2 embeddings", "embedding", lambda: _check(resolve_mpnet), MPNET_INSTALL))
 register(ScorerSpec("blend", _blend, "0.47·lexical + 0.53·minilm", "surface+embedding",
                     lambda: _check(resolve_minilm), MINILM_INSTALL))
-register(ScorerSpec("bertscore", _bertscore, "BERTScore F1 (MiniLM encoder, layer 4)", "embedding",
+register(ScorerSpec("bertscore", _bertscore(), "BERTScore F1 (MiniLM encoder, layer 4)", "embedding",
+                    lambda: _check(resolve_minilm), MINILM_INSTALL))
+# long evidence without the cut: sentence windows that fit the encoder, aggregated (option chunk=max|mean)
+register(ScorerSpec("minilm-chunk", _embedding("minilm-chunk", resolve_minilm, MINILM_INSTALL, chunked=True),
+                    "minilm cosine, max over sentence windows of the evidence", "embedding",
+                    lambda: _check(resolve_minilm), MINILM_INSTALL))
+register(ScorerSpec("mpnet-chunk", _embedding("mpnet-chunk", resolve_mpnet, MPNET_INSTALL, chunked=True),
+                    "mpnet cosine, max over sentence windows of the evidence", "embedding",
+                    lambda: _check(resolve_mpnet), MPNET_INSTALL))
+register(ScorerSpec("bertscore-chunk", _bertscore(chunked=True),
+                    "BERTScore F1, max over sentence windows of the evidence", "embedding",
                     lambda: _check(resolve_minilm), MINILM_INSTALL))
 
 def _judge(kind: str, name: str):

@@ -6,7 +6,8 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerUnavailable
+from attrib_audit.scorers.base import ScoreBatch, ScorerOptionError, ScorerUnavailable
+from attrib_audit.scorers.chunked import PairWindows, aggregate, check_aggregation, pair_windows, per_pair_sum
 from attrib_audit.scorers.embedding import count_tokens
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
@@ -16,16 +17,21 @@ class BertScoreScorer:
     """Greedy token matching of contextual embeddings; both sides are cut at the encoder's window and counted.
 
     `idf=True` needs an `idf_corpus` (the reference texts idf weights are computed on);
-    its hash enters the signature, since the weights change the scores.
+    its hash enters the signature, since the weights change the scores. `window` lowers the
+    encoder's window (window-sensitivity reruns); `chunk="max"|"mean"` scores the claim against
+    sentence windows of the evidence that fit and aggregates their F1 (scorers.chunked).
     """
 
-    name = "bertscore"
     batch_size = 32
 
     def __init__(self, resolved: Resolved, *, num_layers: int = 4, idf: bool = False,
                  idf_corpus: Sequence[str] | None = None, rescale_with_baseline: bool = False,
-                 baseline_path: str | None = None, device: str = "cpu", install_hint: str = "") -> None:
+                 baseline_path: str | None = None, device: str = "cpu", install_hint: str = "",
+                 window: int | None = None, chunk: str | None = None, name: str = "bertscore") -> None:
         import bert_score
+
+        self.name = name
+        self.chunk = check_aggregation(chunk, name) if chunk is not None else None
 
         if idf and not idf_corpus:
             raise ValueError("bertscore idf=True needs idf_corpus (the reference sentences idf is computed on)")
@@ -44,6 +50,10 @@ class BertScoreScorer:
         tok = self.scorer._tokenizer
         max_pos = getattr(self.scorer._model.config, "max_position_embeddings", tok.model_max_length)
         self.window = int(min(tok.model_max_length, max_pos))
+        if window:
+            if not 8 <= int(window) <= self.window:
+                raise ScorerOptionError(f"{name}: window must be between 8 and the encoder's {self.window} tokens, got {window}")
+            self.window = tok.model_max_length = int(window)  # bert_score cuts at tokenizer.model_max_length
         self._hash = self.scorer.hash
         self._fingerprint = (f"{weights_fingerprint(resolved)}:"
                              f"{library_versions('bert-score', 'transformers', 'torch')}")
@@ -51,12 +61,37 @@ class BertScoreScorer:
     @property
     def signature(self) -> str:
         base = self.resolved.location.rstrip("/").split("/")[-1]
-        return (f"bertscore:F1:model={base}:weights={self._fingerprint}:layers={self.num_layers}:idf={self._idf_hash}:"
-                f"rescale={self.rescale}:window={self.window}:{self._hash.split('_')[-1] if '_' in self._hash else ''}:v1")
+        sig = (f"{self.name}:F1:model={base}:weights={self._fingerprint}:layers={self.num_layers}:idf={self._idf_hash}:"
+               f"rescale={self.rescale}:window={self.window}:{self._hash.split('_')[-1] if '_' in self._hash else ''}:v1")
+        return sig + (f":chunk={self.chunk}:sentence-windows" if self.chunk else "")
+
+    def _f1(self, claims: Sequence[str], references: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """F1 per (claim, reference) in one bert_score call (it dedupes and length-sorts), and each side's token count."""
+        _, _, f1 = self.scorer.score(list(claims), list(references), batch_size=self.batch_size, verbose=False)
+        tok = self.scorer._tokenizer
+        return (f1.double().numpy(), count_tokens(tok, [c.strip() for c in claims]),
+                count_tokens(tok, [r.strip() for r in references]))
 
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
-        _, _, f1 = self.scorer.score(list(claims), list(evidences), batch_size=self.batch_size, verbose=False)
-        tok = self.scorer._tokenizer
-        n_c, n_e = count_tokens(tok, [c.strip() for c in claims]), count_tokens(tok, [e.strip() for e in evidences])
+        if self.chunk:
+            return self.score_chunked(claims, evidences)
+        f1, n_c, n_e = self._f1(claims, evidences)
         cut = np.maximum(n_c - self.window, 0) + np.maximum(n_e - self.window, 0)
-        return ScoreBatch.plain(f1.double().numpy(), truncated=cut, input_tokens=n_c + n_e)
+        return ScoreBatch.plain(f1, truncated=cut, input_tokens=n_c + n_e)
+
+    def windows(self, evidences: Sequence[str]) -> PairWindows:
+        tok = self.scorer._tokenizer
+        return pair_windows(evidences, self.window - tok.num_special_tokens_to_add(pair=False),
+                            lambda texts: count_tokens(tok, texts, special=False))
+
+    def score_chunked(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
+        """F1 of the claim against every window of every pair in one call, aggregated per pair."""
+        n = len(claims)
+        win = self.windows(evidences)
+        f1, n_c, n_w = self._f1([claims[i] for i in win.owner], win.texts)
+        claim_tok = np.zeros(n, dtype=np.int64)
+        claim_tok[win.owner] = n_c  # a claim is counted (and any cut of it) once per pair, not once per window
+        cut = np.maximum(claim_tok - self.window, 0) + per_pair_sum(np.maximum(n_w - self.window, 0), win.owner, n)
+        return ScoreBatch(scores=aggregate(f1, win.owner, n, self.chunk), truncated_tokens=cut,
+                          input_tokens=claim_tok + per_pair_sum(n_w, win.owner, n), chunks=win.chunks,
+                          failures=[None] * n)

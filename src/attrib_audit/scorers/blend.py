@@ -17,6 +17,11 @@ class BlendScorer:
     def signature(self) -> str:
         return f"blend:{self.w_lex:g}*[{self.lexical.signature}]+{self.w_sem:g}*[{self.semantic.signature}]"
 
+    @property
+    def window(self) -> int | None:
+        """The semantic scorer's token window (the lexical side reads everything)."""
+        return getattr(self.semantic, "window", None)
+
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         lex = self.lexical.score(claims, evidences)
         sem = self.semantic.score(claims, evidences)

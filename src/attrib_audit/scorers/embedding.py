@@ -1,4 +1,8 @@
-"""Cosine of sentence-transformer embeddings (all-MiniLM-L6-v2, all-mpnet-base-v2)."""
+"""Cosine of sentence-transformer embeddings (all-MiniLM-L6-v2, all-mpnet-base-v2).
+
+Long evidence is either cut at the encoder's window (and the cut counted) or, with
+`chunk="max"|"mean"`, embedded as sentence windows that fit and aggregated (scorers.chunked).
+"""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -6,45 +10,67 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.scorers.base import ScoreBatch, ScorerOptionError
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
+from attrib_audit.scorers.chunked import PairWindows, aggregate, check_aggregation, pair_windows, per_pair_sum
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
 
-def count_tokens(tokenizer, texts: Sequence[str]) -> np.ndarray:
-    """Token counts with special tokens and no truncation, so cuts at the window can be reported."""
+def count_tokens(tokenizer, texts: Sequence[str], special: bool = True) -> np.ndarray:
+    """Token counts (with special tokens unless `special=False`) and no truncation, so cuts at the window can be reported."""
     if not texts:
         return np.zeros(0, dtype=np.int64)
-    enc = tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+    enc = tokenizer(list(texts), add_special_tokens=special, truncation=False, verbose=False)["input_ids"]
     return np.fromiter((len(ids) for ids in enc), dtype=np.int64, count=len(enc))
 
 
-@lru_cache(maxsize=4)
-def load_sentence_transformer(location: str, device: str):
+@lru_cache(maxsize=8)
+def load_sentence_transformer(location: str, device: str, window: int | None = None):
+    """One model instance per (location, device, window): the window is a model attribute, so it is part of the key."""
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(location, device=device)
+    from attrib_audit.scorers.pairclf import model_window
+
+    model = SentenceTransformer(location, device=device)
+    if window:
+        limit = model_window(model.tokenizer, model[0].auto_model.config, 1 << 30)  # the position table, not the default cut
+        if window > limit:
+            raise ScorerOptionError(f"window {window} exceeds the encoder's {limit} positions")
+        model.max_seq_length = int(window)
+    return model
 
 
 class EmbeddingScorer:
-    """cos(embed(claim), embed(evidence)); texts beyond the encoder's window are cut and counted."""
+    """cos(embed(claim), embed(evidence)); texts beyond the encoder's window are cut and counted.
+
+    `window` overrides the encoder's max_seq_length (window-sensitivity reruns); `chunk`
+    ("max"/"mean") scores sentence windows of the evidence that fit instead of cutting it.
+    """
 
     batch_size = 64
 
-    def __init__(self, name: str, resolved: Resolved, *, device: str = "cpu", install_hint: str = "") -> None:
+    def __init__(self, name: str, resolved: Resolved, *, device: str = "cpu", install_hint: str = "",
+                 window: int | None = None, chunk: str | None = None) -> None:
         self.name = name
         self.resolved = resolved
         self.device = device
-        self.model = load_or_unavailable(resolved, lambda loc: load_sentence_transformer(loc, device),
+        self.chunk = check_aggregation(chunk, name) if chunk is not None else None
+        if window is not None and int(window) < 8:
+            raise ScorerOptionError(f"{name}: window must be at least 8 tokens, got {window}")
+        self.model = load_or_unavailable(resolved, lambda loc: load_sentence_transformer(loc, device, None),
                                          what=name, install_hint=install_hint)
+        if window:  # the default instance loaded first, so a missing model reads as unavailable, a bad window as a ValueError
+            self.model = load_sentence_transformer(resolved.location, device, int(window))
         self.window = int(self.model.max_seq_length)
         self._fingerprint = (f"{weights_fingerprint(resolved)}:"
                              f"{library_versions('sentence-transformers', 'transformers', 'torch')}")
+        self.n_special = int(self.model.tokenizer.num_special_tokens_to_add(pair=False))
 
     @property
     def signature(self) -> str:
         base = self.resolved.location.rstrip("/").split("/")[-1]
-        return f"{self.name}:cosine:model={base}:weights={self._fingerprint}:max_seq={self.window}:normalize:v1"
+        sig = f"{self.name}:cosine:model={base}:weights={self._fingerprint}:max_seq={self.window}:normalize:v1"
+        return sig + (f":chunk={self.chunk}:sentence-windows" if self.chunk else "")
 
     def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """Unit embeddings of unique texts and the tokens each lost to the window."""
@@ -53,7 +79,14 @@ class EmbeddingScorer:
         n_tok = count_tokens(self.model.tokenizer, texts)
         return emb.astype(np.float64), np.maximum(n_tok - self.window, 0), n_tok
 
+    def windows(self, evidences: Sequence[str]) -> PairWindows:
+        """Sentence windows of each evidence that fit the encoder beside its special tokens."""
+        return pair_windows(evidences, self.window - self.n_special,
+                            lambda texts: count_tokens(self.model.tokenizer, texts, special=False))
+
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
+        if self.chunk:
+            return self.score_chunked(claims, evidences)
         uniq = list(dict.fromkeys([*claims, *evidences]))
         pos = {t: i for i, t in enumerate(uniq)}
         emb, cut, n_tok = self.embed(uniq)
@@ -61,3 +94,18 @@ class EmbeddingScorer:
         ei = np.fromiter((pos[e] for e in evidences), dtype=np.int64, count=len(evidences))
         cos = np.einsum("ij,ij->i", emb[ci], emb[ei])
         return ScoreBatch.plain(np.clip(cos, -1.0, 1.0), truncated=cut[ci] + cut[ei], input_tokens=n_tok[ci] + n_tok[ei])
+
+    def score_chunked(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
+        """cos(claim, window) for every window of every pair in one encode call, aggregated per pair."""
+        n = len(claims)
+        win = self.windows(evidences)
+        uniq = list(dict.fromkeys([*claims, *win.texts]))
+        pos = {t: i for i, t in enumerate(uniq)}
+        emb, cut, n_tok = self.embed(uniq)
+        ci = np.fromiter((pos[c] for c in claims), dtype=np.int64, count=n)
+        wi = np.fromiter((pos[w] for w in win.texts), dtype=np.int64, count=len(win.texts))
+        cos = np.clip(np.einsum("ij,ij->i", emb[ci[win.owner]], emb[wi]), -1.0, 1.0)
+        return ScoreBatch(scores=aggregate(cos, win.owner, n, self.chunk),
+                          truncated_tokens=cut[ci] + per_pair_sum(cut[wi], win.owner, n),
+                          input_tokens=n_tok[ci] + per_pair_sum(n_tok[wi], win.owner, n), chunks=win.chunks,
+                          failures=[None] * n)

@@ -17,6 +17,7 @@ import re
 from typing import Sequence
 
 from attrib_audit.scorers.base import ScoreBatch, register
+from attrib_audit.scorers.chunked import check_aggregation
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec
 from attrib_audit.scorers.pairclf import (
@@ -53,8 +54,9 @@ class MiniCheckScorer:
     batch_size = 32
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", chunk_words: int = 400, window: int = 2048,
-                 model_batch: int = 8, install_hint: str = "") -> None:
+                 model_batch: int = 8, chunk: str = "max", install_hint: str = "") -> None:
         self.resolved, self.chunk_words = resolved, int(chunk_words)
+        self.chunk = check_aggregation(chunk, self.name)
         tokenizer, model = load_pair_model(resolved, device, what=self.name, install_hint=install_hint)
         head = minicheck_head(tokenizer, model.config, f"{self.name} ({resolved.location})")
         win = model_window(tokenizer, model.config, window)
@@ -64,13 +66,18 @@ class MiniCheckScorer:
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
 
     @property
+    def window(self) -> int:
+        """Tokens the model sees per input (the window option reruns it at another)."""
+        return self.clf.window
+
+    @property
     def signature(self) -> str:
         base = self.resolved.location.rstrip("/").split("/")[-1]
         return (f"minicheck:{self.clf.head.kind}:model={base}:weights={self._fingerprint}:{self.clf.head.tag}:"
-                f"window={self.clf.window}:chunk_words={self.chunk_words}:agg=max:v1")
+                f"window={self.clf.window}:chunk_words={self.chunk_words}:agg={self.chunk}:v1")
 
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
-        return self.clf.score_windows(claims, [word_windows(e, self.chunk_words) for e in evidences])
+        return self.clf.score_windows(claims, [word_windows(e, self.chunk_words) for e in evidences], self.chunk)
 
 
 register(hub_scorer_spec("minicheck", MINICHECK_HUB,

@@ -4,13 +4,14 @@
 model trained on MNLI+FEVER+ANLI+LingNLI+WANLI (2-way or 3-way head). The entailment
 class comes from the config's id2label. Long evidence: `mode="truncate"` (default) keeps
 the model's own cut of the evidence side and counts it; `mode="chunk"` scores sentence-
-aligned windows that fit beside the claim and takes the max (MiniCheck's aggregation).
+aligned windows that fit beside the claim and takes the max (MiniCheck's aggregation; `chunk="mean"` averages).
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerSpec, register
+from attrib_audit.scorers.base import ScoreBatch, ScorerOptionError, ScorerSpec, register
+from attrib_audit.scorers.chunked import check_aggregation
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec
 from attrib_audit.scorers.pairclf import Head, PairClassifier, entailment_index, load_pair_model, model_window
@@ -24,10 +25,11 @@ class NLIScorer:
     batch_size = 64  # pairs per engine batch (cache commit); forward passes are sized by tokens
 
     def __init__(self, name: str, resolved: Resolved, *, mode: str = "truncate", device: str = "cpu",
-                 window: int | None = None, model_batch: int = 16, install_hint: str = "") -> None:
+                 window: int | None = None, model_batch: int = 16, chunk: str = "max", install_hint: str = "") -> None:
         if mode not in MODES:
-            raise ValueError(f"{name}: mode must be one of {', '.join(MODES)}, got {mode!r}")
+            raise ScorerOptionError(f"{name}: mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.name, self.resolved, self.mode = name, resolved, mode
+        self.chunk = check_aggregation(chunk, name)  # how windows combine in mode=chunk
         tokenizer, model = load_pair_model(resolved, device, what=name, install_hint=install_hint)
         index, label = entailment_index(model.config, f"{name} ({resolved.location})")
         win = model_window(tokenizer, model.config, window)
@@ -37,10 +39,16 @@ class NLIScorer:
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
 
     @property
+    def window(self) -> int:
+        """Tokens the model sees per input (the window option reruns it at another)."""
+        return self.clf.window
+
+    @property
     def signature(self) -> str:
         base = self.resolved.location.rstrip("/").split("/")[-1]
         return (f"{self.name}:nli:model={base}:weights={self._fingerprint}:{self.n_labels}way:{self.clf.head.tag}:"
-                f"window={self.clf.window}:mode={self.mode}:premise=evidence:v1")
+                f"window={self.clf.window}:mode={self.mode}:premise=evidence:v1"
+                + (f":agg={self.chunk}" if self.mode == "chunk" and self.chunk != "max" else ""))
 
     def windows(self, claims: Sequence[str], evidences: Sequence[str]) -> list[list[str]]:
         """The evidence texts each pair is scored on: itself, or its sentence windows that fit beside the claim."""
@@ -50,7 +58,7 @@ class NLIScorer:
         return [sentence_windows(e, int(b), self.clf.count) if b >= 1 else [e] for e, b in zip(evidences, budgets)]
 
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
-        return self.clf.score_windows(claims, self.windows(claims, evidences))
+        return self.clf.score_windows(claims, self.windows(claims, evidences), self.chunk)
 
 
 def _spec(name: str, hub_id: str, description: str) -> ScorerSpec:

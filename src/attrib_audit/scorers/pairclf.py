@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, ScorerLoadError
+from attrib_audit.scorers.chunked import aggregate
 from attrib_audit.scorers.hfmodels import refuse_hub_offline, torch_device
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
@@ -178,8 +179,8 @@ class PairClassifier:
         logits = self.model(**batch).logits.float()
         return torch.softmax(logits, dim=-1)[:, self.head.index].cpu().double().numpy()
 
-    def score_windows(self, claims: Sequence[str], windows: Sequence[Sequence[str]]) -> ScoreBatch:
-        """Max over each pair's evidence windows (one window = plain truncation); cuts and windows counted per pair.
+    def score_windows(self, claims: Sequence[str], windows: Sequence[Sequence[str]], how: str = "max") -> ScoreBatch:
+        """Max (or mean) over each pair's evidence windows (one window = plain truncation); cuts and windows counted per pair.
 
         `input_tokens` counts evidence tokens given to the model and `truncated_tokens`
         those of them it never saw, so a slice's share of evidence cut is their ratio.
@@ -199,13 +200,13 @@ class PairClassifier:
                 premises.append(self.prefix + w)
                 hyps.append(claim)
         owner_arr = np.asarray(owner, dtype=np.int64)
-        scores = np.full(n, -np.inf)
+        scores = np.full(n, np.nan)
         cut = np.zeros(n, dtype=np.int64)
         ev_tokens = np.zeros(n, dtype=np.int64)
         if premises:
             enc, seen, full, cut_flat = self.encode(premises, hyps)
             probs = self.probabilities(enc, seen)
-            np.maximum.at(scores, owner_arr, probs)
+            scores = aggregate(probs, owner_arr, n, how)
             np.add.at(cut, owner_arr, cut_flat)
             np.add.at(ev_tokens, owner_arr, full - self.prefix_tokens)
         scores[[f is not None for f in failures]] = np.nan
