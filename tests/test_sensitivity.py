@@ -5,20 +5,42 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import tiny_hf
 from sklearn.metrics import roc_auc_score
 
-import tiny_hf
 from attrib_audit.audit import AuditConfig, run_audit
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
 from attrib_audit.scorers.base import ScoreBatch
-from attrib_audit.sensitivity import evidence_words, format_sensitivity, length_section, lodo_section
+from attrib_audit.sensitivity import (
+    evidence_words,
+    format_sensitivity,
+    length_section,
+    lodo_section,
+)
+from attrib_audit.stats.bootstrap import BootstrapAUROC
+
+
+def _scores_with_auroc(auroc: float, n: int = 10) -> np.ndarray:
+    """Scores of n negatives (0..n-1) then n positives, each positive above exactly k_i negatives, sum k_i = auroc·n²."""
+    wins = round(auroc * n * n)
+    k = np.full(n, wins // n) + (np.arange(n) < wins % n)
+    return np.concatenate([np.arange(n, dtype=float), k - 0.5])
 
 
 def _boots(points: dict[str, np.ndarray], sd=0.005, n_boot=400, seed=0):
+    """Real per-dataset bootstraps whose scores give exactly `points`, with replicates scattered around them."""
     rng = np.random.default_rng(seed)
-    return {d: SimpleNamespace(boot=SimpleNamespace(point=p, replicates=p[:, None] + rng.normal(0, sd, (p.size, n_boot))))
-            for d, p in points.items()}
+    y = np.repeat([0, 1], 10)
+    out = {}
+    for d, p in points.items():
+        scores = np.vstack([_scores_with_auroc(a) for a in p])
+        assert np.allclose([roc_auc_score(y, s) for s in scores], p)
+        boot = BootstrapAUROC(point=p, replicates=p[:, None] + rng.normal(0, sd, (p.size, n_boot)),
+                              n=np.full(p.size, y.size), n_groups=y.size, n_boot=n_boot, scores=scores, labels=y,
+                              codes=np.arange(y.size), rng_state={})
+        out[d] = SimpleNamespace(boot=boot)
+    return out
 
 
 def test_lodo_verdict_table_on_a_constructed_matrix():
@@ -100,7 +122,10 @@ def test_window_sensitivity_on_a_tiny_model_counts_truncation_exactly(tmp_path):
             assert r[f"pairs_truncated{key}"] == int((cut > 0).sum())
             assert r[f"tokens_truncated{key}"] == int(cut.sum())
             assert r[f"n_failed{key}"] == int((room < 1).sum())
-        assert r["diff"] == pytest.approx(r["auroc_alt"] - r["auroc"])
+        if r["n_failed"] == r["n_failed_alt"] == 0:
+            assert r["diff"] == pytest.approx(r["auroc_alt"] - r["auroc"])
+        else:  # the difference is paired: on the rows both windows scored (the narrower window fails a superset)
+            assert r["n"] == len(sl) - max(r["n_failed"], r["n_failed_alt"])
     assert sum(r["pairs_truncated_alt"] for r in w["rows"]) > sum(r["pairs_truncated"] for r in w["rows"])
     assert {x["slice"] for x in w["ranking"]} == {r["slice"] for r in w["rows"]}
 
