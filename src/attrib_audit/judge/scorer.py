@@ -14,7 +14,7 @@ import numpy as np
 
 from attrib_audit.judge.backends import Decoding, JudgeBackendError, LlamaCppBackend, OpenAIChatBackend, Reply
 from attrib_audit.judge.parse import Parsed, parse_label, parse_support
-from attrib_audit.judge.prompts import PROMPTS, Budgets, Prompt, render
+from attrib_audit.judge.prompts import PROMPT_VERSIONS, Budgets, Prompt, render
 from attrib_audit.judge.requests_cache import RequestCache, default_requests_path, request_key
 from attrib_audit.scorers.base import ScoreBatch
 
@@ -31,7 +31,9 @@ class JudgeScorer:
         self.backend = backend
         self.budgets = budgets
         self.requests = request_cache
-        self.batch_size = max(8, 4 * getattr(backend, "concurrency", 1))
+        # Large batches let score() put pairs that share a question and evidence next to each other
+        # (a longer shared prefix for the local backend); replies are cached one by one regardless.
+        self.batch_size = max(64, 4 * getattr(backend, "concurrency", 1))
         self._parse = parse_support if prompt.kind == "graded" else parse_label
 
     @property
@@ -70,7 +72,10 @@ class JudgeScorer:
               questions: Sequence[str | None] | None = None) -> ScoreBatch:
         qs = list(questions) if questions is not None else [None] * len(claims)
         rendered = [render(self.prompt, c, e, q, self.budgets) for c, e, q in zip(claims, evidences, qs)]
-        replies = self._replies([r.messages for r in rendered])
+        order = sorted(range(len(rendered)), key=lambda i: (qs[i] or "", evidences[i]))  # shared prefixes adjacent
+        replies: list[Reply] = [None] * len(rendered)  # type: ignore[list-item]
+        for i, reply in zip(order, self._replies([rendered[i].messages for i in order])):
+            replies[i] = reply
         parsed = [Parsed(None, f"{r.malformed}: {r.text[:200]!r}") if r.malformed else self._parse(r.text)
                   for r in replies]
         extras: dict[str, list[Any]] = {"raw": [r.text for r in replies], "clamped": [p.clamped for p in parsed]}
@@ -87,7 +92,8 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
                 api_key_env: str = "ATTRIB_AUDIT_JUDGE_API_KEY", concurrency: int = 4, timeout: float = 60.0,
                 retries: int = 4, backoff: float = 0.5, seed: int = 0, max_tokens: int = 20,
                 evidence_chars: int = 1500, claim_chars: int = 600, question_chars: int = 300, n_ctx: int = 2048,
-                n_threads: int | None = None, request_cache: str | None = "default", **_: Any) -> JudgeScorer:
+                n_threads: int | None = None, n_batch: int = 512, prefix_cache: bool = True, prompt_version: int = 2,
+                request_cache: str | None = "default", **_: Any) -> JudgeScorer:
     """The registry factory: a server when `url` is given, else the local GGUF (explicit path, env, installed)."""
     decoding = Decoding(max_tokens=int(max_tokens), temperature=0.0, seed=int(seed))
     if url:
@@ -97,12 +103,15 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
         from attrib_audit.judge.models import resolve_judge
 
         backend = LlamaCppBackend(resolve_judge(path).location, decoding, n_ctx=int(n_ctx),
-                                  n_threads=int(n_threads) if n_threads else None)
+                                  n_threads=int(n_threads) if n_threads else None, n_batch=int(n_batch),
+                                  prefix_cache=bool(prefix_cache))
     cache = None
     if request_cache not in (None, "", "none", ":none:"):
         cache = RequestCache(default_requests_path() if request_cache == "default" else request_cache)
     budgets = Budgets(int(evidence_chars), int(claim_chars), int(question_chars))
-    return JudgeScorer(name, PROMPTS[kind], backend, budgets=budgets, request_cache=cache)
+    if int(prompt_version) not in PROMPT_VERSIONS:
+        raise ValueError(f"judge: prompt version {prompt_version} does not exist (have {sorted(PROMPT_VERSIONS)})")
+    return JudgeScorer(name, PROMPT_VERSIONS[int(prompt_version)][kind], backend, budgets=budgets, request_cache=cache)
 
 
 __all__ = ["JudgeBackendError", "JudgeScorer", "build_judge"]

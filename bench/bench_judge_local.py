@@ -1,0 +1,121 @@
+"""The local judge before and after: old prompt (v1) on llama.cpp's default threads, as the code ran
+before, against the current path (v2 prompt with the instructions in a cached prefix, all usable cores,
+pairs sharing a question and evidence judged back to back), measured side by side in one run.
+
+Both sides judge the same seeded subset of the demo's AttributionBench half, in the engine's order
+(longest pair first), interleaved in chunks so a change in machine load hits both alike. Reports seconds
+per pair, prefill and decode tokens/s (llama.cpp's own counters), tokens prefilled per pair, and the
+AUROC of each side on the subset (pairs whose answer did not parse are left out, as in the audit).
+
+Run: PYTHONPATH=src python bench/bench_judge_local.py [--pairs 20] [--kinds graded,label] [--seed 0]
+Needs `attrib-audit models install judge` (or --gguf PATH). Last line: `ratio: X` (old s/pair ÷ new s/pair).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from attrib_audit.data import load_demo
+from attrib_audit.judge.backends import Decoding, LlamaCppBackend
+from attrib_audit.judge.models import resolve_judge
+from attrib_audit.judge.prompts import PROMPT_VERSIONS, Budgets, render
+from attrib_audit.judge.scorer import JudgeScorer, build_judge
+from attrib_audit.stats.auroc import auroc
+
+
+class OldPath:
+    """The judge as it ran before: v1 prompt, one prompt at a time, llama.cpp's default thread counts."""
+
+    def __init__(self, kind: str, path: str) -> None:
+        import llama_cpp
+
+        backend = LlamaCppBackend(path, Decoding())  # llama.cpp's own default threads, as before:
+        backend._llm = llama_cpp.Llama(model_path=path, n_ctx=2048, seed=0, verbose=False)
+        self.judge = JudgeScorer(f"old-{kind}", PROMPT_VERSIONS[1][kind], backend)
+        self.judge.batch_size = 8
+
+    def score(self, claims, evidences, questions) -> np.ndarray:
+        # the old scorer kept the engine's order within a batch: one pair at a time does the same
+        return np.concatenate([self.judge.score([c], [e], questions=[q]).scores
+                               for c, e, q in zip(claims, evidences, questions)])
+
+
+class Side:
+    """One judge under test; llama.cpp's counters are read after every completion (it resets them per call)."""
+
+    def __init__(self, name: str, judge) -> None:
+        self.name, self.judge, self.seconds, self.scores, self.raw = name, judge, 0.0, [], []
+        self.backend = judge.judge.backend if isinstance(judge, OldPath) else judge.backend
+        self.perf = np.zeros(4)  # prefill s, prefill tokens, decode s, decode tokens
+        complete = self.backend.complete
+
+        def counted(messages):
+            import llama_cpp
+
+            reply = complete(messages)
+            d = llama_cpp.llama_perf_context(self.backend._model()._ctx.ctx)
+            self.perf += (d.t_p_eval_ms / 1e3, d.n_p_eval, d.t_eval_ms / 1e3, d.n_eval)
+            self.raw.append(reply.text)
+            return reply
+
+        self.backend.complete = counted
+
+    def run(self, claims, evidences, questions) -> None:
+        t0 = time.perf_counter()
+        self.scores.append(np.asarray(self.judge.score(claims, evidences, questions) if isinstance(self.judge, OldPath)
+                                      else self.judge.score(claims, evidences, questions=questions).scores))
+        self.seconds += time.perf_counter() - t0
+
+    def reset(self) -> None:
+        self.seconds, self.scores, self.raw, self.perf = 0.0, [], [], np.zeros(4)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=20)
+    ap.add_argument("--kinds", default="graded,label")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--chunk", type=int, default=5, help="pairs per interleaved chunk")
+    ap.add_argument("--gguf", default=None)
+    a = ap.parse_args()
+    path = resolve_judge(a.gguf).location
+    table = load_demo()
+    ab = np.flatnonzero(np.array(table.datasets) == "attributionbench")
+    pick = np.random.default_rng(a.seed).choice(ab, size=min(a.pairs, ab.size), replace=False)
+    pick = sorted(pick, key=lambda i: -(len(table.claims[i]) + len(table.evidences[i])))  # the engine's order
+    claims, evs = [table.claims[i] for i in pick], [table.evidences[i] for i in pick]
+    qs, labels = [table.questions[i] for i in pick], table.labels[pick]
+    print(f"{len(pick)} seeded pairs (seed {a.seed}) of the demo AttributionBench half; {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.1f} at start (machine shared, not idle)")
+    ratios = []
+    for kind in a.kinds.split(","):
+        old = Side("old (v1 prompt, default threads)", OldPath(kind, path))
+        new = Side("new (v2 prompt, prefix cache)", build_judge(kind, f"new-{kind}", path=path, request_cache=None))
+        for side in (old, new):  # warm-up: map the weights, fill the shared prefix once
+            side.run(claims[:1], evs[:1], qs[:1])
+            side.reset()
+        for s in range(0, len(pick), a.chunk):
+            for side in (old, new):
+                side.run(claims[s:s + a.chunk], evs[s:s + a.chunk], qs[s:s + a.chunk])
+        print(f"[{kind}]")
+        for side in (old, new):
+            tp, npf, te, nd = side.perf
+            scores = np.concatenate(side.scores)
+            ok = ~np.isnan(scores)
+            auc = auroc(scores[ok], labels[ok]) if 0 < labels[ok].sum() < ok.sum() else float("nan")
+            print(f"  {side.name:<34} {side.seconds / len(pick):6.2f} s/pair; prefill {npf / len(pick):5.0f} tok/pair "
+                  f"at {npf / max(tp, 1e-9):6.1f} tok/s; decode {nd / len(pick):4.1f} tok/pair at "
+                  f"{nd / max(te, 1e-9):5.1f} tok/s; AUROC {auc:.3f} ({ok.sum()} parsed)")
+            print(f"    threads decode/prefill {side.backend._model().context_params.n_threads}/"
+                  f"{side.backend._model().context_params.n_threads_batch}; first answers {side.raw[:3]}")
+        ratios.append(old.seconds / new.seconds)
+        print(f"  s/pair ratio old/new: {ratios[-1]:.2f}x; load average now {os.getloadavg()[0]:.1f}")
+        del old, new
+    print(f"ratio: {min(ratios):.2f}")
+
+
+if __name__ == "__main__":
+    main()
