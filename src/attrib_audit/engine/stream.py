@@ -8,7 +8,9 @@ with the cache and appended to the output, so only one chunk of pairs is ever he
 """
 from __future__ import annotations
 
+import gc
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -173,6 +175,24 @@ class ScoreWriter:
             self.out.with_name(self.out.name + ".provenance.json").write_text(text)
 
 
+@contextmanager
+def _paused_gc() -> Iterator[None]:
+    """Run the cyclic garbage collector once per chunk (the caller's gc.collect(1)) instead of automatically.
+
+    A chunk allocates hundreds of thousands of acyclic objects (strings, key tuples, token sets) that
+    reference counting frees; automatic passes over them cost up to half the run for cheap scorers and
+    find nothing. One young-generation pass per chunk still frees any cycles a scorer leaves, so memory
+    stays bounded. Automatic collection is restored (if it was on) when streaming ends or fails.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _merge(a: RunStats | None, b: RunStats) -> RunStats:
     if a is None:
         return b
@@ -194,16 +214,18 @@ def stream_score(paths: Iterable[str | Path], scorers: Mapping[str, Scorer], out
     n_rows = n_chunks = 0
     done = False
     try:
-        for table in iter_tables(paths, options, chunk_rows, origin):
-            scores = {}
-            for name, scorer in scorers.items():
-                scores[name], st = score_pairs(scorer, table.claims, table.evidences, cache=cache,
-                                               batch_size=batch_size, quiet=quiet)
-                totals[name] = _merge(totals[name], st)
-            writer.write(score_columns(table.ids, scores))
-            n_rows += len(table)
-            n_chunks += 1
-        done = True
+        with _paused_gc():
+            for table in iter_tables(paths, options, chunk_rows, origin):
+                scores = {}
+                for name, scorer in scorers.items():
+                    scores[name], st = score_pairs(scorer, table.claims, table.evidences, cache=cache,
+                                                   batch_size=batch_size, quiet=quiet)
+                    totals[name] = _merge(totals[name], st)
+                writer.write(score_columns(table.ids, scores))
+                n_rows += len(table)
+                n_chunks += 1
+                gc.collect(1)
+            done = True
     finally:
         writer.close({"tool": {"name": "attrib-audit", "version": __version__},
                       "scorers": {n: s.signature for n, s in scorers.items()},
