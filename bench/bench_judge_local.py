@@ -1,6 +1,10 @@
-"""The local judge before and after: old prompt (v1) on llama.cpp's default threads, as the code ran
-before, against the current path (v2 prompt with the instructions in a cached prefix, all usable cores,
-pairs sharing a question and evidence judged back to back), measured side by side in one run.
+"""The local judge before and after, measured side by side in one run:
+  old, no prefix cache   v1 prompt, llama.cpp's default threads, the context reset before every prompt
+  old path               v1 prompt as the code ran before (llama-cpp-python already reused whatever
+                         prefix a prompt shared with the previous one: the system line, and the
+                         question and evidence when consecutive pairs had the same)
+  new                    v2 prompt (instructions in the cached prefix, one-line reply), load-aware
+                         threads, pairs sharing a question and evidence judged back to back
 
 Both sides judge the same seeded subset of the demo's AttributionBench half, in the engine's order
 (longest pair first), interleaved in chunks so a change in machine load hits both alike. Reports seconds
@@ -8,7 +12,8 @@ per pair, prefill and decode tokens/s (llama.cpp's own counters), tokens prefill
 AUROC of each side on the subset (pairs whose answer did not parse are left out, as in the audit).
 
 Run: PYTHONPATH=src python bench/bench_judge_local.py [--pairs 20] [--kinds graded,label] [--seed 0]
-Needs `attrib-audit models install judge` (or --gguf PATH). Last line: `ratio: X` (old s/pair ÷ new s/pair).
+Needs `attrib-audit models install judge` (or --gguf PATH).
+Last line: `ratio: X`, s/pair of "old, no prefix cache" ÷ s/pair of "new" (the smaller over the kinds).
 """
 from __future__ import annotations
 
@@ -29,10 +34,10 @@ from attrib_audit.stats.auroc import auroc
 class OldPath:
     """The judge as it ran before: v1 prompt, one prompt at a time, llama.cpp's default thread counts."""
 
-    def __init__(self, kind: str, path: str) -> None:
+    def __init__(self, kind: str, path: str, prefix_cache: bool) -> None:
         import llama_cpp
 
-        backend = LlamaCppBackend(path, Decoding())  # llama.cpp's own default threads, as before:
+        backend = LlamaCppBackend(path, Decoding(), prefix_cache=prefix_cache)  # llama.cpp's default threads:
         backend._llm = llama_cpp.Llama(model_path=path, n_ctx=2048, seed=0, verbose=False)
         self.judge = JudgeScorer(f"old-{kind}", PROMPT_VERSIONS[1][kind], backend)
         self.judge.batch_size = 8
@@ -52,12 +57,16 @@ class Side:
         self.perf = np.zeros(4)  # prefill s, prefill tokens, decode s, decode tokens
         complete = self.backend.complete
 
-        def counted(messages):
+        def counters() -> np.ndarray:  # cumulative since the context was made (verbose=False never resets them)
             import llama_cpp
 
-            reply = complete(messages)
             d = llama_cpp.llama_perf_context(self.backend._model()._ctx.ctx)
-            self.perf += (d.t_p_eval_ms / 1e3, d.n_p_eval, d.t_eval_ms / 1e3, d.n_eval)
+            return np.array([d.t_p_eval_ms / 1e3, d.n_p_eval, d.t_eval_ms / 1e3, d.n_eval])
+
+        def counted(messages):
+            before = counters()
+            reply = complete(messages)
+            self.perf += counters() - before
             self.raw.append(reply.text)
             return reply
 
@@ -92,28 +101,31 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.1f} at start (machine shared, not idle)")
     ratios = []
     for kind in a.kinds.split(","):
-        old = Side("old (v1 prompt, default threads)", OldPath(kind, path))
-        new = Side("new (v2 prompt, prefix cache)", build_judge(kind, f"new-{kind}", path=path, request_cache=None))
-        for side in (old, new):  # warm-up: map the weights, fill the shared prefix once
+        base = Side("old, no prefix cache", OldPath(kind, path, prefix_cache=False))
+        old = Side("old path", OldPath(kind, path, prefix_cache=True))
+        new = Side("new", build_judge(kind, f"new-{kind}", path=path, request_cache=None))
+        sides = (base, old, new)
+        for side in sides:  # warm-up: map the weights, fill the shared prefix once
             side.run(claims[:1], evs[:1], qs[:1])
             side.reset()
         for s in range(0, len(pick), a.chunk):
-            for side in (old, new):
+            for side in sides:
                 side.run(claims[s:s + a.chunk], evs[s:s + a.chunk], qs[s:s + a.chunk])
         print(f"[{kind}]")
-        for side in (old, new):
+        for side in sides:
             tp, npf, te, nd = side.perf
             scores = np.concatenate(side.scores)
             ok = ~np.isnan(scores)
             auc = auroc(scores[ok], labels[ok]) if 0 < labels[ok].sum() < ok.sum() else float("nan")
-            print(f"  {side.name:<34} {side.seconds / len(pick):6.2f} s/pair; prefill {npf / len(pick):5.0f} tok/pair "
+            print(f"  {side.name:<21} {side.seconds / len(pick):6.2f} s/pair; prefill {npf / len(pick):5.0f} tok/pair "
                   f"at {npf / max(tp, 1e-9):6.1f} tok/s; decode {nd / len(pick):4.1f} tok/pair at "
                   f"{nd / max(te, 1e-9):5.1f} tok/s; AUROC {auc:.3f} ({ok.sum()} parsed)")
             print(f"    threads decode/prefill {side.backend._model().context_params.n_threads}/"
                   f"{side.backend._model().context_params.n_threads_batch}; first answers {side.raw[:3]}")
-        ratios.append(old.seconds / new.seconds)
-        print(f"  s/pair ratio old/new: {ratios[-1]:.2f}x; load average now {os.getloadavg()[0]:.1f}")
-        del old, new
+        ratios.append(base.seconds / new.seconds)
+        print(f"  s/pair ratio vs no prefix cache {ratios[-1]:.2f}x, vs old path {old.seconds / new.seconds:.2f}x; "
+              f"load average now {os.getloadavg()[0]:.1f}")
+        del base, old, new, sides
     print(f"ratio: {min(ratios):.2f}")
 
 
