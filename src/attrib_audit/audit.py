@@ -8,7 +8,7 @@ import json
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,10 @@ class AuditConfig:
     n_perm: int = 10_000  # permutations for the transfer section's W and decomposition tests
     engine: str = "local"  # "local" or "ray" (engine.ray_engine)
     ray: Any = None  # engine.ray_engine.RayOptions for engine="ray"; None: defaults
+    # metrics computed elsewhere, name → external.ScoreSource (plain, what the CLI records), scores in table
+    # order (numpy/pandas/pyarrow), a mapping id → score, or an external.Precomputed; see README "Your own metric"
+    precomputed: dict[str, Any] = field(default_factory=dict)
+    on_error: str = "fail"  # a precomputed score for an unknown id, or a pair without one: fail names it; skip counts
 
     def factory_options(self, name: str) -> dict[str, Any]:
         """What `get_scorer(name, ...)` is called with; the Ray actors build their scorer from the same."""
@@ -143,7 +147,7 @@ def score_table(table: PairTable, scorers: dict[str, Scorer], config: AuditConfi
         for name, scorer in scorers.items():
             out[name], st = score_pairs(scorer, table.claims, table.evidences, cache=cache,
                                         batch_size=config.batch_size, quiet=config.quiet, questions=table.questions)
-            stats.append(st)
+            stats.append(replace(st, scorer=name))  # the name asked for, also where a plugin calls itself otherwise
     finally:
         cache.close()
     return out, stats
@@ -183,7 +187,10 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                                    "note": "one class in slice: AUROC undefined"})
             continue
         matrix = np.vstack([scores[n].scores[rows] for n in names])
-        boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl))
+        weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
+        if weights is not None:
+            slices[-1]["weighting"] = "horvitz-thompson: each pair weighs 1/inclusion_prob"
+        boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl), weights=weights)
         boots[sl] = SliceBoot(names, boot, rows)
         for j, name in enumerate(names):
             lo, hi, dropped = percentile_ci(boot.replicates[j])
@@ -201,10 +208,20 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
 
 
 def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) -> AuditResult:
+    from attrib_audit.data.errors import DataError
+    from attrib_audit.external.sources import ScoreSource, precomputed_scores
+
     config = config or AuditConfig()
     t0 = time.time()
+    clash = sorted(set(config.precomputed) & set(config.scorers))
+    if clash:
+        raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
+    external = precomputed_scores(table, config.precomputed, on_error=config.on_error, log=log)
     scorers, unavailable = build_scorers(config, log)
     scores, run_stats = score_table(table, scorers, config)
+    for name, p in external.items():  # cache-free: the scores are given, only the statistics run
+        scores[name] = p.batch()
+        run_stats.append(p.run_stats())
     keys = table.slice_keys(config.slice_by)
     slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
     results = {
@@ -214,12 +231,16 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
                    "seed": config.seed, "ci": "95% percentile, clustered bootstrap over `group`", "device": config.device,
                    "n_perm": config.n_perm,
                    "scorer_options": config.scorer_options, "batch_size": config.batch_size, "engine": config.engine,
-                   "cache": config.cache_path},
+                   "cache": config.cache_path,
+                   "on_error": config.on_error,
+                   "precomputed": {n: v.to_dict() if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
+                                   for (n, v), p in zip(config.precomputed.items(), external.values())}},
         "data": table.origin,
         "skipped": [s for o in table.origin for s in o.get("skipped", [])],
         "scorers": [{"scorer": s.scorer, "signature": s.signature, "n_pairs": s.n_pairs, "n_unique": s.n_unique,
                      "n_cached": s.n_cached, "n_scored": s.n_scored, "n_batches": s.n_batches} for s in run_stats],
         "unavailable": unavailable,
+        "precomputed": [p.record(table.ids) for p in external.values()],
         "slices": slices,
         "auroc": auroc_rows,
         "paired": paired_rows,

@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "attrib_audit.provenance.cli",
     "attrib_audit.report.cli",
     "attrib_audit.judge.cli",
+    "attrib_audit.validate.cli",
 )
 
 
@@ -69,7 +70,8 @@ def load_from_args(args: argparse.Namespace):
 
 
 def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
-    p.add_argument("--scorers", default=default, help=f"comma-separated scorer names (default {default}); see `models list`")
+    p.add_argument("--scorers", default=default, help=f"comma-separated scorer names (default {default}); see "
+                   "`models list`; a plugin as module:factory; 'none' with --score-col/--scores only")
     add_model_args(p)
     from attrib_audit.engine.cli import add_engine_args
     from attrib_audit.judge.cli import add_judge_args
@@ -105,7 +107,7 @@ def config_from_args(args: argparse.Namespace):
     from attrib_audit.engine.cli import ray_options_from_args
     from attrib_audit.judge.cli import JUDGE_SCORERS, judge_options
 
-    scorers = tuple(s.strip() for s in args.scorers.split(",") if s.strip())
+    scorers = tuple(s.strip() for s in args.scorers.split(",") if s.strip() and s.strip() != "none")
     # judge options are recorded only for the judges this run asked for
     opts: dict[str, dict] = {name: judge_options(args) for name in JUDGE_SCORERS if name in scorers}
     for item in args.model_path:
@@ -113,8 +115,8 @@ def config_from_args(args: argparse.Namespace):
         opts.setdefault(name.strip(), {})["path"] = path.strip()
     for item in args.scorer_opt:
         key, _, value = item.partition("=")
-        name, _, opt = key.partition(".")
-        if not opt:
+        name, _, opt = key.rpartition(".")  # rpartition: a `pkg.mod:factory` plugin name holds dots
+        if not name or not opt:
             raise SystemExit(f"attrib-audit: --scorer-opt {item!r} must be SCORER.KEY=VALUE")
         opts.setdefault(name, {})[opt] = _coerce(value)
     return AuditConfig(scorers=scorers, slice_by=getattr(args, "slice_by", "dataset"),
@@ -138,16 +140,22 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def _run_and_report(table, args: argparse.Namespace) -> int:
     from attrib_audit.audit import format_table, run_audit
+    from attrib_audit.external.cli import sources_from_args
     from attrib_audit.transfer_audit import format_transfer
 
+    log = (lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
     config = config_from_args(args)
-    result = run_audit(table, config, log=(lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
+    config.precomputed, config.on_error = sources_from_args(args, log), getattr(args, "on_error", "fail")
+    result = run_audit(table, config, log=log)
     path = result.save(args.out)
     print(format_table(result.results))
     print(format_transfer(result.results))
     cached = sum(s["n_cached"] for s in result.results["scorers"])
     scored = sum(s["n_scored"] for s in result.results["scorers"])
     print(f"\n{len(table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
+    for p in result.results["precomputed"]:
+        print(f"precomputed {p['scorer']}: {p['column']} of {p['source']} (joined on {p['join']}, {p['direction']}); "
+              f"{p['n_failed']} pairs without a usable score (ids in results.json)")
     if args.report:
         from attrib_audit.report.cli import write_report
 
@@ -173,10 +181,14 @@ def cmd_models(args: argparse.Namespace) -> int:
     from attrib_audit.scorers import registry
 
     if args.action == "list":
+        from attrib_audit.scorers.plugins import plugin_clashes
+
         for name, spec in sorted(registry().items()):
             ok, where = spec.check()
             state = "ready " if ok else "absent"
             print(f"{name:<14} {state}  {spec.description}\n{'':<22}{where}" + ("" if ok else f"\n{'':<22}install: {spec.install}"))
+        for clash in plugin_clashes():
+            print(f"plugin clash: {clash}")
         return 0
     from attrib_audit.scorers.install import install
 
@@ -200,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--n-perm", type=int, default=10_000,
                        help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
         p.add_argument("--out", default=out_default, help="output folder")
+        from attrib_audit.external.cli import add_precomputed_args
+
+        add_precomputed_args(p)
         p.add_argument("--report", action="store_true", default=out_default is not None,
                        help="also write report.html, report.md and plots/ in the output folder (demo: always)")
 
@@ -237,12 +252,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from attrib_audit.data.errors import DataError
+    from attrib_audit.scorers.plugins import PluginError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except DataError as exc:
         print(f"attrib-audit: data error: {exc}", file=sys.stderr)
+        return 2
+    except PluginError as exc:
+        print(f"attrib-audit: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)

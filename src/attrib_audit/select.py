@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attrib_audit.stats.bootstrap import percentile_ci
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 from attrib_audit.transfer_audit import LEVEL, build_matrix, clean, construct_groups
 
@@ -26,7 +27,7 @@ class Recommendation:
     datasets: list[str]
     candidates: list[str]
     metric: str | None
-    verdict: str  # transfers | near-best-unproven | does-not-transfer | no-recommendation
+    verdict: str  # transfers | near-best-unproven | does-not-transfer | best-on-target | tied-on-target | no-recommendation
     in_sample_regret: float | None
     in_sample_regret_ci: tuple[float, float] | None
     worst_regret: float | None
@@ -86,6 +87,28 @@ def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recom
                           [], reason)
 
 
+def on_target(construct: str, dataset: str, names: list[str], point: np.ndarray, reps: np.ndarray) -> Recommendation:
+    """One audited dataset: if it is the target (e.g. a labelled sample of it), the metric to use is its best one;
+    the paired bootstrap says which others it cannot be told apart from. Nothing here speaks for other datasets."""
+    ok = [j for j in range(len(names)) if np.isfinite(point[j])]
+    if len(ok) < 2:
+        return no_recommendation(construct, [dataset], f"fewer than two candidate metrics have an AUROC on {dataset}: "
+                                                       "nothing to choose between")
+    best = max(ok, key=lambda j: point[j])
+    tied = [names[j] for j in ok if j != best and percentile_ci(reps[best] - reps[j], LEVEL)[0] <= 0]
+    if tied:
+        verdict = "tied-on-target"
+        caveat = (f"{names[best]} has the highest AUROC on {dataset} ({point[best]:.3f}), but the paired 95% CI does not "
+                  f"separate it from {', '.join(tied)}: any of them will do here (choose the cheapest), or label more "
+                  "pairs (`attrib-audit plan --detect`). This holds for this dataset only.")
+    else:
+        verdict = "best-on-target"
+        caveat = (f"{names[best]} beats every other candidate on {dataset} (AUROC {point[best]:.3f}; each paired 95% CI "
+                  "excludes zero). This holds for this dataset only; a dataset that was not audited needs its own labels.")
+    return Recommendation(construct, [dataset], [names[j] for j in ok], names[best], verdict, None, None, None, None,
+                          None, None, None, [], caveat)
+
+
 def load_replicates(folder: Path) -> tuple[dict, dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
     res_path, npz_path = folder / "results.json", folder / "bootstrap.npz"
     for p in (res_path, npz_path):
@@ -117,8 +140,8 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
         if construct is not None and c != construct:
             continue
         if len(datasets) < 2:
-            out.append(no_recommendation(c, datasets, f"only one dataset of '{c}' was audited, so nothing shows whether "
-                                                      "any metric transfers; audit the new dataset directly"))
+            idx = [names.index(n) for n in pick]
+            out.append(on_target(c, datasets[0], pick, points[datasets[0]][idx], reps[datasets[0]][idx]))
             continue
         idx = [names.index(n) for n in pick]
         mat, dropped = build_matrix(datasets, pick, {d: points[d][idx] for d in datasets},
@@ -137,6 +160,9 @@ def format_recommendation(r: Recommendation) -> str:
     lines = [f"construct '{r.construct}' ({len(r.datasets)} datasets: {', '.join(r.datasets)})"]
     if r.metric is None:
         return "\n".join(lines + [f"  no recommendation: {r.caveat}"])
+    if r.selector_regret is None:  # audited on the target dataset itself
+        return "\n".join(lines + [f"  recommended for {r.datasets[0]}: {r.metric}   [{r.verdict}]",
+                                   f"  candidates: {', '.join(r.candidates)}", f"  caveat: {r.caveat}"])
     lines.append(f"  recommended for a new dataset: {r.metric}   [{r.verdict}]")
     lines.append(f"  candidates: {', '.join(r.candidates)} (regret is against the best candidate per dataset); "
                  f"portable: {', '.join(r.portable_metrics) or 'none'}")

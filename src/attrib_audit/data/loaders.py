@@ -140,6 +140,24 @@ def _pair_text(value: Any, what: str, *, path: str, row: int, field: str) -> str
     return text
 
 
+def parse_inclusion_prob(value: Any, *, path: str, row: int) -> float | None:
+    """The sampling probability `attrib-audit sample` recorded; absent means the row was not sampled (π = 1)."""
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return None
+    try:
+        p = float(value)
+    except (TypeError, ValueError):
+        raise DataError(f"inclusion_prob {value!r} is not a number", path=path, row=row, field="inclusion_prob") from None
+    if not 0.0 < p <= 1.0:
+        raise DataError(f"inclusion_prob {p!r} must be in (0, 1]", path=path, row=row, field="inclusion_prob")
+    return p
+
+
+def row_id(raw: Mapping[str, Any], id_col: str, default_dataset: str, row: int) -> str:
+    """A row's id: its id column, else `<dataset>:<row number>` (so a row can be found again by id)."""
+    return _text(raw.get(id_col)) or f"{default_dataset}:{row}"
+
+
 def rows_to_records(
     rows: Iterable[tuple[int, dict]],
     *,
@@ -173,7 +191,8 @@ def rows_to_records(
             claim = _pair_text(raw.get(col["claim"]), "claim", path=path, row=row, field=col["claim"])
             evidence = _pair_text(raw.get(col["evidence"]), "evidence", path=path, row=row, field=col["evidence"])
             label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
-            rid = _text(raw.get(col["id"])) or f"{default_dataset}:{row}"
+            rid = row_id(raw, col["id"], default_dataset, row)
+            prob = parse_inclusion_prob(raw.get("inclusion_prob"), path=path, row=row)
             if seen_ids is not None:
                 if rid in seen_ids:
                     first = seen_ids[rid]
@@ -193,6 +212,7 @@ def rows_to_records(
             question=_text(raw.get(col["question"])),
             group=_text(raw.get(col["group"])),
             construct=construct or _text(raw.get(col["construct"])),
+            inclusion_prob=prob,
         ))
     if not records:
         raise DataError("no rows", path=path)

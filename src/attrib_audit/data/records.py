@@ -23,6 +23,7 @@ class PairRecord:
     question: str | None = None
     group: str | None = None
     construct: str | None = None
+    inclusion_prob: float | None = None  # chance the pair was sampled from its pool (`attrib-audit sample`)
 
     def cluster(self) -> str:
         return self.group if self.group else self.id
@@ -42,6 +43,7 @@ class PairTable:
     groups: list[str]
     constructs: list[str | None]
     origin: list[dict] = field(default_factory=list)  # one entry per loaded file
+    inclusion_probs: np.ndarray | None = None  # None: every pair of the pool is here (probability 1)
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -51,6 +53,15 @@ class PairTable:
         self.labels = np.asarray(self.labels, dtype=np.int8)
         if self.labels.shape != (n,):
             raise ValueError("PairTable labels must be one value per row")
+        if self.inclusion_probs is not None:
+            self.inclusion_probs = np.asarray(self.inclusion_probs, dtype=np.float64)
+            if self.inclusion_probs.shape != (n,):
+                raise ValueError("PairTable inclusion_probs must be one value per row")
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        """Horvitz–Thompson weights 1/π, or None when the table is the whole pool."""
+        return None if self.inclusion_probs is None else 1.0 / self.inclusion_probs
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -68,6 +79,8 @@ class PairTable:
             groups=[r.cluster() for r in records],
             constructs=[r.construct for r in records],
             origin=list(origin or []),
+            inclusion_probs=(np.array([1.0 if r.inclusion_prob is None else r.inclusion_prob for r in records])
+                             if any(r.inclusion_prob is not None for r in records) else None),
         )
 
     def records(self) -> Iterator[PairRecord]:
@@ -76,6 +89,7 @@ class PairTable:
                 id=self.ids[i], dataset=self.datasets[i], claim=self.claims[i], evidence=self.evidences[i],
                 label=int(self.labels[i]), source=self.sources[i], question=self.questions[i],
                 group=self.groups[i], construct=self.constructs[i],
+                inclusion_prob=None if self.inclusion_probs is None else float(self.inclusion_probs[i]),
             )
 
     def take(self, index: Sequence[int] | np.ndarray) -> "PairTable":
@@ -85,7 +99,7 @@ class PairTable:
             ids=pick(self.ids), datasets=pick(self.datasets), claims=pick(self.claims),
             evidences=pick(self.evidences), labels=self.labels[idx], sources=pick(self.sources),
             questions=pick(self.questions), groups=pick(self.groups), constructs=pick(self.constructs),
-            origin=self.origin,
+            origin=self.origin, inclusion_probs=None if self.inclusion_probs is None else self.inclusion_probs[idx],
         )
 
     def slice_keys(self, by: str) -> list[str]:
@@ -108,4 +122,7 @@ class PairTable:
             labels=np.concatenate([t.labels for t in tables]), sources=cat("sources"),
             questions=cat("questions"), groups=cat("groups"), constructs=cat("constructs"),
             origin=[o for t in tables for o in t.origin],
+            inclusion_probs=(np.concatenate([np.ones(len(t)) if t.inclusion_probs is None else t.inclusion_probs
+                                             for t in tables])
+                             if any(t.inclusion_probs is not None for t in tables) else None),
         )

@@ -69,10 +69,17 @@ def check(folder: str | Path, cache_path: str | None = None, log=print) -> tuple
     if problems or not tables:
         return problems or ["results.json records no data files"], {}
     cfg = recorded["config"]
+    from attrib_audit.external.sources import ScoreSource
+
+    sources = cfg.get("precomputed") or {}
+    given = [n for n, d in sources.items() if "column" not in d]
+    if given:  # scores handed to run_audit from Python: nothing on disk to replay them from
+        return [f"precomputed scorer {given[0]!r} was given from Python; only file and column sources can be checked"], {}
     config = AuditConfig(scorers=tuple(cfg["scorers"]), slice_by=cfg["slice_by"], n_boot=cfg["n_boot"],
                          seed=cfg["seed"], batch_size=cfg.get("batch_size"), device=cfg.get("device", "cpu"),
                          cache_path=cache_path or cfg.get("cache"), scorer_options=cfg.get("scorer_options", {}),
-                         quiet=True)
+                         quiet=True, precomputed={n: ScoreSource.from_dict(d) for n, d in sources.items()},
+                         on_error=cfg.get("on_error", "fail"))
     rerun = run_audit(PairTable.concat(tables), config, log=log).results
     rerun = json.loads(json.dumps(rerun, allow_nan=False, default=_jsonable))
     fresh = sum(s["n_scored"] for s in rerun["scorers"])

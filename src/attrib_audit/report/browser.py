@@ -165,38 +165,115 @@ def _console_errors(events: list[dict]) -> list[str]:
     return out
 
 
+class Tab:
+    """One page of a running Browser: navigate, evaluate JavaScript, press keys, take a screenshot."""
+
+    def __init__(self, tools: _DevTools, timeout: float):
+        self._tools, self.timeout = tools, timeout
+        target = tools.send("Target.createTarget", {"url": "about:blank"}, timeout=timeout)["targetId"]
+        self.session = tools.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Runtime", "Log", "Network", "Page"):
+            self.send(f"{domain}.enable")
+        self.resize(900)
+
+    def send(self, method: str, params: dict | None = None) -> dict:
+        return self._tools.send(method, params, session=self.session, timeout=self.timeout)
+
+    def resize(self, height: int) -> None:
+        self.send("Emulation.setDeviceMetricsOverride", {"width": WIDTH, "height": height, "deviceScaleFactor": 1,
+                                                         "mobile": False})
+
+    def navigate(self, url: str) -> None:
+        """Open `url` and wait for its load event."""
+        seen = len(self._tools.events)
+        self.send("Page.navigate", {"url": url})
+        loaded = lambda m: m.get("method") == "Page.loadEventFired" and m.get("sessionId") == self.session  # noqa: E731
+        if not any(map(loaded, self._tools.events[seen:])):  # it may have come in with the navigate reply
+            self._tools.wait(loaded, self.timeout, "the page load")
+
+    def evaluate(self, expression: str):
+        """The value of a JavaScript expression (promises are awaited)."""
+        reply = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in reply:
+            raise BrowserError(f"JavaScript failed: {reply['exceptionDetails'].get('text', '')} in {expression[:80]}")
+        return reply["result"].get("value")
+
+    def wait_for(self, expression: str, timeout: float | None = None, poll: float = 0.05):
+        """Poll a JavaScript expression until it is truthy; its value."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while True:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise BrowserError(f"page never satisfied {expression!r}")
+            time.sleep(poll)
+
+    def press(self, key: str) -> None:
+        """A real key press (keydown, char, keyup) as the keyboard sends it; `key` is a character or e.g. ArrowLeft."""
+        text = key if len(key) == 1 else ""
+        code = f"Key{key.upper()}" if len(key) == 1 and key.isalpha() else (f"Digit{key}" if key.isdigit() else key)
+        self.send("Input.dispatchKeyEvent", {"type": "keyDown" if text else "rawKeyDown", "key": key, "code": code,
+                                             "text": text})
+        self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code})
+
+    def screenshot(self, path: str | Path) -> tuple[Path, int]:
+        """Full-page PNG (cut at MAX_HEIGHT); (path, the page's full height)."""
+        height = int(self.evaluate("Math.ceil(document.documentElement.scrollHeight)"))
+        clip = min(height, MAX_HEIGHT)
+        self.resize(clip)
+        shot = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                                    "clip": {"x": 0, "y": 0, "width": WIDTH, "height": clip, "scale": 1}})
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(shot["data"]))
+        return path, height
+
+    def network(self) -> list[str]:
+        """Every URL this tab requested."""
+        return [e["params"]["request"]["url"] for e in self._tools.events if e.get("sessionId") == self.session
+                and e.get("method") == "Network.requestWillBeSent"]
+
+    def console_errors(self) -> list[str]:
+        return _console_errors([e for e in self._tools.events if e.get("sessionId") == self.session])
+
+
+class Browser:
+    """Headless Chromium driven over the DevTools pipe; `with Browser() as b: tab = b.new_tab()`."""
+
+    def __init__(self, timeout: float = 60.0):
+        exe = find_chromium()
+        if not exe:
+            raise BrowserError("no Chromium found: install it (Debian: apt-get install chromium) or set $ATTRIB_AUDIT_CHROMIUM")
+        self.timeout = timeout
+        self._profile = tempfile.TemporaryDirectory(prefix="attrib-audit-chromium-")
+        self._tools = _DevTools(exe, self._profile.name)
+
+    def new_tab(self) -> Tab:
+        return Tab(self._tools, self.timeout)
+
+    def close(self) -> None:
+        try:
+            self._tools.close()
+        finally:
+            self._profile.cleanup()
+
+    def __enter__(self) -> "Browser":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def check_page(html: str | Path, screenshot: str | Path, *, timeout: float = 60.0) -> PageCheck:
     """Load `html` in headless Chromium, write a full-page PNG to `screenshot`, and report what went wrong."""
-    exe = find_chromium()
-    if not exe:
-        raise BrowserError("no Chromium found: install it (Debian: apt-get install chromium) or set $ATTRIB_AUDIT_CHROMIUM")
     url = Path(html).resolve().as_uri()
-    screenshot = Path(screenshot)
-    with tempfile.TemporaryDirectory(prefix="attrib-audit-chromium-") as profile:
-        tools = _DevTools(exe, profile)
-        try:
-            target = tools.send("Target.createTarget", {"url": "about:blank"}, timeout=timeout)["targetId"]
-            session = tools.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-            for domain in ("Runtime", "Log", "Network", "Page"):
-                tools.send(f"{domain}.enable", session=session)
-            tools.send("Emulation.setDeviceMetricsOverride", {"width": WIDTH, "height": 900, "deviceScaleFactor": 1,
-                                                              "mobile": False}, session=session)
-            tools.send("Page.navigate", {"url": url}, session=session)
-            tools.wait(lambda m: m.get("method") == "Page.loadEventFired" and m.get("sessionId") == session,
-                       timeout, "the page load")
-            facts = json.loads(tools.send("Runtime.evaluate", {"expression": PAGE_FACTS, "returnByValue": True},
-                                          session=session)["result"]["value"])
-            height = min(int(facts["height"]), MAX_HEIGHT)
-            tools.send("Emulation.setDeviceMetricsOverride", {"width": WIDTH, "height": height, "deviceScaleFactor": 1,
-                                                              "mobile": False}, session=session)
-            shot = tools.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
-                                                         "clip": {"x": 0, "y": 0, "width": WIDTH, "height": height,
-                                                                  "scale": 1}}, session=session, timeout=timeout)
-        finally:
-            tools.close()
-    screenshot.parent.mkdir(parents=True, exist_ok=True)
-    screenshot.write_bytes(base64.b64decode(shot["data"]))
-    network = [e["params"]["request"]["url"] for e in tools.events if e.get("method") == "Network.requestWillBeSent"
-               and not e["params"]["request"]["url"].startswith(("file:", "data:"))]
-    return PageCheck(url, screenshot, facts["title"], int(facts["height"]), facts["images"], facts["svgs"],
-                     facts["sections"], _console_errors(tools.events), network)
+    with Browser(timeout) as browser:
+        tab = browser.new_tab()
+        tab.navigate(url)
+        facts = json.loads(tab.evaluate(PAGE_FACTS))
+        shot, _ = tab.screenshot(screenshot)
+        network = [u for u in tab.network() if not u.startswith(("file:", "data:"))]
+        errors = tab.console_errors()
+    return PageCheck(url, shot, facts["title"], int(facts["height"]), facts["images"], facts["svgs"],
+                     facts["sections"], errors, network)

@@ -114,14 +114,25 @@ def register(spec: ScorerSpec) -> ScorerSpec:
 
 
 def registry() -> dict[str, ScorerSpec]:
+    """Built-in scorers and the installed `attrib_audit.scorers` entry points (discovered on each call)."""
     from attrib_audit import scorers  # noqa: F401  (importing the package registers the built-ins)
+    from attrib_audit.scorers.plugins import entry_point_specs
 
-    return dict(_REGISTRY)
+    return {**entry_point_specs(set(_REGISTRY))[0], **_REGISTRY}
 
 
 def get_scorer(name: str, **options: Any) -> Scorer:
-    """Build a registered scorer; raises ScorerUnavailable with a one-line reason if it cannot run here."""
-    specs = registry()
+    """Build a registered scorer or a `module:factory` plugin.
+
+    Raises ScorerUnavailable with a one-line reason if it cannot run here, PluginError for a broken plugin.
+    """
+    from attrib_audit.scorers.plugins import import_path_scorer, is_import_path
+
+    if is_import_path(name):
+        return import_path_scorer(name, **options)
+    from attrib_audit import scorers  # noqa: F401  (a built-in needs no scan of the installed entry points)
+
+    specs = _REGISTRY if name in _REGISTRY else registry()
     if name not in specs:
         raise KeyError(f"unknown scorer {name!r}; known: {', '.join(sorted(specs))}")
     return specs[name].factory(**options)

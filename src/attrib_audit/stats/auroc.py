@@ -35,13 +35,16 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(u / (n_pos * n_neg))
 
 
-def cluster_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def cluster_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, counts: np.ndarray,
+                  row_weights: np.ndarray | None = None) -> np.ndarray:
     """AUROC for each resample given as cluster multiplicities `counts` (B, K); row i belongs to cluster codes[i].
 
     Every resample shares one sort of the scores: tie-bins are formed once and a sparse
     (K, G) matrix holds each cluster's positives (negatives) per bin, so the per-resample
     bin weights are one sparse-dense product and no (B, n) matrix is ever built.
     AUC_b = Σ_g P_bg (N_b,<g + ½ N_bg) / (P_b N_b); resamples holding one class give NaN.
+    `row_weights` (e.g. inverse inclusion probabilities) multiply each row's count, so the
+    Horvitz–Thompson weighted AUROC and its weighted clustered bootstrap are the same product.
     """
     from scipy import sparse
 
@@ -56,9 +59,11 @@ def cluster_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, cou
     _, bins = np.unique(s, return_inverse=True)
     n_bins = int(bins.max()) + 1 if bins.size else 0
     shape = (c.shape[1], n_bins)
-    ones = np.ones(int(y.sum()))
-    pos_kg = sparse.csr_matrix((ones, (codes[y], bins[y])), shape=shape)
-    neg_kg = sparse.csr_matrix((np.ones(int((~y).sum())), (codes[~y], bins[~y])), shape=shape)
+    w = np.ones(s.size) if row_weights is None else np.asarray(row_weights, dtype=np.float64)
+    if w.shape != s.shape or not (np.isfinite(w).all() and (w > 0).all()):
+        raise ValueError("row_weights must be one positive finite weight per score")
+    pos_kg = sparse.csr_matrix((w[y], (codes[y], bins[y])), shape=shape)
+    neg_kg = sparse.csr_matrix((w[~y], (codes[~y], bins[~y])), shape=shape)
     pos = np.asarray((pos_kg.T @ c.T).T)
     neg = np.asarray((neg_kg.T @ c.T).T)
     below = np.cumsum(neg, axis=1) - neg
@@ -74,3 +79,12 @@ def weighted_auroc(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray) 
     if w.shape[1] != np.asarray(scores).size:
         raise ValueError(f"weights have {w.shape[1]} columns for {np.asarray(scores).size} scores")
     return cluster_auroc(scores, labels, np.arange(w.shape[1]), w)
+
+
+def ht_auroc(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> float:
+    """Horvitz–Thompson (inverse-probability) weighted AUROC: each (pos, neg) pair counts w_i·w_j.
+
+    With w = 1/π (inclusion probability) it estimates the AUROC of the whole pool a sample was drawn from.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    return float(cluster_auroc(s, labels, np.zeros(s.size, dtype=np.int64), np.ones(1), weights)[0])

@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from attrib_audit.stats.auroc import auroc, cluster_auroc
+from attrib_audit.stats.auroc import auroc, cluster_auroc, ht_auroc
 from attrib_audit.stats.types import Estimate
 
 DEFAULT_B = 2000
@@ -62,11 +62,12 @@ class BootstrapAUROC:
 
 
 def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
-                     rng: np.random.Generator | int = 0) -> BootstrapAUROC:
+                     rng: np.random.Generator | int = 0, weights: np.ndarray | None = None) -> BootstrapAUROC:
     """Clustered bootstrap of AUROC for each row of `score_matrix` (m, n), sharing the draws.
 
     NaN scores (e.g. a judge's failures) are left out of that scorer only: its rows get
-    zero weight, so comparisons stay paired on the draws.
+    zero weight, so comparisons stay paired on the draws. `weights` (1/inclusion probability per
+    row) make both the point estimate and every resample Horvitz–Thompson weighted.
     """
     sm = np.atleast_2d(np.asarray(score_matrix, dtype=np.float64))
     y = np.asarray(labels).astype(np.int64)
@@ -75,14 +76,17 @@ def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     codes = group_codes(groups)
     finite = np.isfinite(sm)
-    point = np.array([auroc(sm[j, finite[j]], y[finite[j]]) if finite[j].any() else np.nan for j in range(sm.shape[0])])
+    w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    point = np.array([(auroc(sm[j, finite[j]], y[finite[j]]) if weights is None else
+                       ht_auroc(sm[j, finite[j]], y[finite[j]], w[finite[j]])) if finite[j].any() else np.nan
+                      for j in range(sm.shape[0])])
     reps = []
     k = int(codes.max()) + 1 if codes.size else 0
     for counts in cluster_count_blocks(k, n_boot, gen, width=sm.shape[1]):
         block = np.full((sm.shape[0], counts.shape[0]), np.nan)
         for j in range(sm.shape[0]):  # a handful of scorers; the B resamples are one array operation
             if finite[j].any():
-                block[j] = cluster_auroc(sm[j, finite[j]], y[finite[j]], codes[finite[j]], counts)
+                block[j] = cluster_auroc(sm[j, finite[j]], y[finite[j]], codes[finite[j]], counts, w[finite[j]])
         reps.append(block)
     replicates = np.concatenate(reps, axis=1) if reps else np.zeros((sm.shape[0], 0))
     return BootstrapAUROC(point, replicates, finite.sum(axis=1), int(codes.max()) + 1 if codes.size else 0, n_boot)

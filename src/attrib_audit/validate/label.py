@@ -1,0 +1,280 @@
+"""`attrib-audit label`: a local page to label sampled pairs, a SQLite store beside the file, and `--export`.
+
+The server binds 127.0.0.1 only, answers only requests addressed to that host (no DNS
+rebinding) and takes labels only with the per-run token embedded in its own page (no
+cross-site writes). The page loads nothing from elsewhere, so it works offline.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
+
+from attrib_audit.data.errors import DataError
+from attrib_audit.text.tokenize import TOKEN_RE
+from attrib_audit.validate.page import render_page
+from attrib_audit.validate.sample import Pool, read_pool
+from attrib_audit.validate.store import DECISIONS, LabelStore, store_path
+
+DEFAULT_PORT = 8765
+STOPWORDS = frozenset("a an and are as at be by for from had has have he her his i in is it its of on or she that the "
+                      "their they this to was were which who with you".split())
+MAX_BODY = 16_384
+
+
+def overlap_segments(text: str, other: str) -> list[tuple[str, bool]]:
+    """`text` cut into (piece, shared) runs: shared marks content words that also occur in `other`."""
+    vocab = {t for t in TOKEN_RE.findall(other.lower()) if t not in STOPWORDS}
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    for m in TOKEN_RE.finditer(text):
+        if m.group().lower() in vocab:
+            if m.start() > pos:
+                out.append((text[pos:m.start()], False))
+            out.append((m.group(), True))
+            pos = m.end()
+    if pos < len(text):
+        out.append((text[pos:], False))
+    merged: list[tuple[str, bool]] = []
+    for piece, hit in out:  # "word word" and "heavy-duty" stay one highlighted run
+        if merged and (merged[-1][1] == hit or (not piece.strip(" -") and merged[-1][1])):
+            merged[-1] = (merged[-1][0] + piece, merged[-1][1])
+        else:
+            merged.append((piece, hit))
+    return merged
+
+
+def valid_annotator(name: str | None) -> str:
+    name = (name or "").strip()
+    if not name or len(name) > 64 or not name.isprintable():
+        raise ValueError("annotator must be 1–64 printable characters")
+    return name
+
+
+class LabelServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, pool: Pool, store: LabelStore, annotator: str, port: int = 0):
+        super().__init__(("127.0.0.1", port), LabelHandler)
+        self.pool, self.store, self.annotator = pool, store, annotator
+        self.token = secrets.token_urlsafe(24)
+        self.hosts = {f"127.0.0.1:{self.server_port}", f"localhost:{self.server_port}"}
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_port}/?{urlencode({'annotator': self.annotator})}"
+
+    def next_index(self, annotator: str, after: int) -> int:
+        """First pair after `after` this annotator has not decided, wrapping round; len(pool) when all are done."""
+        done = self.store.decisions(annotator)
+        n = len(self.pool.ids)
+        for i in [*range(after + 1, n), *range(0, min(after + 1, n))]:
+            if self.pool.ids[i] not in done:
+                return i
+        return n
+
+    def pair(self, annotator: str, i: int) -> dict:
+        done = self.store.decisions(annotator)
+        base = {"n": len(self.pool.ids), "done": len(done), "skipped": sum(d == "skip" for d in done.values()),
+                "annotator": annotator, "index": i}
+        if i >= len(self.pool.ids):
+            return base
+        claim, evidence = self.pool.claims[i], self.pool.evidences[i]
+        return {**base, "id": self.pool.ids[i], "question": self.pool.questions[i] or "",
+                "claim": overlap_segments(claim, evidence), "evidence": overlap_segments(evidence, claim),
+                "decision": done.get(self.pool.ids[i])}
+
+
+class LabelHandler(BaseHTTPRequestHandler):
+    server: LabelServer
+
+    def log_message(self, format, *args) -> None:  # noqa: A002 - the stdlib's name
+        pass  # the page is the interface; requests are not news
+
+    def _send(self, code: int, body: bytes, ctype: str) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; "
+                                                    "style-src 'unsafe-inline'; connect-src 'self'")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, code: int, obj: dict) -> None:
+        self._send(code, json.dumps(obj, ensure_ascii=False).encode(), "application/json; charset=utf-8")
+
+    def _allowed(self) -> bool:
+        if self.headers.get("Host") not in self.server.hosts:
+            self._json(403, {"error": "wrong host"})
+            return False
+        return True
+
+    def _annotator(self, query: dict) -> str:
+        return valid_annotator((query.get("annotator") or [self.server.annotator])[0])
+
+    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        if not self._allowed():
+            return
+        url = urlparse(self.path)
+        query = parse_qs(url.query)
+        try:
+            annotator = self._annotator(query)
+            if url.path == "/":
+                self._send(200, render_page({"token": self.server.token, "annotator": annotator,
+                                             "file": self.server.pool.path.name}).encode(), "text/html; charset=utf-8")
+            elif url.path == "/api/pair":
+                raw = (query.get("i") or ["resume"])[0]
+                i = self.server.next_index(annotator, -1) if raw == "resume" else int(raw)
+                if not 0 <= i <= len(self.server.pool.ids):
+                    raise ValueError(f"pair index {i} out of range")
+                self._json(200, self.server.pair(annotator, i))
+            elif url.path == "/favicon.ico":
+                self._send(204, b"", "image/x-icon")
+            else:
+                self._json(404, {"error": "not found"})
+        except ValueError as exc:
+            self._json(400, {"error": str(exc)})
+
+    def do_POST(self) -> None:  # noqa: N802
+        if not self._allowed():
+            return
+        if self.headers.get("X-Token") != self.server.token:
+            self._json(403, {"error": "missing or wrong token: reload the page"})
+            return
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+            if not 0 < length <= MAX_BODY:
+                raise ValueError("body missing or too large")
+            body = json.loads(self.rfile.read(length))
+            annotator, i, decision = valid_annotator(body.get("annotator")), int(body["index"]), body["decision"]
+            if not 0 <= i < len(self.server.pool.ids) or body.get("id") != self.server.pool.ids[i]:
+                raise ValueError("index and id do not name the same pair of this file")
+            if urlparse(self.path).path != "/api/label" or decision not in DECISIONS:
+                raise ValueError("POST /api/label with decision supported, not_supported or skip")
+        except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+            self._json(400, {"error": str(exc)})
+            return
+        expect = body["seen"] if "seen" in body else ...  # what the tab showed; another tab may have labelled since
+        clash = self.server.store.put(annotator, self.server.pool.ids[i], decision, expect)
+        reply = {"next": self.server.next_index(annotator, i), "done": len(self.server.store.decisions(annotator)),
+                 "n": len(self.server.pool.ids)}
+        if clash is not None:
+            self._json(409, {**reply, "error": f"pair {i + 1} was labelled '{clash}' in another tab; kept that label",
+                             "stored": clash})
+            return
+        self._json(200, reply)
+
+
+def serve(pairs_file: str | Path, annotator: str, port: int = DEFAULT_PORT) -> LabelServer:
+    """A server ready to `serve_forever()`; a busy default port falls back to a free one."""
+    pool = read_pool(pairs_file)
+    store = LabelStore(store_path(pairs_file))
+    annotator = valid_annotator(annotator)
+    try:
+        return LabelServer(pool, store, annotator, port)
+    except OSError:
+        if port != DEFAULT_PORT:
+            raise SystemExit(f"attrib-audit label: port {port} is busy; pass --port 0 for any free port") from None
+        return LabelServer(pool, store, annotator, 0)
+
+
+def export(pairs_file: str | Path, out: str | Path, annotator: str | None = None) -> dict:
+    """Write the labelled pairs of one annotator in our schema (label, annotator, inclusion_prob kept).
+
+    With two or more annotators, also writes OUT_STEM.annotators/scores.parquet so
+    `attrib-audit agree --results that_folder --a A --b B` gives Cohen's κ.
+    """
+    path = Path(pairs_file)
+    store_file = store_path(path)
+    if not store_file.exists():
+        raise DataError(f"no labels yet ({store_file} does not exist): run `attrib-audit label {path} --annotator NAME`")
+    pool = read_pool(path)
+    store = LabelStore(store_file)
+    names = store.annotators()
+    if annotator is None:
+        if len(names) != 1:
+            raise SystemExit(f"attrib-audit label: {len(names)} annotators in {store_file} ({', '.join(names)}): "
+                             "choose one with --annotator")
+        annotator = names[0]
+    if annotator not in names:
+        raise SystemExit(f"attrib-audit label: no labels by {annotator!r} in {store_file} (annotators: {', '.join(names)})")
+    rows = store.rows(annotator)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    written = skipped = 0
+    with open(out, "w", encoding="utf-8") as fh:
+        for raw, pid in zip(pool.rows, pool.ids):
+            if pid not in rows:
+                continue
+            label, ts = rows[pid]
+            if label is None:
+                skipped += 1
+                continue
+            stamp = datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
+            fh.write(json.dumps({**raw, "label": label, "annotator": annotator, "labelled_at": stamp},
+                                ensure_ascii=False, default=str) + "\n")
+            written += 1
+    summary = {"out": str(out), "annotator": annotator, "written": written, "skipped": skipped,
+               "unlabelled": len(pool.ids) - written - skipped, "annotators": names}
+    if len(names) > 1:
+        summary["agreement_dir"] = str(write_annotator_table(pool, store, names, out.with_suffix(".annotators")))
+    return summary
+
+
+def write_annotator_table(pool: Pool, store: LabelStore, names: list[str], folder: Path) -> Path:
+    """Every annotator's labels as `NAME__label` columns of a scores.parquet that `agree` reads."""
+    import pandas as pd
+
+    folder.mkdir(parents=True, exist_ok=True)
+    dataset = [str(r.get("dataset") or pool.path.stem) for r in pool.rows]
+    frame = pd.DataFrame({"id": pool.ids, "dataset": dataset, "source": [r.get("source") for r in pool.rows],
+                          "slice": dataset, "group": [str(r.get("group") or r["id"]) for r in pool.rows]})
+    word = {1: "attributable", 0: "not_attributable"}
+    for name in names:
+        rows = store.rows(name)
+        frame[f"{name}__label"] = [word.get(rows.get(pid, (None, 0))[0]) for pid in pool.ids]
+    frame.to_parquet(folder / "scores.parquet", index=False)
+    return folder
+
+
+def cmd_label(args: argparse.Namespace) -> int:
+    if args.export:
+        s = export(args.data, args.export, args.annotator)
+        print(f"exported {s['written']} labels by {s['annotator']} to {s['out']} ({s['skipped']} skipped and "
+              f"{s['unlabelled']} not yet labelled left out)")
+        if s["skipped"] or s["unlabelled"]:
+            print("note: pairs left out act like non-response; the weights assume they resemble the labelled ones")
+        if "agreement_dir" in s:
+            a, b = s["annotators"][:2]
+            print(f"{len(s['annotators'])} annotators: attrib-audit agree --results {s['agreement_dir']} --a {a} --b {b}")
+        print(f"next: attrib-audit audit {s['out']} --construct attribution --out audit-target, then "
+              "attrib-audit select --results audit-target")
+        return 0
+    if not args.annotator:
+        raise SystemExit("attrib-audit label: give --annotator NAME (your labels are stored under it)")
+    try:
+        server = serve(args.data, args.annotator, args.port)
+    except ValueError as exc:
+        raise SystemExit(f"attrib-audit label: {exc}") from None
+    print(f"labelling {len(server.pool.ids)} pairs as {server.annotator}; labels are saved to {server.store.path} after "
+          f"every key press\nopen {server.url}\n(Ctrl-C stops the server; rerun to resume)", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        print("stopped; every label is saved", file=sys.stderr)
+    finally:
+        server.server_close()
+    return 0
+
+
+def add_label_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("data", help="pairs to label (the JSONL `attrib-audit sample` wrote, or any pair file)")
+    p.add_argument("--annotator", help="your name; labels are stored per annotator")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
+    p.add_argument("--export", metavar="OUT.jsonl", help="write the labelled pairs (our schema) instead of serving")

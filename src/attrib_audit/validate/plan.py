@@ -1,0 +1,313 @@
+"""`attrib-audit plan`: how many human labels a target dataset needs, by simulation with the audit's own bootstrap.
+
+A population model draws labelled samples of n pairs in clusters of m; each simulated sample
+gets the clustered bootstrap the audit runs (`bootstrap_aurocs`, vectorised over resamples),
+and the plan reports the expected 95% CI half-width of the best metric's AUROC and the power
+of the paired CI of best − runner-up to exclude zero (the audit's `excludes_zero`).
+
+Population models:
+- `EmpiricalPopulation` (from an earlier audit): a simulated pair is a whole row of the audited
+  slice, so the joint distribution of the metrics' scores within each class is kept. Pairs of one
+  cluster share a latent quantile (intra-cluster correlation `icc`) that picks rows by mean rank.
+- `BinormalPopulation` (assumed AUROCs): score_k = d_k·y + noise, d_k = √2·Φ⁻¹(AUROC_k).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from attrib_audit.stats.auroc import auroc, average_ranks
+from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
+
+DEFAULT_GRID = (50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000)
+TARGET_POWER = 0.8
+
+
+def cluster_effects(n: int, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(N(0,1) effect of each pair's cluster, cluster id per pair) for n pairs in clusters of m."""
+    groups = np.arange(n) // max(1, m)
+    return rng.standard_normal(int(groups[-1]) + 1 if n else 0)[groups], groups
+
+
+@dataclass
+class BinormalPopulation:
+    """Metric k scores N(d_k·y, 1); metrics correlate by `corr`, and by `icc` within a cluster."""
+
+    aurocs: tuple[float, ...]
+    prevalence: float
+    corr: float = 0.5
+
+    def true_aurocs(self) -> np.ndarray:
+        return np.asarray(self.aurocs, dtype=np.float64)
+
+    def draw(self, n: int, m: int, icc: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        d = np.sqrt(2.0) * ndtri(self.true_aurocs())
+        y = (rng.random(n) < self.prevalence).astype(np.int64)
+        shared, groups = cluster_effects(n, m, rng)
+        own = np.sqrt(self.corr) * rng.standard_normal(n) + np.sqrt(1.0 - self.corr) * rng.standard_normal((d.size, n))
+        return d[:, None] * y + np.sqrt(icc) * shared + np.sqrt(1.0 - icc) * own, y, groups
+
+
+@dataclass
+class EmpiricalPopulation:
+    """Rows (metric score vectors) of an audited slice; `prevalence` may differ from the slice's."""
+
+    scores: np.ndarray  # (k, N)
+    labels: np.ndarray  # (N,)
+    prevalence: float
+
+    def __post_init__(self) -> None:
+        composite = np.mean([average_ranks(row) for row in self.scores], axis=0)
+        y = self.labels.astype(bool)
+        # rows of each class ordered by mean rank: a latent quantile u picks row order[floor(u·N_c)]
+        self._order = {c: np.flatnonzero(y == c)[np.argsort(composite[y == c], kind="stable")] for c in (False, True)}
+
+    def true_aurocs(self) -> np.ndarray:
+        return np.array([auroc(row, self.labels) for row in self.scores])
+
+    def draw(self, n: int, m: int, icc: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        y = (rng.random(n) < self.prevalence).astype(np.int64)
+        shared, groups = cluster_effects(n, m, rng)
+        u = ndtr(np.sqrt(icc) * shared + np.sqrt(1.0 - icc) * rng.standard_normal(n))
+        pick = np.empty(n, dtype=np.int64)
+        for c in (0, 1):
+            order = self._order[bool(c)]
+            pick[y == c] = order[np.minimum((u[y == c] * order.size).astype(np.int64), order.size - 1)]
+        return self.scores[:, pick], y, groups
+
+    def with_difference(self, best: int, runner: int, delta: float) -> "EmpiricalPopulation":
+        """The same population with the runner-up's scores shifted so AUROC(best) − AUROC(runner) = delta on it.
+
+        The runner-up's normal scores Φ⁻¹(rank) get c added to the positives; c is found by
+        bisection (AUROC rises monotonically with c), keeping its correlation with the others.
+        """
+        target = self.true_aurocs()[best] - delta
+        if not 0.0 < target < 1.0:
+            raise SystemExit(f"attrib-audit plan: a difference of {delta} puts the runner-up's AUROC at {target:.3f}")
+        z = ndtri((average_ranks(self.scores[runner]) - 0.5) / self.labels.size)
+        lo, hi = -10.0, 10.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if auroc(z + mid * self.labels, self.labels) < target else (lo, mid)
+        scores = self.scores.copy()
+        scores[runner] = z + (lo + hi) / 2 * self.labels
+        return EmpiricalPopulation(scores, self.labels, self.prevalence)
+
+
+def estimate_icc(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray) -> float | None:
+    """One-way ANOVA intra-cluster correlation of the metrics' mean normal score (class means removed); None without clusters."""
+    _, g = np.unique(np.asarray(groups).astype(str), return_inverse=True)
+    sizes = np.bincount(g)
+    if (sizes > 1).sum() < 2:
+        return None
+    composite = np.mean([average_ranks(r) for r in scores], axis=0)
+    q = ndtri((average_ranks(composite) - 0.5) / composite.size)
+    for c in (0, 1):
+        q[labels == c] -= q[labels == c].mean()
+    n, k = q.size, sizes.size
+    means = np.bincount(g, weights=q) / sizes
+    msb = (sizes * (means - q.mean()) ** 2).sum() / (k - 1)
+    msw = ((q - means[g]) ** 2).sum() / max(n - k, 1)
+    n0 = (n - (sizes ** 2).sum() / n) / (k - 1)
+    return float(np.clip((msb - msw) / (msb + (n0 - 1) * msw), 0.0, 0.95))
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    n: int
+    half_width: float  # mean over simulated samples of the best metric's 95% CI half-width
+    power: float | None  # share of samples whose paired CI of best − runner-up lies above zero
+    undefined: int  # samples with one class only (AUROC undefined; counted as not detected)
+
+
+def simulate(pop, n: int, *, best: int, runner: int | None, m: int, icc: float, n_sims: int, n_boot: int,
+             seed: int | Sequence[int]) -> PlanRow:
+    """n_sims labelled samples of n pairs, each with the audit's clustered bootstrap (B resamples in one array op).
+
+    Samples come from the stream default_rng([*seed, 0]) and resamples from [*seed, 1], so
+    another implementation can reproduce the very same samples.
+    """
+    key = [int(x) for x in np.atleast_1d(seed)]
+    rng, boot_rng = np.random.default_rng([*key, 0]), np.random.default_rng([*key, 1])
+    rows = [best] if runner is None else [best, runner]
+    widths, hits, undefined = np.full(n_sims, np.nan), np.zeros(n_sims, dtype=bool), 0
+    for r in range(n_sims):  # one sample per iteration; the bootstrap inside is vectorised
+        scores, y, groups = pop.draw(n, m, icc, rng)
+        if y.min() == y.max():
+            undefined += 1
+            continue
+        boot = bootstrap_aurocs(scores[rows], y, groups, n_boot=n_boot, rng=boot_rng)
+        lo, hi, _ = percentile_ci(boot.replicates[0])
+        widths[r] = (hi - lo) / 2
+        if runner is not None:
+            hits[r] = paired_difference(boot, 0, 1).ci_low > 0
+    return PlanRow(n, float(np.nanmean(widths)) if np.isfinite(widths).any() else float("nan"),
+                   None if runner is None else float(hits.mean()), undefined)
+
+
+def plan_curve(pop, grid, *, best: int, runner: int | None, m: int, icc: float, half_width: float | None,
+               n_sims: int, n_boot: int, seed: int) -> tuple[list[PlanRow], int | None]:
+    """Simulate n along the grid until both targets are met; (rows, recommended n or None)."""
+    rows = []
+    for n in grid:
+        row = simulate(pop, int(n), best=best, runner=runner, m=m, icc=icc, n_sims=n_sims, n_boot=n_boot,
+                       seed=(seed, int(n)))
+        rows.append(row)
+        if (half_width is None or row.half_width <= half_width) and (runner is None or row.power >= TARGET_POWER):
+            return rows, int(n)
+    return rows, None
+
+
+def hanley_mcneil_se(a: float, n_pos: float, n_neg: float) -> float:
+    """Hanley & McNeil (1982) standard error of an AUROC from n_pos positives and n_neg negatives (no clustering)."""
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    return float(np.sqrt((a * (1 - a) + (n_pos - 1) * (q1 - a * a) + (n_neg - 1) * (q2 - a * a)) / (n_pos * n_neg)))
+
+
+@dataclass
+class Scenario:
+    """One population to plan for, with the names the table prints."""
+
+    title: str
+    pop: object
+    names: list[str]
+    best: int
+    runner: int | None
+    m: int
+    icc: float
+    notes: list[str]
+
+
+def scenarios_from_results(folder: Path, args: argparse.Namespace) -> list[Scenario]:
+    """One scenario per usable slice of an audit (or the one named by --slice)."""
+    import pandas as pd
+
+    res_path, sc_path = folder / "results.json", folder / "scores.parquet"
+    for p in (res_path, sc_path):
+        if not p.exists():
+            raise SystemExit(f"attrib-audit plan: {p} not found; run `attrib-audit audit --out {folder}` first")
+    results = json.loads(res_path.read_text())
+    frame = pd.read_parquet(sc_path)
+    audited = [s["scorer"] for s in results["scorers"]]
+    names = [s.strip() for s in args.scorers.split(",")] if args.scorers else audited
+    unknown = sorted(set(names) - set(audited))
+    if unknown:
+        raise SystemExit(f"attrib-audit plan: scorer(s) {', '.join(unknown)} not in this audit ({', '.join(audited)})")
+    ok = [s["slice"] for s in results["slices"] if s["status"] == "ok"]
+    if args.slice and args.slice not in ok:
+        raise SystemExit(f"attrib-audit plan: slice {args.slice!r} is not a two-class slice of {folder} ({', '.join(ok)})")
+    out = []
+    for sl in [args.slice] if args.slice else ok:
+        part = frame[frame["slice"].astype(str) == sl]
+        scores = part[names].to_numpy(np.float64).T
+        keep = np.isfinite(scores).all(axis=0)
+        scores, y = scores[:, keep], part["label"].to_numpy(np.int64)[keep]
+        groups = part["group"].astype(str).to_numpy()[keep]
+        prevalence = args.prevalence if args.prevalence is not None else float(y.mean())
+        pop = EmpiricalPopulation(scores, y, prevalence)
+        order = np.argsort(-pop.true_aurocs(), kind="stable")
+        best, runner = int(order[0]), int(order[1]) if len(names) > 1 and args.detect is not None else None
+        notes = [f"{y.size} audited pairs, {len(set(groups))} clusters; prevalence {prevalence:.2f}"]
+        if runner is not None:
+            pop = pop.with_difference(best, runner, args.detect)
+            notes.append(f"runner-up {names[runner]} shifted to AUROC {pop.true_aurocs()[runner]:.3f} "
+                         f"(audited {auroc(scores[runner], y):.3f}) so the true gap is {args.detect}")
+        m = args.pairs_per_cluster or max(1, int(round(y.size / len(set(groups)))))
+        icc = args.icc if args.icc is not None else estimate_icc(scores, y, groups)
+        if icc is None:
+            notes.append("the audit has no multi-pair clusters to estimate the intra-cluster correlation: assuming 0 "
+                         "(pass --icc)")
+            icc = 0.0
+        out.append(Scenario(f"slice {sl}", pop, names, best, runner, m, icc, notes))
+    return out
+
+
+def scenario_from_assumptions(args: argparse.Namespace) -> Scenario:
+    aurocs = [float(a) for a in args.auroc.split(",")]
+    if args.prevalence is None:
+        raise SystemExit("attrib-audit plan: --auroc needs --prevalence (share of supported pairs)")
+    if len(aurocs) == 1 and args.detect is not None:
+        aurocs.append(aurocs[0] - args.detect)
+    if not all(0.5 <= a < 1 for a in aurocs) or not 0 < args.prevalence < 1:
+        raise SystemExit("attrib-audit plan: --auroc values must be in [0.5, 1) and --prevalence in (0, 1)")
+    runner = 1 if args.detect is not None and len(aurocs) > 1 else None
+    names = [f"metric{i + 1}" for i in range(len(aurocs))]
+    notes = [f"binormal scores, AUROC {', '.join(f'{a:g}' for a in aurocs)}, prevalence {args.prevalence:g}, "
+             f"metric correlation {args.corr:g}"]
+    return Scenario("assumed", BinormalPopulation(tuple(aurocs), args.prevalence, args.corr), names, 0, runner,
+                    args.pairs_per_cluster or 1, args.icc or 0.0, notes)
+
+
+def format_plan(sc: Scenario, rows: list[PlanRow], rec: int | None, args: argparse.Namespace) -> str:
+    truth = sc.pop.true_aurocs()
+    head = f"plan for {sc.title}: best metric {sc.names[sc.best]} (AUROC {truth[sc.best]:.3f})"
+    lines = [head, *(f"  {n}" for n in sc.notes),
+             f"  {sc.m} pair{'s' if sc.m > 1 else ''} per cluster, intra-cluster correlation {sc.icc:.2f}; "
+             f"{args.sims} simulated samples × "
+             f"{args.n_boot} clustered-bootstrap resamples per n"]
+    power_head = f"power({sc.names[sc.best]} > {sc.names[sc.runner]})" if sc.runner is not None else ""
+    hw_head = f"half-width({sc.names[sc.best]})"
+    lines.append(f"  {'n pairs':>8}  {hw_head}  {power_head}")
+    for r in rows:
+        pw = f"{r.power:>{len(power_head)}.2f}" if r.power is not None else ""
+        und = f"  ({r.undefined} one-class samples)" if r.undefined else ""
+        lines.append(f"  {r.n:>8}  {r.half_width:>{len(hw_head)}.3f}  {pw}{und}")
+    goals = ([f"95% CI half-width ≤ {args.half_width}"] if args.half_width is not None else []) + \
+            ([f"power ≥ {TARGET_POWER} to show a {args.detect} AUROC gap"] if sc.runner is not None else [])
+    if rec is not None:
+        lines.append(f"  recommendation: label {rec} pairs ({' and '.join(goals)})")
+    else:
+        lines.append(f"  recommendation: more than {rows[-1].n} pairs are needed for {' and '.join(goals)}; "
+                     "widen --grid or relax the targets")
+    if sc.title == "assumed" and args.half_width is not None and sc.m == 1:
+        a, p = truth[0], sc.pop.prevalence
+        hm = next((n for n in range(20, 100_000, 10) if 1.96 * hanley_mcneil_se(a, n * p, n * (1 - p)) <= args.half_width),
+                  None)
+        lines.append(f"  cross-check: the Hanley–McNeil formula (independent pairs) needs n ≈ {hm}")
+    return "\n".join(lines)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    if args.half_width is None and args.detect is None:
+        raise SystemExit("attrib-audit plan: give a target: --half-width W and/or --detect D")
+    if (args.results is None) == (args.auroc is None):
+        raise SystemExit("attrib-audit plan: give either --results DIR (an earlier audit) or --auroc A --prevalence P")
+    if args.icc is not None and not 0 <= args.icc < 1:
+        raise SystemExit("attrib-audit plan: --icc must be in [0, 1)")
+    grid = sorted({int(x) for x in args.grid.split(",")}) if args.grid else DEFAULT_GRID
+    scenarios = scenarios_from_results(Path(args.results), args) if args.results else [scenario_from_assumptions(args)]
+    recs = []
+    for sc in scenarios:
+        rows, rec = plan_curve(sc.pop, grid, best=sc.best, runner=sc.runner, m=sc.m, icc=sc.icc,
+                               half_width=args.half_width, n_sims=args.sims, n_boot=args.n_boot, seed=args.seed)
+        recs.append(rec)
+        print(format_plan(sc, rows, rec, args) + "\n")
+    if len(scenarios) > 1:
+        need = None if None in recs else max(recs)
+        print(f"overall: {'label ' + str(need) + ' pairs (the most any audited slice needs)' if need else 'some slice needs more than the grid allows'}")
+    return 0
+
+
+def add_plan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--results", help="an earlier `attrib-audit audit --out` folder: simulate from its score distributions")
+    p.add_argument("--slice", help="plan for this slice of --results only (default: every two-class slice)")
+    p.add_argument("--scorers", help="candidate metrics from --results (default: all audited)")
+    p.add_argument("--auroc", help="assumed AUROC of the best metric (and others, comma-separated) instead of --results")
+    p.add_argument("--prevalence", type=float, help="share of supported pairs (default with --results: the slice's)")
+    p.add_argument("--corr", type=float, default=0.5, help="with --auroc: correlation of the metrics' scores (default 0.5)")
+    p.add_argument("--half-width", type=float, help="target 95%% CI half-width of the best metric's AUROC, e.g. 0.05")
+    p.add_argument("--detect", type=float,
+                   help=f"AUROC gap between the best metric and the runner-up to detect with power {TARGET_POWER}, e.g. 0.05")
+    p.add_argument("--pairs-per-cluster", type=int, help="pairs per question/document in your data (default: the audit's)")
+    p.add_argument("--icc", type=float, help="intra-cluster correlation of scores (default: estimated from the audit, or 0)")
+    p.add_argument("--grid", help="sample sizes to simulate, comma-separated (default "
+                                  + ",".join(map(str, DEFAULT_GRID)) + ")")
+    p.add_argument("--sims", type=int, default=200, help="simulated labelled samples per n (default 200)")
+    p.add_argument("--n-boot", type=int, default=300, help="bootstrap resamples per simulated sample (default 300)")
+    p.add_argument("--seed", type=int, default=0)

@@ -1,0 +1,119 @@
+"""`attrib-audit plan`: the simulation against Hanley–McNeil, against a direct loop, and end to end."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attrib_audit.cli import main
+from attrib_audit.data.demo import demo_paths
+from attrib_audit.stats import auroc
+from attrib_audit.validate.plan import (BinormalPopulation, EmpiricalPopulation, estimate_icc, hanley_mcneil_se,
+                                        simulate)
+
+
+def test_simulated_half_width_matches_hanley_mcneil_where_its_formula_is_exact():
+    """Exponential scores are the model Hanley–McNeil's Q1 = A/(2−A), Q2 = 2A²/(1+A) describe exactly."""
+    rng = np.random.default_rng(0)
+    y = (rng.random(40_000) < 0.3).astype(int)
+    s = np.where(y == 1, rng.exponential(1.0, y.size), rng.exponential(1 / 3.0, y.size))  # A = 3/4
+    pop = EmpiricalPopulation(s[None, :], y, prevalence=0.3)
+    a = pop.true_aurocs()[0]
+    assert a == pytest.approx(0.75, abs=0.01)
+    n = 240
+    row = simulate(pop, n, best=0, runner=None, m=1, icc=0.0, n_sims=80, n_boot=250, seed=1)
+    hm = 1.96 * hanley_mcneil_se(a, 0.3 * n, 0.7 * n)
+    assert row.half_width == pytest.approx(hm, rel=0.07)
+
+
+def _pairwise_auroc(s, y):
+    pos, neg = s[y == 1], s[y == 0]
+    return ((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
+
+
+def test_vectorised_simulation_matches_a_direct_loop_over_resamples():
+    """Same simulated samples; the oracle resamples clusters one at a time and counts pairs explicitly."""
+    pop = BinormalPopulation((0.8, 0.72), prevalence=0.4, corr=0.5)
+    n, m, icc, sims, boots = 160, 4, 0.3, 60, 200
+    fast = simulate(pop, n, best=0, runner=1, m=m, icc=icc, n_sims=sims, n_boot=boots, seed=5)
+    rng_data, rng_boot = np.random.default_rng([5, 0]), np.random.default_rng(99)  # simulate's samples, own resamples
+    widths, hits = [], []
+    for _ in range(sims):
+        scores, y, groups = pop.draw(n, m, icc, rng_data)
+        members = [np.flatnonzero(groups == g) for g in range(groups.max() + 1)]
+        reps = np.empty((2, boots))
+        for b in range(boots):
+            rows = np.concatenate([members[g] for g in rng_boot.integers(0, len(members), len(members))])
+            reps[:, b] = [_pairwise_auroc(scores[k, rows], y[rows]) for k in (0, 1)]
+        lo, hi = np.quantile(reps[0], [0.025, 0.975])
+        widths.append((hi - lo) / 2)
+        hits.append(np.quantile(reps[0] - reps[1], 0.025) > 0)
+    assert fast.half_width == pytest.approx(np.mean(widths), rel=0.05)
+    assert fast.power == pytest.approx(np.mean(hits), abs=0.12)
+
+
+def test_populations_keep_their_aurocs_and_cluster_correlation():
+    pop = BinormalPopulation((0.8, 0.7), prevalence=0.3, corr=0.4)
+    scores, y, groups = pop.draw(60_000, 5, 0.3, np.random.default_rng(2))
+    assert [auroc(s, y) for s in scores] == pytest.approx([0.8, 0.7], abs=0.01)
+    emp = EmpiricalPopulation(scores[:, :20_000], y[:20_000], prevalence=0.5)
+    s2, y2, g2 = emp.draw(30_000, 6, 0.4, np.random.default_rng(3))
+    assert y2.mean() == pytest.approx(0.5, abs=0.01)
+    assert [auroc(s, y2) for s in s2] == pytest.approx(emp.true_aurocs(), abs=0.012)
+    assert estimate_icc(s2, y2, g2) == pytest.approx(0.4, abs=0.08)
+    shifted = emp.with_difference(0, 1, 0.05)
+    assert shifted.true_aurocs()[0] - shifted.true_aurocs()[1] == pytest.approx(0.05, abs=1e-3)
+
+
+def run(*argv) -> tuple[int, str]:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(list(argv))
+    return code, buf.getvalue()
+
+
+def test_plan_from_assumptions_prints_table_recommendation_and_hanley_mcneil():
+    code, out = run("plan", "--auroc", "0.8", "--prevalence", "0.3", "--half-width", "0.06", "--detect", "0.1",
+                    "--grid", "100,250,400", "--sims", "25", "--n-boot", "120")
+    assert code == 0
+    assert "n pairs" in out and "power(metric1 > metric2)" in out
+    rec = int(out.split("recommendation: label ")[1].split()[0])
+    assert rec in (250, 400)
+    assert "Hanley–McNeil" in out
+
+
+def test_plan_from_an_audit_folder(tmp_path):
+    """A real lexical audit of the demo file, then plan from its score distribution and clusters."""
+    folder = tmp_path / "audit"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["audit", str(demo_paths()[0]), "--scorers", "lexical", "--n-boot", "50", "--n-perm", "50",
+                     "--no-cache", "--quiet", "--out", str(folder)]) == 0
+    code, out = run("plan", "--results", str(folder), "--half-width", "0.08", "--grid", "100,300,600", "--sims", "30",
+                    "--n-boot", "100")
+    assert code == 0 and "slice attributionbench" in out and "best metric lexical" in out
+    assert "recommendation:" in out and "intra-cluster correlation" in out
+    # --detect needs a runner-up: add a second metric to the audit's scores and compare
+    frame = pd.read_parquet(folder / "scores.parquet")
+    frame["noisy"] = frame["lexical"] + np.random.default_rng(0).normal(0, 0.2, len(frame))
+    frame.to_parquet(folder / "scores.parquet")
+    res = json.loads((folder / "results.json").read_text())
+    res["scorers"].append({**res["scorers"][0], "scorer": "noisy"})
+    (folder / "results.json").write_text(json.dumps(res))
+    code, out = run("plan", "--results", str(folder), "--detect", "0.05", "--grid", "200,2000", "--sims", "30",
+                    "--n-boot", "100", "--icc", "0.2", "--pairs-per-cluster", "3")
+    assert code == 0 and "shifted to AUROC" in out and "power(" in out and "3 pairs per cluster" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["plan", "--auroc", "0.8", "--prevalence", "0.3"], "give a target"),
+    (["plan", "--auroc", "0.8", "--half-width", "0.05"], "needs --prevalence"),
+    (["plan", "--half-width", "0.05"], "either --results"),
+    (["plan", "--auroc", "1.3", "--prevalence", "0.3", "--half-width", "0.05"], "must be in"),
+])
+def test_plan_input_errors_are_one_line(argv, message):
+    with pytest.raises(SystemExit, match=message):
+        main(argv)
