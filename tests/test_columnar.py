@@ -24,6 +24,7 @@ def assert_same(a: PairTable, b: PairTable) -> None:
     for name in COLUMNS:
         assert getattr(a, name) == getattr(b, name), name
     assert a.labels.dtype == b.labels.dtype and np.array_equal(a.labels, b.labels)
+    assert a.inclusion_probs is None and b.inclusion_probs is None
 
 
 BASE = {"claim": ["Paris is big", " x ", "ü naïve", "4"], "evidence": ["Paris.", "y", "z\u00a0w", "5"]}
@@ -55,7 +56,7 @@ BAD = [
     {"claim": ["ok", ""]}, {"claim": ["ok", " \t"]}, {"claim": ["ok", "\u00a0\u3000"]}, {"claim": ["ok", "\x1c"]},
     {"claim": ["ok", None]}, {"evidence": [None, "e"]}, {"label": [1, 2]}, {"label": [1.0, float("nan")]},
     {"label": [1, None]}, {"label": ["attributable", "0"]}, {"id": ["same", "same"]}, {"claim": [1, 2]},
-    {"label": [[1], [0]]}, {"dataset": [1, 2]},
+    {"label": [[1], [0]]}, {"dataset": [1, 2]}, {"inclusion_prob": [0.5, 1.0]},
 ]
 
 

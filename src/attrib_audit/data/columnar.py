@@ -85,6 +85,8 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
     n = batch.num_rows
     if n == 0 or any(col[f] not in batch.schema.names for f in ("claim", "evidence", "label")):
         return None
+    if "inclusion_prob" in batch.schema.names:  # a labelled sample (small): the row path reads its probabilities
+        return None
     default_dataset = dataset or Path(path).stem
     try:
         texts = {}
