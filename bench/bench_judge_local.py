@@ -26,7 +26,7 @@ import numpy as np
 from attrib_audit.data import load_demo
 from attrib_audit.judge.backends import Decoding, LlamaCppBackend
 from attrib_audit.judge.models import resolve_judge
-from attrib_audit.judge.prompts import PROMPT_VERSIONS, Budgets, render
+from attrib_audit.judge.prompts import PROMPT_VERSIONS
 from attrib_audit.judge.scorer import JudgeScorer, build_judge
 from attrib_audit.stats.auroc import auroc
 

@@ -23,6 +23,10 @@ _PY_SPACE = "".join(f"\\x{{{c:x}}}" for c in range(sys.maxunicode + 1) if chr(c)
 _HAS_TEXT = f"[^{_PY_SPACE}]"
 
 
+class _Unsure(Exception):
+    """This batch needs the row-by-row path."""
+
+
 def _text_column(batch: Any, name: str, ints_ok: bool = False) -> Any:
     """The column as Arrow strings, or None if it is absent; raises _Unsure for a type str() might spell otherwise."""
     import pyarrow as pa
@@ -35,10 +39,6 @@ def _text_column(batch: Any, name: str, ints_ok: bool = False) -> Any:
     if ints_ok and pa.types.is_integer(arr.type):  # str(int) and Arrow's cast agree
         return arr.cast(pa.string())
     raise _Unsure
-
-
-class _Unsure(Exception):
-    """This batch needs the row-by-row path."""
 
 
 def _or_default(arr: Any, default: list[str] | str) -> list[str]:
