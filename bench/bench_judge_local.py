@@ -1,10 +1,11 @@
-"""The local judge before and after, measured side by side in one run:
-  old, no prefix cache   v1 prompt, llama.cpp's default threads, the context reset before every prompt
-  old path               v1 prompt as the code ran before (llama-cpp-python already reused whatever
-                         prefix a prompt shared with the previous one: the system line, and the
-                         question and evidence when consecutive pairs had the same)
-  new                    v2 prompt (instructions in the cached prefix, one-line reply), load-aware
-                         threads, pairs sharing a question and evidence judged back to back
+"""The local judge before and after, measured side by side in one run (the same prompt on every side):
+  old, no prefix cache   llama.cpp's default threads, the context reset before every prompt
+  old path               as the code ran before: one pair at a time in the engine's order, default
+                         threads; llama-cpp-python already reused whatever prefix a prompt shared with
+                         the previous one (the system line; question and evidence when consecutive
+                         pairs happened to share them)
+  new                    the prefix cache kept, pairs sharing a question and evidence judged back to
+                         back within a batch of 64, load-aware threads
 
 Both sides judge the same seeded subset of the demo's AttributionBench half, in the engine's order
 (longest pair first), interleaved in chunks so a change in machine load hits both alike. Reports seconds
@@ -26,7 +27,7 @@ import numpy as np
 from attrib_audit.data import load_demo
 from attrib_audit.judge.backends import Decoding, LlamaCppBackend
 from attrib_audit.judge.models import resolve_judge
-from attrib_audit.judge.prompts import PROMPT_VERSIONS
+from attrib_audit.judge.prompts import PROMPTS
 from attrib_audit.judge.scorer import JudgeScorer, build_judge
 from attrib_audit.stats.auroc import auroc
 
@@ -39,7 +40,7 @@ class OldPath:
 
         backend = LlamaCppBackend(path, Decoding(), prefix_cache=prefix_cache)  # llama.cpp's default threads:
         backend._llm = llama_cpp.Llama(model_path=path, n_ctx=2048, seed=0, verbose=False)
-        self.judge = JudgeScorer(f"old-{kind}", PROMPT_VERSIONS[1][kind], backend)
+        self.judge = JudgeScorer(f"old-{kind}", PROMPTS[kind], backend)
         self.judge.batch_size = 8
 
     def score(self, claims, evidences, questions) -> np.ndarray:
@@ -89,6 +90,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--chunk", type=int, default=5, help="pairs per interleaved chunk")
     ap.add_argument("--gguf", default=None)
+    ap.add_argument("--no-old-path", action="store_true", help="time only the no-cache baseline and the new path")
     a = ap.parse_args()
     path = resolve_judge(a.gguf).location
     table = load_demo()
@@ -104,7 +106,7 @@ def main() -> None:
         base = Side("old, no prefix cache", OldPath(kind, path, prefix_cache=False))
         old = Side("old path", OldPath(kind, path, prefix_cache=True))
         new = Side("new", build_judge(kind, f"new-{kind}", path=path, request_cache=None))
-        sides = (base, old, new)
+        sides = (base, new) if a.no_old_path else (base, old, new)
         for side in sides:  # warm-up: map the weights, fill the shared prefix once
             side.run(claims[:1], evs[:1], qs[:1])
             side.reset()
@@ -123,8 +125,8 @@ def main() -> None:
             print(f"    threads decode/prefill {side.backend._model().context_params.n_threads}/"
                   f"{side.backend._model().context_params.n_threads_batch}; first answers {side.raw[:3]}")
         ratios.append(base.seconds / new.seconds)
-        print(f"  s/pair ratio vs no prefix cache {ratios[-1]:.2f}x, vs old path {old.seconds / new.seconds:.2f}x; "
-              f"load average now {os.getloadavg()[0]:.1f}")
+        vs_old = "" if a.no_old_path else f", vs old path {old.seconds / new.seconds:.2f}x"
+        print(f"  s/pair ratio vs no prefix cache {ratios[-1]:.2f}x{vs_old}; load average now {os.getloadavg()[0]:.1f}")
         del base, old, new, sides
     print(f"ratio: {min(ratios):.2f}")
 

@@ -100,7 +100,7 @@ def test_real_llama_server_label_judge(smol_url, tmp_path):
 
 def test_local_gguf_backend_in_process(smol, tmp_path):
     judge = build_judge("graded", "judge", path=smol, request_cache=None, n_ctx=1024, n_threads=1)
-    assert judge.signature.startswith("judge:prompt-graded-v2-") and "llama.cpp-" in judge.signature
+    assert judge.signature.startswith("judge:prompt-graded-v1-") and "llama.cpp-" in judge.signature
     batch = judge.score(CLAIMS[:1], EVIDENCE[:1])
     _rows_consistent(batch)
     assert "tokenizer.chat_template" in judge.backend._model().metadata  # the template comes from the GGUF

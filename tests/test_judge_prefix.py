@@ -1,4 +1,4 @@
-"""The local judge's prefix cache, thread choice and prompt versions."""
+"""The local judge's prefix cache, pair order and thread choice."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 from attrib_audit.judge import backends
 from attrib_audit.judge.backends import Decoding, Reply
 from attrib_audit.judge.models import smollm2_gguf_path
-from attrib_audit.judge.prompts import PROMPT_VERSIONS, PROMPTS
+from attrib_audit.judge.prompts import PROMPTS
 from attrib_audit.judge.scorer import JudgeScorer, build_judge
 
 QUESTION = "Where is the Eiffel Tower?"
@@ -35,7 +35,7 @@ def test_prefix_cache_gives_the_same_answers_with_fewer_prefilled_tokens():
     assert out[True][0] == out[False][0]  # greedy decoding: the same text either way
     np.testing.assert_array_equal(out[True][1], out[False][1])
     # without the cache every prompt is prefilled whole; with it only what follows the shared prefix
-    assert out[True][2] < 0.6 * out[False][2]
+    assert out[True][2] < 0.85 * out[False][2]
 
 
 def test_pairs_sharing_question_and_evidence_are_judged_back_to_back():
@@ -64,21 +64,3 @@ def test_threads_follow_free_cores(monkeypatch):
     assert backends.choose_threads() == (2, 8)
     monkeypatch.setattr(backends.os, "getloadavg", lambda: (30.0, 0.0, 0.0))
     assert backends.choose_threads() == (1, 8)
-
-
-def test_prompt_version_enters_the_signature_and_old_prompts_stay_selectable():
-    assert PROMPTS["graded"].version == 2 and PROMPTS["graded"] is PROMPT_VERSIONS[2]["graded"]
-    for kind, marker in (("graded", "SUPPORT:"), ("label", "LABEL:")):
-        p = PROMPT_VERSIONS[2][kind]
-        assert marker in p.system and "{claim}" not in p.system  # instructions first, the pair after
-        assert p.template.index("{evidence}") < p.template.index("{claim}")
-        assert PROMPT_VERSIONS[1][kind].digest != p.digest
-
-    class B:
-        concurrency, signature, decoding = 1, "b", Decoding()
-
-    v1 = JudgeScorer("judge", PROMPT_VERSIONS[1]["graded"], B()).signature
-    v2 = JudgeScorer("judge", PROMPT_VERSIONS[2]["graded"], B()).signature
-    assert "prompt-graded-v1-" in v1 and "prompt-graded-v2-" in v2
-    with pytest.raises(ValueError, match="prompt version 3"):
-        build_judge("graded", "judge", url="http://127.0.0.1:9", model="m", prompt_version=3, request_cache=None)

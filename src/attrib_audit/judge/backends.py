@@ -82,9 +82,11 @@ class LlamaCppBackend:
     """A GGUF loaded in-process; the chat template is the one stored in the GGUF's metadata.
 
     Prefix cache: llama-cpp-python keeps the KV entries of the longest token prefix a prompt shares
-    with the one before and evaluates only the rest. The prompts put the shared instructions first,
-    so only the pair's own tokens are prefilled; `prefix_cache=False` resets the context before each
-    prompt (the full prefill, for comparison). Greedy decoding gives the same answers either way.
+    with the one before and evaluates only the rest. The prompts open with the system line, then the
+    question and the evidence, so that prefix is shared by every pair and, for pairs judged back to
+    back on the same question and evidence (JudgeScorer arranges that), holds all but the claim and
+    the instruction; `prefix_cache=False` resets the context before each prompt (the full prefill,
+    for comparison). Greedy decoding gives the same answers either way.
     Threads: llama.cpp defaults to half the CPUs for decoding and all for prefill; without an explicit
     `n_threads` the judge picks them from the machine's cores and load (`choose_threads`). n_batch 512
     takes a whole prompt at the default budgets in one batch.

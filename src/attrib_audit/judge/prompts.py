@@ -8,44 +8,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-# Version 2 puts every instruction in the system message, ahead of the pair, so the tokens
-# shared by all pairs form one prefix whose KV cache the local backend keeps (see backends.py),
-# and orders the user message question → evidence → claim so pairs sharing a question and
-# evidence share that too; the user message ends with a one-line reminder of the reply format.
-_ROLE = "You check whether a claim is supported by the evidence given, using only the evidence, not your own knowledge."
-
-SYSTEM_GRADED = f"""{_ROLE}
-SUPPORT is 1 when every part of the claim is stated or directly implied by the evidence, 0 when the evidence does not support it or contradicts it; use values in between for partial support.
-Reply with one line only: SUPPORT: <a number between 0 and 1>"""
-
-SYSTEM_LABEL = f"""{_ROLE}
-The claim is attributable when every part of it is stated or directly implied by the evidence.
-Reply with exactly two lines:
-LABEL: attributable or not_attributable
-CONF: <your confidence in that label, a number between 0 and 1>"""
+SYSTEM = ("You are a careful annotator who checks whether a claim is supported by the evidence given. "
+          "Use only the evidence, not your own knowledge. Answer in the exact format asked for, nothing else.")
 
 GRADED = """{question_block}Evidence:
-{evidence}
-
-Claim:
-{claim}
-
-Reply: SUPPORT: <0-1>"""
-
-LABEL = """{question_block}Evidence:
-{evidence}
-
-Claim:
-{claim}
-
-Reply: LABEL: and CONF: lines"""
-
-# Version 1 (instructions after the pair, so nothing past the system line is shared between pairs);
-# kept selectable to reproduce earlier judgements and as the baseline of bench/bench_judge_local.py.
-SYSTEM_V1 = ("You are a careful annotator who checks whether a claim is supported by the evidence given. "
-             "Use only the evidence, not your own knowledge. Answer in the exact format asked for, nothing else.")
-
-GRADED_V1 = """{question_block}Evidence:
 {evidence}
 
 Claim:
@@ -54,7 +20,7 @@ Claim:
 How well does the evidence support the claim? 1 means every part of the claim is stated or directly implied by the evidence, 0 means the evidence does not support it or contradicts it.
 Reply with one line only: SUPPORT: <a number between 0 and 1>"""
 
-LABEL_V1 = """{question_block}Evidence:
+LABEL = """{question_block}Evidence:
 {evidence}
 
 Claim:
@@ -78,11 +44,7 @@ class Prompt:
         return hashlib.sha256(f"{self.system}\x00{self.template}".encode()).hexdigest()[:12]
 
 
-PROMPT_VERSIONS = {
-    1: {"graded": Prompt("graded", 1, SYSTEM_V1, GRADED_V1), "label": Prompt("label", 1, SYSTEM_V1, LABEL_V1)},
-    2: {"graded": Prompt("graded", 2, SYSTEM_GRADED, GRADED), "label": Prompt("label", 2, SYSTEM_LABEL, LABEL)},
-}
-PROMPTS = PROMPT_VERSIONS[2]
+PROMPTS = {"graded": Prompt("graded", 1, SYSTEM, GRADED), "label": Prompt("label", 1, SYSTEM, LABEL)}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import numpy as np
 
 from attrib_audit.judge.backends import Decoding, JudgeBackendError, LlamaCppBackend, OpenAIChatBackend, Reply
 from attrib_audit.judge.parse import Parsed, parse_label, parse_support
-from attrib_audit.judge.prompts import PROMPT_VERSIONS, Budgets, Prompt, render
+from attrib_audit.judge.prompts import PROMPTS, Budgets, Prompt, render
 from attrib_audit.judge.requests_cache import RequestCache, default_requests_path, request_key
 from attrib_audit.scorers.base import ScoreBatch
 
@@ -92,7 +92,7 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
                 api_key_env: str = "ATTRIB_AUDIT_JUDGE_API_KEY", concurrency: int = 4, timeout: float = 60.0,
                 retries: int = 4, backoff: float = 0.5, seed: int = 0, max_tokens: int = 20,
                 evidence_chars: int = 1500, claim_chars: int = 600, question_chars: int = 300, n_ctx: int = 2048,
-                n_threads: int | None = None, n_batch: int = 512, prefix_cache: bool = True, prompt_version: int = 2,
+                n_threads: int | None = None, n_batch: int = 512, prefix_cache: bool = True,
                 request_cache: str | None = "default", **_: Any) -> JudgeScorer:
     """The registry factory: a server when `url` is given, else the local GGUF (explicit path, env, installed)."""
     decoding = Decoding(max_tokens=int(max_tokens), temperature=0.0, seed=int(seed))
@@ -109,9 +109,7 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
     if request_cache not in (None, "", "none", ":none:"):
         cache = RequestCache(default_requests_path() if request_cache == "default" else request_cache)
     budgets = Budgets(int(evidence_chars), int(claim_chars), int(question_chars))
-    if int(prompt_version) not in PROMPT_VERSIONS:
-        raise ValueError(f"judge: prompt version {prompt_version} does not exist (have {sorted(PROMPT_VERSIONS)})")
-    return JudgeScorer(name, PROMPT_VERSIONS[int(prompt_version)][kind], backend, budgets=budgets, request_cache=cache)
+    return JudgeScorer(name, PROMPTS[kind], backend, budgets=budgets, request_cache=cache)
 
 
 __all__ = ["JudgeBackendError", "JudgeScorer", "build_judge"]
