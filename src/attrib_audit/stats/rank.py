@@ -136,14 +136,20 @@ class KendallW:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+def _w_and_tie(ranks: np.ndarray) -> tuple[float, float]:
+    """W of a rank table and its tie term; W is NaN when undefined (fewer than 2 items, no rater, all tied)."""
+    n, k = ranks.shape
+    if n < 2 or k < 1:
+        return float("nan"), 0.0
+    tie = _tie_term(ranks)
+    if k * k * (n ** 3 - n) - k * tie <= 0:
+        return float("nan"), tie
+    return float(_w_from_row_sums(ranks.sum(axis=1), k, tie)), tie
+
+
 def kendall_w(matrix: np.ndarray) -> float:
     """Kendall's coefficient of concordance of n items ranked by k raters (columns), tie-corrected."""
-    ranks = column_ranks(matrix)
-    if ranks.shape[0] < 2 or ranks.shape[1] < 1:
-        return float("nan")
-    tie = _tie_term(ranks)
-    denom_zero = ranks.shape[1] ** 2 * (ranks.shape[0] ** 3 - ranks.shape[0]) - ranks.shape[1] * tie
-    return float("nan") if denom_zero <= 0 else float(_w_from_row_sums(ranks.sum(axis=1), ranks.shape[1], tie))
+    return _w_and_tie(column_ranks(matrix))[0]
 
 
 # Bit generators whose random() is (next 64-bit output >> 11) · 2⁻⁵³: for them the raw outputs carry
@@ -196,9 +202,10 @@ def permuted_row_sums(columns: np.ndarray, n_perm: int, rng: np.random.Generator
     return out
 
 
-def permuted_rank_w(ranks: np.ndarray, n_perm: int, rng: np.random.Generator) -> np.ndarray:
+def permuted_rank_w(ranks: np.ndarray, n_perm: int, rng: np.random.Generator, tie: float | None = None) -> np.ndarray:
     """W of `n_perm` tables whose columns are independently shuffled: only the row sums change."""
-    return _w_from_row_sums(permuted_row_sums(ranks.T, n_perm, rng), ranks.shape[1], _tie_term(ranks))
+    tie = _tie_term(ranks) if tie is None else tie
+    return _w_from_row_sums(permuted_row_sums(ranks.T, n_perm, rng), ranks.shape[1], tie)
 
 
 def kendall_w_test(matrix: np.ndarray, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> KendallW:
@@ -206,10 +213,10 @@ def kendall_w_test(matrix: np.ndarray, n_perm: int = 10_000, rng: np.random.Gene
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     ranks = column_ranks(matrix)
     n, k = ranks.shape
-    w = kendall_w(matrix)
+    w, tie = _w_and_tie(ranks)
     if not np.isfinite(w):
         return KendallW(float("nan"), n, k, float("nan"), float("nan"), float("nan"), 0)
-    null = permuted_rank_w(ranks, n_perm, gen)
+    null = permuted_rank_w(ranks, n_perm, gen, tie)
     tol = 1e-12
     return KendallW(w, n, k, float((1 + (null >= w - tol).sum()) / (1 + n_perm)),
                     float((1 + (null <= w + tol).sum()) / (1 + n_perm)), float(null.mean()), n_perm)
