@@ -7,6 +7,7 @@
 (c) the cached rerun: the same pairs answered from the SQLite request cache.
 
 Run: python bench/bench_judge_concurrency.py [N_PAIRS]
+Last line: `ratio: X`, pairs/s at concurrency 4 over concurrency 1 against the latency server (b).
 """
 from __future__ import annotations
 
@@ -41,13 +42,14 @@ def pairs_per_s(url: str, claims, evidences, questions, concurrency: int, cache:
     return len(claims) / dt
 
 
-def compare(label: str, url: str, claims, evidences, questions) -> None:
+def compare(label: str, url: str, claims, evidences, questions) -> float:
     one = pairs_per_s(url, claims, evidences, questions, 1)
     four = pairs_per_s(url, claims, evidences, questions, 4)
     print(f"{label}  ({len(claims)} pairs)")
     print(f"    concurrency 1: {one:8.2f} pairs/s")
     print(f"    concurrency 4: {four:8.2f} pairs/s")
     print(f"    ratio 4 vs 1 : {four / one:8.2f}x")
+    return four / one
 
 
 def main() -> None:
@@ -58,7 +60,7 @@ def main() -> None:
         compare("(a) llama_cpp.server, SmolLM2-135M Q4_1, 1 thread", url, claims, evidences, questions)
     with RuleServer(delay_s=0.2) as server:
         slow = [c + " [slow]" for c in claims]
-        compare("(b) local server with 0.2 s latency per reply", server.url, slow, evidences, questions)
+        ratio = compare("(b) local server with 0.2 s latency per reply", server.url, slow, evidences, questions)
         with tempfile.TemporaryDirectory() as tmp:
             cache = os.path.join(tmp, "req.sqlite")
             cold = pairs_per_s(server.url, slow, evidences, questions, 4, cache)
@@ -66,6 +68,7 @@ def main() -> None:
         print("(c) request cache, concurrency 4, latency server")
         print(f"    first run    : {cold:8.2f} pairs/s")
         print(f"    cached rerun : {hot:8.2f} pairs/s   ({hot / cold:.0f}x)")
+    print(f"ratio: {ratio:.2f}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ Arms (same encodings, same model, one torch thread, interleaved A/B/A/B, best of
 Reported per slice (AttributionBench, WiCE, both in file order, both shuffled): pairs/s by
 wall clock and by process CPU time (the robust one on a shared machine), padded tokens.
 By default every 2nd pair of each file (100 AttributionBench + 75 WiCE); --stride 1 takes all.
+Last line: `ratio: X`, dynamic over fixed by CPU time on the "both, shuffled" slice.
 
 Run: python bench/bench_length_sort.py [--stride S] [--repeats R]
 """
@@ -106,6 +107,7 @@ def main() -> None:
               "both, file order": everything, "both, shuffled": np.random.default_rng(0).permutation(len(claims))}
     print(f"{'slice':<18} {'pairs':>5} {'median/p90 tok':>14} {'padded fixed/dyn':>17} "
           f"{'fixed p/s':>9} {'dyn p/s':>8} {'wall x':>7} {'cpu x':>6} {'max|d|':>8}")
+    cpu_ratio = {}
     for label, order in slices.items():
         sub = {k: [enc[k][i] for i in order] for k in enc.keys()}
         lengths = seen[order]
@@ -114,11 +116,13 @@ def main() -> None:
         t = timed(clf, sub, lengths, arms, args.repeats)
         n = len(order)
         diff = float(np.abs(t["fixed"][2] - t["dynamic"][2]).max())
+        cpu_ratio[label] = t["fixed"][1] / t["dynamic"][1]
         print(f"{label:<18} {n:>5} {int(np.median(lengths)):>7}/{int(np.percentile(lengths, 90)):<6} "
               f"{pads['fixed']:>8}/{pads['dynamic']:<8} {n / t['fixed'][0]:>9.1f} {n / t['dynamic'][0]:>8.1f} "
               f"{t['fixed'][0] / t['dynamic'][0]:>6.2f}x {t['fixed'][1] / t['dynamic'][1]:>5.2f}x {diff:>8.1e}")
     print(f"(target: dynamic >= 1.5x fixed; {int((cut > 0).sum())} of {len(claims)} pairs are cut at 512 tokens, "
           f"and those pad every batch they share to 512 in the fixed arm)")
+    print(f"ratio: {cpu_ratio['both, shuffled']:.2f}")
 
 
 def _batches(lengths, batch, sort, max_tokens):

@@ -104,7 +104,7 @@ class _Backend:
 def test_signature_changes_with_prompt_budget_and_decoding():
     base = JudgeScorer("judge", PROMPTS["graded"], _Backend())
     edited = Prompt("graded", 1, PROMPTS["graded"].system, PROMPTS["graded"].template + " ")
-    bumped = Prompt("graded", 2, PROMPTS["graded"].system, PROMPTS["graded"].template)
+    bumped = Prompt("graded", PROMPTS["graded"].version + 1, PROMPTS["graded"].system, PROMPTS["graded"].template)
     sigs = {base.signature, JudgeScorer("judge", edited, _Backend()).signature,
             JudgeScorer("judge", bumped, _Backend()).signature,
             JudgeScorer("judge", PROMPTS["graded"], _Backend(), budgets=Budgets(evidence=1000)).signature}

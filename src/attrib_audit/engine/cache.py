@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import threading
+from itertools import repeat
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -38,17 +39,12 @@ def pair_key(claim: str, evidence: str, question: str | None = None) -> str:
 
     A question (for scorers that read it) is hashed in too; without one the key is the plain pair's.
     """
-    h = hashlib.sha256()
     c, e = claim.encode("utf-8", "surrogatepass"), evidence.encode("utf-8", "surrogatepass")
-    h.update(f"{len(c)}:".encode())
-    h.update(c)
-    h.update(f"{len(e)}:".encode())
-    h.update(e)
+    data = b"%d:%b%d:%b" % (len(c), c, len(e), e)  # one update: same digest as hashing the parts in turn
     if question:
         q = question.encode("utf-8", "surrogatepass")
-        h.update(f"q{len(q)}:".encode())
-        h.update(q)
-    return h.hexdigest()
+        data += b"q%d:%b" % (len(q), q)
+    return hashlib.sha256(data).hexdigest()
 
 
 def default_cache_path() -> Path:
@@ -91,12 +87,13 @@ class ScoreCache:
     def put(self, signature: str, keys: Sequence[str], batch: ScoreBatch) -> None:
         """Write one batch in one transaction (the unit that survives a crash)."""
         extra_keys = sorted(batch.extras)
-        rows = []
-        for i, k in enumerate(keys):
-            s = float(batch.scores[i])
-            extras = json.dumps({x: batch.extras[x][i] for x in extra_keys}) if extra_keys else None
-            rows.append((signature, k, None if np.isnan(s) else s, int(batch.truncated_tokens[i]),
-                         int(batch.input_tokens[i]), int(batch.chunks[i]), batch.failures[i], extras))
+        extras = ([json.dumps({x: batch.extras[x][i] for x in extra_keys}) for i in range(len(keys))]
+                  if extra_keys else repeat(None))
+        # whole columns to Python at once (per-element numpy indexing costs more than the insert)
+        scores = [None if s != s else s for s in np.asarray(batch.scores, dtype=np.float64).tolist()]
+        rows = list(zip(repeat(signature), keys, scores, np.asarray(batch.truncated_tokens).tolist(),
+                        np.asarray(batch.input_tokens).tolist(), np.asarray(batch.chunks).tolist(),
+                        batch.failures, extras))
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:

@@ -96,7 +96,10 @@ def score_pairs(
             n_cached = len(hit)
             todo = [j for j, k in enumerate(uniq_keys) if k not in cached]
     # Longest first: similar lengths share a batch (less padding) and an OOM shows up at once.
-    todo.sort(key=lambda j: -(len(claims[first[j]]) + len(evidences[first[j]])))
+    n = len(claims)
+    lengths = (np.fromiter(map(len, claims), np.int64, n) + np.fromiter(map(len, evidences), np.int64, n))[first]
+    todo = np.asarray(todo, dtype=np.int64)[np.argsort(-lengths[todo], kind="stable")].tolist()
+    first = first.tolist()
     bs = int(batch_size or getattr(scorer, "batch_size", 32))
     n_batches = 0
     bar = None

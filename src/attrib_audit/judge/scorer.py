@@ -31,7 +31,9 @@ class JudgeScorer:
         self.backend = backend
         self.budgets = budgets
         self.requests = request_cache
-        self.batch_size = max(8, 4 * getattr(backend, "concurrency", 1))
+        # Large batches let score() put pairs that share a question and evidence next to each other
+        # (a longer shared prefix for the local backend); replies are cached one by one regardless.
+        self.batch_size = max(64, 4 * getattr(backend, "concurrency", 1))
         self._parse = parse_support if prompt.kind == "graded" else parse_label
 
     @property
@@ -70,7 +72,10 @@ class JudgeScorer:
               questions: Sequence[str | None] | None = None) -> ScoreBatch:
         qs = list(questions) if questions is not None else [None] * len(claims)
         rendered = [render(self.prompt, c, e, q, self.budgets) for c, e, q in zip(claims, evidences, qs)]
-        replies = self._replies([r.messages for r in rendered])
+        order = sorted(range(len(rendered)), key=lambda i: (qs[i] or "", evidences[i]))  # shared prefixes adjacent
+        replies: list[Reply] = [None] * len(rendered)  # type: ignore[list-item]
+        for i, reply in zip(order, self._replies([rendered[i].messages for i in order])):
+            replies[i] = reply
         parsed = [Parsed(None, f"{r.malformed}: {r.text[:200]!r}") if r.malformed else self._parse(r.text)
                   for r in replies]
         extras: dict[str, list[Any]] = {"raw": [r.text for r in replies], "clamped": [p.clamped for p in parsed]}
@@ -87,7 +92,8 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
                 api_key_env: str = "ATTRIB_AUDIT_JUDGE_API_KEY", concurrency: int = 4, timeout: float = 60.0,
                 retries: int = 4, backoff: float = 0.5, seed: int = 0, max_tokens: int = 20,
                 evidence_chars: int = 1500, claim_chars: int = 600, question_chars: int = 300, n_ctx: int = 2048,
-                n_threads: int | None = None, request_cache: str | None = "default", grammar: bool = False) -> JudgeScorer:
+                n_threads: int | None = None, n_batch: int = 512, prefix_cache: bool = True,
+                request_cache: str | None = "default", grammar: bool = False) -> JudgeScorer:
     """The registry factory: a server when `url` is given, else the local GGUF (explicit path, env, installed).
 
     `grammar` constrains decoding to the prompt's answer format (llama.cpp only).
@@ -101,7 +107,8 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
         from attrib_audit.judge.models import resolve_judge
 
         backend = LlamaCppBackend(resolve_judge(path).location, decoding, n_ctx=int(n_ctx),
-                                  n_threads=int(n_threads) if n_threads else None)
+                                  n_threads=int(n_threads) if n_threads else None, n_batch=int(n_batch),
+                                  prefix_cache=bool(prefix_cache))
     cache = None
     if request_cache not in (None, "", "none", ":none:"):
         cache = RequestCache(default_requests_path() if request_cache == "default" else request_cache)

@@ -42,12 +42,26 @@ class LexicalScorer:
 
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         findall = TOKEN_RE.findall
+        # Token sets are built once per distinct text of the batch (evidence is often shared by many
+        # claims); bytes sets for pairs that are all ASCII, str sets otherwise, never mixed in one pair.
+        fast: dict[str, set] = {}
+        full: dict[str, set] = {}
         out = np.empty(len(claims), dtype=np.float64)
         for i, (c, e) in enumerate(zip(claims, evidences)):
             if c.isascii() and e.isascii():
-                a, b = set(c.encode().translate(_ASCII).split()), set(e.encode().translate(_ASCII).split())
+                a = fast.get(c)
+                if a is None:
+                    a = fast[c] = set(c.encode().translate(_ASCII).split())
+                b = fast.get(e)
+                if b is None:
+                    b = fast[e] = set(e.encode().translate(_ASCII).split())
             else:
-                a, b = set(findall(c.lower())), set(findall(e.lower()))
+                a = full.get(c)
+                if a is None:
+                    a = full[c] = set(findall(c.lower()))
+                b = full.get(e)
+                if b is None:
+                    b = full[e] = set(findall(e.lower()))
             inter = len(a & b)
             union = len(a) + len(b) - inter
             out[i] = inter / union if union else 0.0

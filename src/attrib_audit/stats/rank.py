@@ -14,7 +14,7 @@ from scipy.stats import t as student_t
 
 from attrib_audit.stats.auroc import average_ranks
 
-_MAX_CELLS = 1 << 24  # cap on permutations × cells held at once
+_BLOCK_CELLS = 1 << 13  # permutations × cells per block: the block's arrays stay in cache
 
 
 def _finite_2d(matrix: np.ndarray, what: str) -> np.ndarray:
@@ -108,10 +108,9 @@ def column_ranks(matrix: np.ndarray) -> np.ndarray:
     return np.column_stack([average_ranks(col) for col in a.T]) if a.size else a
 
 
-def _w_from_ranks(ranks: np.ndarray, tie: float) -> np.ndarray:
-    """W for ranks shaped (..., n, k); `tie` is the Σ(t³−t) term (permutation-invariant)."""
-    n, k = ranks.shape[-2:]
-    r = ranks.sum(axis=-1)
+def _w_from_row_sums(r: np.ndarray, k: int, tie: float) -> np.ndarray:
+    """W from the items' rank sums over k raters, shaped (..., n); `tie` is the Σ(t³−t) term (permutation-invariant)."""
+    n = r.shape[-1]
     s = ((r - r.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
     return 12.0 * s / (k * k * (n ** 3 - n) - k * tie)
 
@@ -137,28 +136,76 @@ class KendallW:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
+def _w_and_tie(ranks: np.ndarray) -> tuple[float, float]:
+    """W of a rank table and its tie term; W is NaN when undefined (fewer than 2 items, no rater, all tied)."""
+    n, k = ranks.shape
+    if n < 2 or k < 1:
+        return float("nan"), 0.0
+    tie = _tie_term(ranks)
+    if k * k * (n ** 3 - n) - k * tie <= 0:
+        return float("nan"), tie
+    return float(_w_from_row_sums(ranks.sum(axis=1), k, tie)), tie
+
+
 def kendall_w(matrix: np.ndarray) -> float:
     """Kendall's coefficient of concordance of n items ranked by k raters (columns), tie-corrected."""
-    ranks = column_ranks(matrix)
-    if ranks.shape[0] < 2 or ranks.shape[1] < 1:
-        return float("nan")
-    tie = _tie_term(ranks)
-    denom_zero = ranks.shape[1] ** 2 * (ranks.shape[0] ** 3 - ranks.shape[0]) - ranks.shape[1] * tie
-    return float("nan") if denom_zero <= 0 else float(_w_from_ranks(ranks, tie))
+    return _w_and_tie(column_ranks(matrix))[0]
 
 
-def permuted_rank_w(ranks: np.ndarray, n_perm: int, rng: np.random.Generator) -> np.ndarray:
-    """W of `n_perm` tables whose columns are independently shuffled, in blocks of array ops."""
-    n, k = ranks.shape
-    tie = _tie_term(ranks)
-    step = max(1, _MAX_CELLS // max(n * k, 1))
-    out = []
+# Bit generators whose random() is (next 64-bit output >> 11) · 2⁻⁵³: for them the raw outputs carry
+# the same keys in their top 53 bits, without the float round trip.
+_RAW53 = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
+_LOW = np.uint64((1 << 11) - 1)  # the 11 bits below a 53-bit key
+
+
+def _key_orders(rng: np.random.Generator, index: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """argsort of the keys rng.random(index.shape) along the last axis, plus `offsets`, as one integer sort.
+
+    Each key is a 53-bit integer (in units of 2⁻⁵³) placed in the top bits of a uint64 with the item
+    index (`index`, arange(n) tiled) in the low 11: a plain sort orders by key and breaks exact ties
+    by index, as the stable argsort of the floats does. Returned as int64, ready for np.take.
+    """
+    if index.shape[-1] > 2048:
+        raise ValueError(f"permutation tests take at most 2048 items, got {index.shape[-1]}")
+    if isinstance(rng.bit_generator, _RAW53):
+        keys = rng.bit_generator.random_raw(index.shape)
+        keys &= ~_LOW
+    else:
+        keys = (rng.random(index.shape) * 2.0 ** 53).astype(np.uint64) << np.uint64(11)
+    keys |= index
+    keys.sort(axis=-1)
+    keys &= _LOW
+    keys += offsets
+    return keys.view(np.int64)
+
+
+def permuted_row_sums(columns: np.ndarray, n_perm: int, rng: np.random.Generator) -> np.ndarray:
+    """Row sums (n_perm, n) of tables whose k columns (given as a (k, n) array) are shuffled independently.
+
+    Permutation p of column j is the argsort of the uniform keys rng.random((n_perm, k, n))[p, j]:
+    the draws are the same for any block size, so p-values do not depend on it.
+    """
+    k, n = columns.shape
+    flat = np.ascontiguousarray(columns, dtype=np.float64).ravel()
+    step = max(1, min(n_perm, _BLOCK_CELLS // max(n * k, 1)))
+    # Full-size tiles: elementwise ops on them run much faster than broadcasting over a short last axis.
+    index = np.tile(np.arange(n, dtype=np.uint64), (step, k, 1))
+    offsets = np.tile((np.arange(k, dtype=np.uint64) * np.uint64(n))[:, None], (step, 1, n))  # column j: flat[j·n:]
+    out = np.empty((n_perm, n))
     for start in range(0, n_perm, step):
         b = min(step, n_perm - start)
-        order = np.argsort(rng.random((b, k, n)), axis=-1)  # one random permutation per (perm, rater)
-        shuffled = np.take_along_axis(np.broadcast_to(ranks.T, (b, k, n)), order, axis=-1)
-        out.append(_w_from_ranks(np.swapaxes(shuffled, 1, 2), tie))
-    return np.concatenate(out) if out else np.zeros(0)
+        values = np.take(flat, _key_orders(rng, index[:b], offsets[:b]))
+        acc = out[start:start + b]
+        np.copyto(acc, values[:, 0])
+        for j in range(1, k):  # k strided adds beat one reduction over the middle axis
+            acc += values[:, j]
+    return out
+
+
+def permuted_rank_w(ranks: np.ndarray, n_perm: int, rng: np.random.Generator, tie: float | None = None) -> np.ndarray:
+    """W of `n_perm` tables whose columns are independently shuffled: only the row sums change."""
+    tie = _tie_term(ranks) if tie is None else tie
+    return _w_from_row_sums(permuted_row_sums(ranks.T, n_perm, rng), ranks.shape[1], tie)
 
 
 def kendall_w_test(matrix: np.ndarray, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> KendallW:
@@ -166,10 +213,10 @@ def kendall_w_test(matrix: np.ndarray, n_perm: int = 10_000, rng: np.random.Gene
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     ranks = column_ranks(matrix)
     n, k = ranks.shape
-    w = kendall_w(matrix)
+    w, tie = _w_and_tie(ranks)
     if not np.isfinite(w):
         return KendallW(float("nan"), n, k, float("nan"), float("nan"), float("nan"), 0)
-    null = permuted_rank_w(ranks, n_perm, gen)
+    null = permuted_rank_w(ranks, n_perm, gen, tie)
     tol = 1e-12
     return KendallW(w, n, k, float((1 + (null >= w - tol).sum()) / (1 + n_perm)),
                     float((1 + (null <= w + tol).sum()) / (1 + n_perm)), float(null.mean()), n_perm)

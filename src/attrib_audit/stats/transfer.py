@@ -13,6 +13,8 @@ from typing import Sequence
 
 import numpy as np
 
+from attrib_audit.stats.rank import permuted_row_sums
+
 DEFAULT_EPS_GRID = tuple(round(0.01 * i, 2) for i in range(11)) + (0.15, 0.2, 0.3)
 
 
@@ -304,12 +306,6 @@ class Decomposition:
         return asdict(self)
 
 
-def _ss_metric(a: np.ndarray) -> np.ndarray:
-    """d · Σ_m (row mean − grand mean)² for (..., m, d) arrays."""
-    rows = a.mean(axis=-1)
-    return a.shape[-1] * ((rows - rows.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
-
-
 def decompose(mat: AurocMatrix, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> Decomposition:
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     a = mat.point
@@ -322,9 +318,8 @@ def decompose(mat: AurocMatrix, n_perm: int = 10_000, rng: np.random.Generator |
     ss_dataset, ss_metric, ss_int = float(m * (col ** 2).sum()), float(d * (row ** 2).sum()), float((resid ** 2).sum())
     centred = a - a.mean(axis=0, keepdims=True)
     ss_within = float((centred ** 2).sum())  # = ss_metric + ss_int, unchanged by within-dataset relabelling
-    order = np.argsort(gen.random((n_perm, d, m)), axis=-1)
-    shuffled = np.swapaxes(np.take_along_axis(np.broadcast_to(centred.T, (n_perm, d, m)), order, axis=-1), 1, 2)
-    null_metric = _ss_metric(shuffled)
+    rows = permuted_row_sums(centred.T, n_perm, gen) / d  # metric means after relabelling within each dataset
+    null_metric = d * ((rows - rows.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)
     tol = 1e-12 * max(ss_total, 1e-300)
     p_int = float((1 + ((ss_within - null_metric) >= ss_int - tol).sum()) / (1 + n_perm))
     p_met = float((1 + (null_metric >= ss_metric - tol).sum()) / (1 + n_perm))

@@ -1,0 +1,118 @@
+"""Validate a record batch column-wise: the common case (text columns, clean labels, fresh ids) becomes a
+PairTable without a Python loop over rows.
+
+A batch this cannot vouch for (a bad or missing value, an unusual column type, a duplicated id) returns
+None and goes through `rows_to_records` instead, so every error and every skipped row is reported word for
+word as before; the fast path only ever accepts rows that path would accept, and normalises them the same.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from attrib_audit.data.errors import DataError
+from attrib_audit.data.loaders import parse_label
+from attrib_audit.data.records import FIELDS, PairTable
+
+# A text is non-empty for str.strip() iff it holds a character outside str.isspace(); the regex class is
+# exactly Python's whitespace, so the check agrees with `_pair_text` (RE2's \s alone is ASCII-only).
+_PY_SPACE = "".join(f"\\x{{{c:x}}}" for c in range(sys.maxunicode + 1) if chr(c).isspace())
+_HAS_TEXT = f"[^{_PY_SPACE}]"
+
+
+class _Unsure(Exception):
+    """This batch needs the row-by-row path."""
+
+
+def _text_column(batch: Any, name: str, ints_ok: bool = False) -> Any:
+    """The column as Arrow strings, or None if it is absent; raises _Unsure for a type str() might spell otherwise."""
+    import pyarrow as pa
+
+    if name not in batch.schema.names:
+        return None
+    arr = batch.column(name)
+    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        return arr
+    if ints_ok and pa.types.is_integer(arr.type):  # str(int) and Arrow's cast agree
+        return arr.cast(pa.string())
+    raise _Unsure
+
+
+def _or_default(arr: Any, default: list[str] | str) -> list[str]:
+    """Values, with null and "" replaced (the per-row path's `_text(v) or default`)."""
+    import pyarrow.compute as pc
+
+    blank = pc.fill_null(pc.equal(arr, ""), True).to_numpy(zero_copy_only=False)
+    values = arr.to_pylist()
+    if blank.any():
+        for i in np.flatnonzero(blank):
+            values[i] = default if isinstance(default, str) else default[i]
+    return values
+
+
+def _labels(arr: Any, label_map: Mapping[str, int] | None, path: str, field: str) -> np.ndarray:
+    """parse_label once per distinct value; any value it refuses sends the batch to the row path."""
+    import pyarrow as pa
+
+    if arr.null_count:
+        raise _Unsure
+    try:
+        enc = arr.dictionary_encode()
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        raise _Unsure from None
+    try:
+        mapped = np.array([parse_label(v, label_map, path=path, row=0, field=field) for v in enc.dictionary.to_pylist()],
+                          dtype=np.int8)
+    except DataError:
+        raise _Unsure from None
+    return mapped[enc.indices.to_numpy()]
+
+
+def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[str, str] | None = None,
+                   label_map: Mapping[str, int] | None = None, dataset: str | None = None,
+                   construct: str | None = None, seen_ids: dict[str, tuple[str, int]] | None = None) -> PairTable | None:
+    """The rows of `batch` (numbered from `first_row`) as a PairTable, or None to use `rows_to_records`.
+
+    Same knobs and the same result as rows_to_records; `seen_ids` is only updated when the batch is accepted.
+    """
+    import pyarrow.compute as pc
+
+    col = {f: f for f in FIELDS}
+    col.update(columns or {})
+    n = batch.num_rows
+    if n == 0 or any(col[f] not in batch.schema.names for f in ("claim", "evidence", "label")):
+        return None
+    if "inclusion_prob" in batch.schema.names:  # a labelled sample (small): the row path reads its probabilities
+        return None
+    default_dataset = dataset or Path(path).stem
+    try:
+        texts = {}
+        for f in ("claim", "evidence"):
+            arr = _text_column(batch, col[f])
+            if arr.null_count or not pc.all(pc.match_substring_regex(arr, _HAS_TEXT)).as_py():
+                return None
+            texts[f] = arr.to_pylist()
+        labels = _labels(batch.column(col["label"]), label_map, path, col["label"])
+        id_arr = _text_column(batch, col["id"], ints_ok=True)
+        defaults = [f"{default_dataset}:{r}" for r in range(first_row, first_row + n)] if (
+            id_arr is None or id_arr.null_count or not pc.all(pc.not_equal(id_arr, "")).as_py()) else []
+        ids = defaults if id_arr is None else _or_default(id_arr, defaults)
+        ds_arr = _text_column(batch, col["dataset"])
+        datasets = [default_dataset] * n if ds_arr is None else _or_default(ds_arr, default_dataset)
+        optional = {f: _text_column(batch, col[f], ints_ok=f == "group") for f in ("source", "question", "group")}
+        if not construct:
+            optional["construct"] = _text_column(batch, col["construct"])
+    except _Unsure:
+        return None
+    if seen_ids is not None:
+        if len(set(ids)) != n or not seen_ids.keys().isdisjoint(ids):
+            return None  # the row path names the duplicate and where it first appeared
+        seen_ids.update(zip(ids, ((path, r) for r in range(first_row, first_row + n))))
+    opt = {f: [None] * n if a is None else a.to_pylist() for f, a in optional.items()}
+    groups = [g if g else i for g, i in zip(opt["group"], ids)]
+    return PairTable(ids=ids, datasets=datasets, claims=texts["claim"], evidences=texts["evidence"], labels=labels,
+                     sources=opt["source"], questions=opt["question"], groups=groups,
+                     constructs=[construct] * n if construct else opt["construct"])

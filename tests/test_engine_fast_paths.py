@@ -1,0 +1,51 @@
+"""The engine's faster bookkeeping keeps its results: cache keys, batch order, cache rows."""
+import hashlib
+
+import numpy as np
+
+from attrib_audit.engine import ScoreCache, score_pairs
+from attrib_audit.engine.cache import pair_key
+from attrib_audit.scorers.base import ScoreBatch
+
+
+def test_pair_key_is_the_part_by_part_hash():
+    for c, e, q in [("a", "b", None), ("ü\ud800", "x" * 5000, "why?"), ("", "", ""), ("ab", "c", None)]:
+        h = hashlib.sha256()
+        for part in (str(len(c.encode("utf-8", "surrogatepass"))) + ":", c, str(len(e.encode("utf-8", "surrogatepass"))) + ":", e):
+            h.update(part.encode("utf-8", "surrogatepass"))
+        if q:
+            qb = q.encode("utf-8", "surrogatepass")
+            h.update(f"q{len(qb)}:".encode())
+            h.update(qb)
+        assert pair_key(c, e, q) == h.hexdigest()
+    assert pair_key("ab", "c") != pair_key("a", "bc")
+
+
+class Recorder:
+    name, signature, batch_size = "rec", "rec:v1", 2
+
+    def __init__(self):
+        self.batches = []
+
+    def score(self, claims, evidences):
+        self.batches.append(list(claims))
+        return ScoreBatch(scores=np.array([np.nan if c == "nan" else len(c) for c in claims], dtype=float),
+                          truncated_tokens=np.zeros(len(claims), dtype=np.int64),
+                          input_tokens=np.arange(len(claims), dtype=np.int64), chunks=np.ones(len(claims), dtype=np.int64),
+                          failures=["why" if c == "nan" else None for c in claims], extras={"raw": list(claims)})
+
+
+def test_batches_go_longest_first_ties_in_first_seen_order_and_cache_rows_round_trip(tmp_path):
+    claims = ["bb", "a", "nan", "cc", "a", "dddd", "ee"]
+    evidences = ["x"] * len(claims)
+    rec = Recorder()
+    with ScoreCache(tmp_path / "c.sqlite") as cache:
+        first, _ = score_pairs(rec, claims, evidences, cache=cache, quiet=True)
+        again, st = score_pairs(Recorder(), claims, evidences, cache=cache, quiet=True)
+    order = sorted(dict.fromkeys(claims), key=lambda c: -len(c))  # Python's stable sort: the reference
+    assert [c for b in rec.batches for c in b] == order
+    assert st.n_scored == 0 and st.n_cached == 6
+    np.testing.assert_array_equal(again.scores, first.scores)
+    assert again.failures == first.failures and again.extras == first.extras
+    assert np.isnan(again.scores[2]) and again.failures[2] == "why"
+    np.testing.assert_array_equal(again.input_tokens, first.input_tokens)
