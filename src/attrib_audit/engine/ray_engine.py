@@ -22,6 +22,7 @@ import numpy as np
 
 from attrib_audit.engine.cache import pair_key
 from attrib_audit.engine.runner import RunStats
+from attrib_audit.errors import AuditError, BackendError
 from attrib_audit.scorers.base import ScoreBatch
 
 _STATS = ("n_cached", "n_scored", "n_batches")
@@ -58,16 +59,27 @@ class ScorerActor:
         self.scorer = get_scorer(name, **options)
         self.cache = ScoreCache(cache_path) if cache_path else None
         self.batch_size = batch_size
+        self.error: AuditError | None = None  # a backend failure: later batches of this actor are not attempted
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         from attrib_audit.engine.runner import score_pairs
 
         claims, evidences = [str(c) for c in batch["claim"]], [str(e) for e in batch["evidence"]]
         questions = [None if q is None else str(q) for q in batch["question"]] if "question" in batch else None
-        out, st = score_pairs(self.scorer, claims, evidences, cache=self.cache, batch_size=self.batch_size, quiet=True,
-                              questions=questions)
         n = len(claims)
         p = self.name
+        if self.error is None:
+            try:
+                out, st = score_pairs(self.scorer, claims, evidences, cache=self.cache, batch_size=self.batch_size,
+                                      quiet=True, questions=questions)
+            except AuditError as exc:  # Ray would keep only its text: carried in a column, raised by the driver
+                self.error = exc
+        batch[f"{p}__error"] = np.array([_error_text(self.error)] * n, dtype=object)
+        if self.error is not None:
+            out = ScoreBatch(scores=np.full(n, np.nan), truncated_tokens=np.zeros(n, dtype=np.int64),
+                             input_tokens=np.zeros(n, dtype=np.int64), chunks=np.ones(n, dtype=np.int64),
+                             failures=["backend error"] * n)
+            st = RunStats(p, "", n, n, 0, 0, 0)
         batch[p] = out.scores
         batch[f"{p}__truncated_tokens"] = out.truncated_tokens
         batch[f"{p}__input_tokens"] = out.input_tokens
@@ -82,6 +94,25 @@ class ScorerActor:
                 col[0] = getattr(st, stat)
             batch[f"{p}__{stat}"] = col
         return batch
+
+
+def _error_text(exc: AuditError | None) -> str:
+    return "" if exc is None else json.dumps([type(exc).__name__, str(exc)])
+
+
+def _raise_actor_error(texts: np.ndarray, cache_path: str | None) -> None:
+    """Raise, as its own class, the first backend error an actor recorded (e.g. a judge server down: exit 3)."""
+    found = next((t for t in texts if t), None)
+    if found is None:
+        return
+    name, message = json.loads(found)
+    classes, todo = {}, [AuditError]
+    while todo:
+        c = todo.pop()
+        classes[c.__name__] = c
+        todo += c.__subclasses__()
+    kept = "finished batches are in the score cache" if cache_path else "nothing was cached (--no-cache)"
+    raise classes.get(name, BackendError)(f"{message} (on a Ray actor; {kept}: rerun the same command to resume)")
 
 
 def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
@@ -175,6 +206,8 @@ def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer]
     pos[table.column("u").to_numpy()] = np.arange(table.num_rows)
     row = pos[inverse]
     out, stats = {}, []
+    for name in scorers:
+        _raise_actor_error(table.column(f"{name}__error").to_numpy(zero_copy_only=False), cache_path)
     for name, sc in scorers.items():
         col = lambda suffix: table.column(f"{name}{suffix}").to_numpy(zero_copy_only=False)  # noqa: E731
         fail_txt, failed = col("__failure"), col("__failed")
