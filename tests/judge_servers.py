@@ -81,13 +81,7 @@ class RuleServer:
                 finally:
                     with server._lock:
                         server.in_flight -= 1
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                data = payload.encode()
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                _reply(self, status, payload, headers)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
@@ -140,6 +134,16 @@ class RuleServer:
         self.httpd.server_close()
 
 
+def _reply(handler: BaseHTTPRequestHandler, status: int, payload: str, headers: dict) -> None:
+    handler.send_response(status)
+    for k, v in headers.items():
+        handler.send_header(k, v)
+    data = payload.encode()
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class ScriptedServer:
     """Answers every request with `reply(method, path, headers)` -> (status, body, headers) and records what it saw:
     for the redirect and credential tests (where did the request go, with which Authorization header)."""
@@ -158,13 +162,7 @@ class ScriptedServer:
                 server.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
                                         "body": body})
                 status, payload, headers = reply(self.command, self.path, dict(self.headers))
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                data = payload.encode()
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                _reply(self, status, payload, headers)
 
             do_GET = do_POST = _any  # noqa: N815
 

@@ -14,6 +14,7 @@ import threading
 from importlib import metadata
 from pathlib import Path
 
+from attrib_audit.data.loaders import file_sha256 as sha256_file
 from attrib_audit.scorers.resolve import Resolved
 
 _LOCK = threading.Lock()
@@ -31,14 +32,6 @@ def _read_cache(path: Path) -> dict[str, str]:
     except (OSError, ValueError):
         return {}  # absent or unreadable: it only saves time, so start over
     return data if isinstance(data, dict) else {}
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def cached_sha256(path: str | Path) -> str:
