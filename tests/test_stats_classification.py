@@ -19,6 +19,19 @@ def test_average_precision_matches_sklearn_with_and_without_ties():
         assert average_precision(s, y) == pytest.approx(average_precision_score(y, s))
 
 
+def test_weighted_average_precision_matches_sklearn_sample_weight_and_integer_replication():
+    rng = np.random.default_rng(1)
+    for trial in range(100):
+        n = int(rng.integers(2, 60))
+        y = rng.integers(0, 2, n)
+        y[0] = 1
+        s = np.round(rng.random(n) * (3 if trial % 2 else 100))
+        w = rng.uniform(0.2, 5.0, n)
+        assert average_precision(s, y, w) == pytest.approx(average_precision_score(y, s, sample_weight=w))
+        k = rng.integers(1, 4, n)  # integer weights: the same as repeating each row k times
+        assert average_precision(s, y, k) == pytest.approx(average_precision(np.repeat(s, k), np.repeat(y, k)))
+
+
 def test_average_precision_known_answers():
     assert average_precision([0.9, 0.8, 0.1, 0.2], [1, 1, 0, 0]) == 1.0
     assert average_precision([0.5, 0.5, 0.5, 0.5], [1, 0, 1, 0]) == 0.5  # all tied: AP = prevalence

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score
+from sklearn.metrics import average_precision_score, cohen_kappa_score
 
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
@@ -117,6 +117,10 @@ def test_label_page_keys_restart_resume_export_and_audit(to_label, tmp_path):
     lex = get_scorer("lexical").score([r["claim"] for r in rows], [r["evidence"] for r in rows]).scores
     expect = ht_auroc(lex, np.array([r["label"] for r in rows]), 1 / np.array([r["inclusion_prob"] for r in rows]))
     assert res["auroc"][0]["auroc"] == pytest.approx(expect, abs=1e-12)
+    y, w = np.array([r["label"] for r in rows]), 1 / np.array([r["inclusion_prob"] for r in rows])
+    [comp] = res["transfer"]["slices"]  # AUPRC and prevalence are Horvitz–Thompson estimates too
+    assert comp["weighted"] and comp["prevalence"] == pytest.approx((w * y).sum() / w.sum())
+    assert comp["auprc"]["lexical"]["auprc"] == pytest.approx(average_precision_score(y, lex, sample_weight=w))
 
 
 def test_two_tabs_labelling_at_once_lose_no_label(to_label):

@@ -292,7 +292,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log=print) ->
     results["transfer"] = transfer_section(
         slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
         table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},
-        seed=config.seed, n_perm=config.n_perm)
+        seed=config.seed, n_perm=config.n_perm, weights=table.weights)
     results["sensitivity"] = sensitivity_section(table, keys, scores, scorers, boots, results, config, log)
     results["elapsed_s"] = round(time.time() - t0, 3)
     return AuditResult(results, scores, boots, table, keys)

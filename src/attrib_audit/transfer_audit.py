@@ -125,22 +125,25 @@ def evidence_lengths(evidences: Sequence[str]) -> dict:
 
 
 def slice_companions(slices: Sequence[dict], rows: Mapping[str, np.ndarray], labels: np.ndarray,
-                     evidences: Sequence[str], scores: Mapping[str, np.ndarray]) -> list[dict]:
-    """AUPRC per scorer (failed rows left out and counted) and evidence length, for every two-class slice."""
+                     evidences: Sequence[str], scores: Mapping[str, np.ndarray],
+                     weights: np.ndarray | None = None) -> list[dict]:
+    """AUPRC per scorer (failed rows left out and counted) and evidence length, for every two-class slice;
+    with `weights` (a sample's 1/π) AUPRC and prevalence are Horvitz–Thompson estimates for the pool."""
     out = []
     for s in slices:
         if s["status"] != "ok":
             continue
         r = rows[s["slice"]]
         y = labels[r]
+        w = np.ones(r.size) if weights is None else np.asarray(weights, dtype=np.float64)[r]
         auprc = {}
         for name, sc in scores.items():
             v = sc[r]
             ok = np.isfinite(v)
-            auprc[name] = {"auprc": average_precision(v[ok], y[ok]) if y[ok].any() else float("nan"),
+            auprc[name] = {"auprc": average_precision(v[ok], y[ok], w[ok]) if y[ok].any() else float("nan"),
                            "n": int(ok.sum()), "n_failed": int((~ok).sum())}
         out.append({"slice": s["slice"], "construct": s["construct"], "n": int(r.size),
-                    "prevalence": float(y.mean()), "auprc": auprc,
+                    "prevalence": float((w * y).sum() / w.sum()), "weighted": weights is not None, "auprc": auprc,
                     "evidence_length": evidence_lengths([evidences[i] for i in r])})
     return out
 
@@ -180,10 +183,11 @@ def length_correlates(mat: AurocMatrix, companions: Sequence[dict]) -> list[dict
 
 def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: Sequence[str],
                      rows: Mapping[str, np.ndarray], labels: np.ndarray, evidences: Sequence[str],
-                     scores: Mapping[str, np.ndarray], *, seed: int, n_perm: int = DEFAULT_N_PERM) -> dict:
+                     scores: Mapping[str, np.ndarray], *, seed: int, n_perm: int = DEFAULT_N_PERM,
+                     weights: np.ndarray | None = None) -> dict:
     """The whole `transfer` block of results.json; `boots` maps slice → SliceBoot (paired replicates)."""
     groups, excluded = construct_groups(slices)
-    companions = slice_companions(slices, rows, labels, evidences, scores)
+    companions = slice_companions(slices, rows, labels, evidences, scores, weights)
     constructs = {}
     for c, datasets in sorted(groups.items()):
         entry: dict[str, Any] = {"datasets": datasets}

@@ -12,25 +12,29 @@ import numpy as np
 from attrib_audit.stats.auroc import _check
 
 
-def _counts_by_threshold(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct scores (descending) with true/false positives when predicting score ≥ that value."""
+def _counts_by_threshold(s: np.ndarray, y: np.ndarray,
+                         w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct scores (descending) with (weighted) true/false positives when predicting score ≥ that value."""
     order = np.argsort(-s, kind="mergesort")
     s_sorted, y_sorted = s[order], y[order]
+    w_sorted = np.ones(s.size) if w is None else np.asarray(w, dtype=np.float64)[order]
     last = np.r_[np.flatnonzero(np.diff(s_sorted)), s_sorted.size - 1]  # last index of each tie block
-    tps = np.cumsum(y_sorted)[last]
-    fps = (last + 1) - tps
+    tps = np.cumsum(y_sorted * w_sorted)[last]
+    fps = np.cumsum(w_sorted)[last] - tps
     return s_sorted[last], tps.astype(np.float64), fps.astype(np.float64)
 
 
-def average_precision(scores: np.ndarray, labels: np.ndarray) -> float:
+def average_precision(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> float:
     """AP = Σ (R_k − R_{k−1}) P_k over distinct thresholds, as sklearn.metrics.average_precision_score.
 
     NaN when the slice has no positive (AP undefined); the chance level is the positive share.
+    `weights` (a sample's 1/inclusion probability) make it the Horvitz–Thompson estimate for the pool,
+    as sklearn's `sample_weight`.
     """
     s, y = _check(scores, labels)
     if not y.any():
         return float("nan")
-    _, tps, fps = _counts_by_threshold(s, y)
+    _, tps, fps = _counts_by_threshold(s, y, weights)
     precision = tps / (tps + fps)
     recall = tps / tps[-1]
     return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
