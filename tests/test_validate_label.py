@@ -121,6 +121,7 @@ def test_label_page_keys_restart_resume_export_and_audit(to_label, tmp_path):
     [comp] = res["transfer"]["slices"]  # AUPRC and prevalence are Horvitz–Thompson estimates too
     assert comp["weighted"] and comp["prevalence"] == pytest.approx((w * y).sum() / w.sum())
     assert comp["auprc"]["lexical"]["auprc"] == pytest.approx(average_precision_score(y, lex, sample_weight=w))
+    assert "Horvitz–Thompson weighted" in quiet_main("plan", "--results", str(tmp_path / "audit"), "--half-width", "0.2")
 
 
 def test_two_tabs_labelling_at_once_lose_no_label(to_label):

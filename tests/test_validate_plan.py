@@ -69,6 +69,20 @@ def test_populations_keep_their_aurocs_and_cluster_correlation():
     assert shifted.true_aurocs()[0] - shifted.true_aurocs()[1] == pytest.approx(0.05, abs=1e-3)
 
 
+def test_weighted_population_is_the_population_with_rows_repeated():
+    rng = np.random.default_rng(4)
+    y = np.repeat([0, 1], 30)
+    scores = np.vstack([y + rng.normal(0, 1, 60), y * 0.5 + rng.normal(0, 1, 60)])
+    k = rng.integers(1, 5, 60)  # integer 1/π: each sampled row stands for k pool rows
+    weighted = EmpiricalPopulation(scores, y, 0.4, weights=k.astype(float))
+    repeated = EmpiricalPopulation(np.repeat(scores, k, axis=1), np.repeat(y, k), 0.4)
+    assert weighted.true_aurocs() == pytest.approx(repeated.true_aurocs(), abs=1e-12)
+    a, b = weighted.draw(500, 3, 0.2, np.random.default_rng(9)), repeated.draw(500, 3, 0.2, np.random.default_rng(9))
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    shift_w, shift_r = weighted.with_difference(0, 1, 0.05), repeated.with_difference(0, 1, 0.05)
+    assert shift_w.true_aurocs() == pytest.approx(shift_r.true_aurocs(), abs=1e-6)
+
+
 def run(*argv) -> tuple[int, str]:
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):

@@ -127,6 +127,8 @@ def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], sc
     frame = pd.DataFrame({"id": table.ids, "dataset": table.datasets, "source": table.sources,
                           "group": table.groups, "construct": table.constructs,
                           "slice": slice_keys, "label": table.labels.astype(np.int64)})
+    if table.weights is not None:  # a sampled file's 1/π, so `plan --results` describes the pool
+        frame["weight"] = table.weights
     for name, batch in scores.items():
         frame[name] = batch.scores
         frame[f"{name}__truncated_tokens"] = batch.truncated_tokens

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from attrib_audit.errors import UsageError
-from attrib_audit.stats.auroc import auroc, average_ranks
+from attrib_audit.stats.auroc import auroc, average_ranks, ht_auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
 
 DEFAULT_GRID = (50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000)
@@ -57,20 +57,28 @@ class BinormalPopulation:
 
 @dataclass
 class EmpiricalPopulation:
-    """Rows (metric score vectors) of an audited slice; `prevalence` may differ from the slice's."""
+    """Rows (metric score vectors) of an audited slice; `prevalence` may differ from the slice's.
+
+    `weights` (1/inclusion probability, from a sampled and weighted audit) make each row stand for
+    that many pool pairs: draws, true AUROCs and the prevalence then describe the pool, not the sample.
+    """
 
     scores: np.ndarray  # (k, N)
     labels: np.ndarray  # (N,)
     prevalence: float
+    weights: np.ndarray | None = None  # (N,)
 
     def __post_init__(self) -> None:
-        composite = np.mean([average_ranks(row) for row in self.scores], axis=0)
         y = self.labels.astype(bool)
-        # rows of each class ordered by mean rank: a latent quantile u picks row order[floor(u·N_c)]
+        w = np.ones(y.size) if self.weights is None else np.asarray(self.weights, dtype=np.float64)
+        composite = np.mean([pool_ranks(row, w) for row in self.scores], axis=0)
+        # rows of each class ordered by mean rank; a latent quantile u picks the row whose cumulative
+        # weight share first exceeds u (with equal weights: order[floor(u·N_c)])
         self._order = {c: np.flatnonzero(y == c)[np.argsort(composite[y == c], kind="stable")] for c in (False, True)}
+        self._cum = {c: np.cumsum(w[o]) / w[o].sum() for c, o in self._order.items()}
 
     def true_aurocs(self) -> np.ndarray:
-        return np.array([auroc(row, self.labels) for row in self.scores])
+        return np.array([pop_auroc(row, self.labels, self.weights) for row in self.scores])
 
     def draw(self, n: int, m: int, icc: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         y = (rng.random(n) < self.prevalence).astype(np.int64)
@@ -78,8 +86,8 @@ class EmpiricalPopulation:
         u = ndtr(np.sqrt(icc) * shared + np.sqrt(1.0 - icc) * rng.standard_normal(n))
         pick = np.empty(n, dtype=np.int64)
         for c in (0, 1):
-            order = self._order[bool(c)]
-            pick[y == c] = order[np.minimum((u[y == c] * order.size).astype(np.int64), order.size - 1)]
+            order, cum = self._order[bool(c)], self._cum[bool(c)]
+            pick[y == c] = order[np.minimum(np.searchsorted(cum, u[y == c], side="right"), order.size - 1)]
         return self.scores[:, pick], y, groups
 
     def with_difference(self, best: int, runner: int, delta: float) -> "EmpiricalPopulation":
@@ -91,14 +99,15 @@ class EmpiricalPopulation:
         target = self.true_aurocs()[best] - delta
         if not 0.0 < target < 1.0:
             raise UsageError(f"a difference of {delta} puts the runner-up's AUROC at {target:.3f}")
-        z = ndtri((average_ranks(self.scores[runner]) - 0.5) / self.labels.size)
+        w = np.ones(self.labels.size) if self.weights is None else np.asarray(self.weights, dtype=np.float64)
+        z = ndtri((pool_ranks(self.scores[runner], w) - 0.5) / w.sum())
         lo, hi = -10.0, 10.0
         for _ in range(60):
             mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if auroc(z + mid * self.labels, self.labels) < target else (lo, mid)
+            lo, hi = (mid, hi) if pop_auroc(z + mid * self.labels, self.labels, self.weights) < target else (lo, mid)
         scores = self.scores.copy()
         scores[runner] = z + (lo + hi) / 2 * self.labels
-        return EmpiricalPopulation(scores, self.labels, self.prevalence)
+        return EmpiricalPopulation(scores, self.labels, self.prevalence, self.weights)
 
 
 def estimate_icc(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray) -> float | None:
@@ -185,6 +194,19 @@ class Scenario:
     notes: list[str]
 
 
+def pool_ranks(scores: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Mid-ranks in the pool a weighted row stands for: W(below) + (W(tied) + 1) / 2 (equal weights: average_ranks)."""
+    s = np.asarray(scores, dtype=np.float64)
+    uniq, inv = np.unique(s, return_inverse=True)
+    per = np.bincount(inv, weights=weights, minlength=uniq.size)
+    below = np.cumsum(per) - per
+    return (below + (per + 1.0) / 2.0)[inv]
+
+
+def pop_auroc(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None) -> float:
+    return auroc(scores, labels) if weights is None else ht_auroc(scores, labels, weights)
+
+
 def scenarios_from_results(folder: Path, args: argparse.Namespace) -> list[Scenario]:
     """One scenario per usable slice of an audit (or the one named by --slice)."""
     import pandas as pd
@@ -210,15 +232,19 @@ def scenarios_from_results(folder: Path, args: argparse.Namespace) -> list[Scena
         keep = np.isfinite(scores).all(axis=0)
         scores, y = scores[:, keep], part["label"].to_numpy(np.int64)[keep]
         groups = part["group"].astype(str).to_numpy()[keep]
-        prevalence = args.prevalence if args.prevalence is not None else float(y.mean())
-        pop = EmpiricalPopulation(scores, y, prevalence)
+        w = part["weight"].to_numpy(np.float64)[keep] if "weight" in part else None  # a sampled, weighted audit
+        prevalence = args.prevalence if args.prevalence is not None else float(
+            y.mean() if w is None else (w * y).sum() / w.sum())
+        pop = EmpiricalPopulation(scores, y, prevalence, w)
         order = np.argsort(-pop.true_aurocs(), kind="stable")
         best, runner = int(order[0]), int(order[1]) if len(names) > 1 and args.detect is not None else None
-        notes = [f"{y.size} audited pairs, {len(set(groups))} clusters; prevalence {prevalence:.2f}"]
+        notes = [f"{y.size} audited pairs, {len(set(groups))} clusters; prevalence {prevalence:.2f}"
+                 + ("; Horvitz–Thompson weighted (the audited file was a weighted sample): the plan describes "
+                    "the pool it was drawn from" if w is not None else "")]
         if runner is not None:
             pop = pop.with_difference(best, runner, args.detect)
             notes.append(f"runner-up {names[runner]} shifted to AUROC {pop.true_aurocs()[runner]:.3f} "
-                         f"(audited {auroc(scores[runner], y):.3f}) so the true gap is {args.detect}")
+                         f"(audited {pop_auroc(scores[runner], y, w):.3f}) so the true gap is {args.detect}")
         m = args.pairs_per_cluster or max(1, int(round(y.size / len(set(groups)))))
         icc = args.icc if args.icc is not None else estimate_icc(scores, y, groups)
         if icc is None:
