@@ -4,8 +4,8 @@
                          threads; llama-cpp-python already reused whatever prefix a prompt shared with
                          the previous one (the system line; question and evidence when consecutive
                          pairs happened to share them)
-  new                    the prefix cache kept, pairs sharing a question and evidence judged back to
-                         back within a batch of 64, load-aware threads
+  new                    a fixed shared prefix (template opening and system line) evaluated once and
+                         kept, never more (so no answer depends on the pair before), load-aware threads
 
 Both sides judge the same seeded subset of the demo's AttributionBench half, in the engine's order
 (longest pair first), interleaved in chunks so a change in machine load hits both alike. Reports seconds

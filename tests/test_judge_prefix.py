@@ -4,10 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from attrib_audit.judge import backends
-from attrib_audit.judge.backends import Decoding, Reply
 from attrib_audit.judge.models import smollm2_gguf_path
-from attrib_audit.judge.prompts import PROMPTS
-from attrib_audit.judge.scorer import JudgeScorer, build_judge
+from attrib_audit.judge.prompts import render
+from attrib_audit.judge.scorer import build_judge
 
 QUESTION = "Where is the Eiffel Tower?"
 EVIDENCE = "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France."
@@ -37,22 +36,23 @@ def test_prefix_cache_gives_the_same_answers_with_fewer_prefilled_tokens():
     assert out[True][2] < 0.85 * out[False][2]
 
 
-def test_pairs_sharing_question_and_evidence_are_judged_back_to_back():
-    seen = []
-
-    class Echo:
-        concurrency, signature, decoding = 1, "echo", Decoding()
-
-        def complete(self, messages):
-            user = messages[1]["content"]
-            seen.append(user)
-            return Reply(f"SUPPORT: {0.1 * (1 + user.count('x'))}")
-
-    claims = ["c", "cx", "cxx", "cxxx"]
-    evidences = ["e1", "e2", "e1", "e2"]
-    batch = JudgeScorer("judge", PROMPTS["graded"], Echo()).score(claims, evidences)
-    assert [s.split("Evidence:\n")[1][:2] for s in seen] == ["e1", "e1", "e2", "e2"]
-    np.testing.assert_allclose(batch.scores, [0.1, 0.2, 0.3, 0.4])  # each answer back on its own row
+def test_answers_do_not_depend_on_the_pair_judged_before():
+    path = smollm2_gguf_path()
+    claims, evidences, questions = map(list, zip(*PAIRS))
+    judge = build_judge("label", "judge", path=path, request_cache=None, n_ctx=1024, n_threads=1, max_tokens=6)
+    forward = judge.score(claims, evidences, questions=questions).extras["raw"]
+    backward = judge.score(claims[::-1], evidences[::-1], questions=questions[::-1]).extras["raw"]
+    alone = [judge.score([c], [e], questions=[q]).extras["raw"][0] for c, e, q in PAIRS]
+    assert forward == backward[::-1] == alone
+    # the second pair shares question and evidence with the first, yet only the fixed prefix is reused
+    llm, prefix = judge.backend._model(), judge.backend._prefix[1]
+    judge.score(claims[:1], evidences[:1], questions=questions[:1])
+    before = _prefilled(judge)
+    judge.score(claims[1:2], evidences[1:2], questions=questions[1:2])
+    tokens = backends._prompt_tokens(llm, render(judge.prompt, claims[1], evidences[1], questions[1],
+                                                 judge.budgets).messages)
+    assert 0 < len(prefix) < len(tokens) and tokens[:len(prefix)] == prefix
+    assert _prefilled(judge) - before == len(tokens) - len(prefix)
 
 
 def test_threads_follow_free_cores(monkeypatch):

@@ -80,12 +80,13 @@ def choose_threads() -> tuple[int, int]:
 class LlamaCppBackend:
     """A GGUF loaded in-process; the chat template is the one stored in the GGUF's metadata.
 
-    Prefix cache: llama-cpp-python keeps the KV entries of the longest token prefix a prompt shares
-    with the one before and evaluates only the rest. The prompts open with the system line, then the
-    question and the evidence, so that prefix is shared by every pair and, for pairs judged back to
-    back on the same question and evidence (JudgeScorer arranges that), holds all but the claim and
-    the instruction; `prefix_cache=False` resets the context before each prompt (the full prefill,
-    for comparison). Greedy decoding gives the same answers either way.
+    Prefix cache: the tokens every prompt of a judge shares (the chat template's opening and the
+    system line: the common prefix of two probe prompts that differ only in the user message) are
+    evaluated once on their own and their KV entries kept; each prompt then evaluates only what follows.
+    Reuse never reaches further (llama-cpp-python by itself would reuse whatever a prompt shares with
+    the one before, e.g. a question and evidence): the computation of a pair's answer then does not
+    depend on which pair came before it, so the order of a run (engine, Ray, a resumed cache) cannot
+    change an answer. `prefix_cache=False` resets the context before each prompt (the full prefill).
     Threads: llama.cpp defaults to half the CPUs for decoding and all for prefill; without an explicit
     `n_threads` the judge picks them from the machine's cores and load (`choose_threads`). n_batch 512
     takes a whole prompt at the default budgets in one batch.
@@ -107,6 +108,7 @@ class LlamaCppBackend:
         self.n_batch = min(n_batch, n_ctx)
         self.prefix_cache = prefix_cache
         self._llm = None
+        self._prefix: tuple[str, list[int]] | None = None  # (what precedes the last message, its shared tokens)
         self._lock = threading.Lock()
         self.signature = (f"llama.cpp-{llama_cpp.__version__}:{Path(model_path).name}:{file_fingerprint(model_path)}"
                           f":ctx{n_ctx}")
@@ -125,7 +127,9 @@ class LlamaCppBackend:
     def complete(self, messages: list[dict[str, str]]) -> Reply:
         with self._lock:
             llm = self._model()
-            if not self.prefix_cache:
+            if self.prefix_cache:
+                self._start_from_prefix(llm, messages)
+            else:
                 llm.reset()
             try:
                 grammar = (self._llama_cpp.LlamaGrammar.from_string(self.decoding.grammar, verbose=False)
@@ -136,6 +140,43 @@ class LlamaCppBackend:
             except ValueError as exc:  # the prompt does not fit the context window
                 return Reply("", f"prompt rejected by llama.cpp: {exc}")
         return Reply(out["choices"][0]["message"].get("content") or "")
+
+
+    def _start_from_prefix(self, llm, messages: list[dict[str, str]]) -> None:
+        """Leave exactly the fixed shared prefix in the context, evaluated on its own, so generate() goes on from it."""
+        key = json.dumps(messages[:-1], sort_keys=True)
+        if self._prefix is None or self._prefix[0] != key:
+            a, b = (_prompt_tokens(llm, messages[:-1] + [{**messages[-1], "content": x}]) for x in ("a", "b"))
+            n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            self._prefix = (key, a[:n])
+            llm.reset()
+        prefix = self._prefix[1]
+        if prefix and llm.n_tokens >= len(prefix) and list(llm.input_ids[:len(prefix)]) == prefix:
+            llm.n_tokens = len(prefix)  # keep the prefix's KV entries; generate() drops the rest
+        else:
+            llm.reset()
+            if prefix:
+                llm.eval(prefix)
+
+
+class _Captured(Exception):
+    def __init__(self, tokens: list[int]) -> None:
+        self.tokens = tokens
+
+
+def _prompt_tokens(llm, messages: list[dict[str, str]]) -> list[int]:
+    """The tokens llama-cpp-python's chat template makes of `messages`, caught before anything is evaluated."""
+    def capture(tokens, *_a, **_k):
+        raise _Captured(list(tokens))
+
+    llm.generate = capture
+    try:
+        llm.create_chat_completion(messages=messages, max_tokens=1)
+    except _Captured as got:
+        return got.tokens
+    finally:
+        del llm.generate
+    raise RuntimeError("llama-cpp-python did not tokenize the prompt through Llama.generate")
 
 
 class OpenAIChatBackend:

@@ -31,9 +31,7 @@ class JudgeScorer:
         self.backend = backend
         self.budgets = budgets
         self.requests = request_cache
-        # Large batches let score() put pairs that share a question and evidence next to each other
-        # (a longer shared prefix for the local backend); replies are cached one by one regardless.
-        self.batch_size = max(64, 4 * getattr(backend, "concurrency", 1))
+        self.batch_size = max(8, 4 * getattr(backend, "concurrency", 1))
         self._parse = parse_support if prompt.kind == "graded" else parse_label
 
     @property
@@ -72,10 +70,7 @@ class JudgeScorer:
               questions: Sequence[str | None] | None = None) -> ScoreBatch:
         qs = list(questions) if questions is not None else [None] * len(claims)
         rendered = [render(self.prompt, c, e, q, self.budgets) for c, e, q in zip(claims, evidences, qs)]
-        order = sorted(range(len(rendered)), key=lambda i: (qs[i] or "", evidences[i]))  # shared prefixes adjacent
-        replies: list[Reply] = [None] * len(rendered)  # type: ignore[list-item]
-        for i, reply in zip(order, self._replies([rendered[i].messages for i in order])):
-            replies[i] = reply
+        replies = self._replies([r.messages for r in rendered])
         parsed = [Parsed(None, f"{r.malformed}: {r.text[:200]!r}") if r.malformed else self._parse(r.text)
                   for r in replies]
         extras: dict[str, list[Any]] = {"raw": [r.text for r in replies], "clamped": [p.clamped for p in parsed]}
