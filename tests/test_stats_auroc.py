@@ -38,6 +38,15 @@ def test_average_ranks_match_scipy():
     np.testing.assert_allclose(average_ranks(x), rankdata(x, method="average"))
 
 
+def test_weighted_average_ranks_are_the_ranks_of_rows_repeated():
+    rng = np.random.default_rng(5)
+    x = np.round(rng.random(40) * 6)  # ties
+    k = rng.integers(1, 5, 40)
+    first = np.cumsum(k) - k  # where each row's first copy lands in np.repeat
+    np.testing.assert_allclose(average_ranks(x, k), rankdata(np.repeat(x, k), method="average")[first])
+    np.testing.assert_allclose(average_ranks(x, np.ones(40)), rankdata(x, method="average"))
+
+
 def test_weighted_auroc_equals_auroc_of_expanded_sample():
     rng = np.random.default_rng(7)
     y = rng.integers(0, 2, 60)

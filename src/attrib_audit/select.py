@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.errors import UsageError, saved_layout
-from attrib_audit.outdir import results_file, run_id_of
+from attrib_audit.outdir import results_file
 from attrib_audit.report.inputs import read_json
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
@@ -163,12 +163,13 @@ def load_audit(folder: Path) -> AuditInputs:
             audit = AuditInputs(results, z["scorers"].tolist(), z["slices"].tolist(), int(z["n_boot"]),
                                 [json.loads(x) for x in z["rng_states"].tolist()], z["row_slice"], z["labels"],
                                 z["groups"], z["scores"], z["weights"], z["weighted"])
+            run_id = str(z["run_id"]) if "run_id" in z.files else None
     except UsageError:
         raise
     except Exception as exc:  # noqa: BLE001 - zip, pickle, key and shape errors all mean: not our bootstrap.npz
         raise UsageError(f"{npz_path} is not a bootstrap.npz written by `attrib-audit audit` "
                          f"({type(exc).__name__}: {' '.join(str(exc).split())[:160]})") from None
-    run_id, recorded = run_id_of(npz_path), results.get("run_id")
+    recorded = results.get("run_id")
     if recorded and run_id != recorded:
         raise UsageError(f"{npz_path} is from run {run_id or '(none recorded)'}, results.json from run {recorded}: "
                          "rerun the audit into this folder")

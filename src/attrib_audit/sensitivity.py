@@ -23,7 +23,7 @@ import numpy as np
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable, get_scorer
 from attrib_audit.select import recommend
 from attrib_audit.stats.bootstrap import (
-    BootstrapAUROC, bootstrap_aurocs, paired_difference, percentile_ci, slice_rng,
+    BootstrapAUROC, bootstrap_aurocs, paired_auroc_difference, paired_difference, percentile_ci, slice_rng,
 )
 from attrib_audit.stats.sensitivity import (
     assign_bins, class_spearman, drop_dataset, exchangeability_test, median_halves, quantile_edges, ranking,
@@ -147,9 +147,8 @@ def window_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, S
         for i, n in enumerate(names):
             if n not in alt_scores:
                 continue
-            d = paired_difference(bootstrap_aurocs(np.vstack([alt_scores[n].scores[r], scores[n].scores[r]]), y, grp,
-                                                   n_boot=config.n_boot, rng=slice_rng(config.seed, sl),
-                                                   weights=_weights(table, r)), 0, 1, config.level)
+            d = paired_auroc_difference(alt_scores[n].scores[r], scores[n].scores[r], y, grp, n_boot=config.n_boot,
+                                        seed=slice_rng(config.seed, sl), level=config.level, weights=_weights(table, r))
             tb, ta = _trunc(scores[n], r), _trunc(alt_scores[n], r)
             out_rows.append({"scorer": n, "slice": sl, "auroc": _num(base[sl].point[i]), "auroc_alt": _num(alt[sl].point[i]),
                              "diff": _num(d.estimate), "ci_low": _num(d.ci_low), "ci_high": _num(d.ci_high), "n": d.n,

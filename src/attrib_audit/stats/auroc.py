@@ -16,9 +16,15 @@ def _check(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return s, y.astype(bool)
 
 
-def average_ranks(x: np.ndarray) -> np.ndarray:
-    """1-based ranks with ties given their mean rank (as scipy.stats.rankdata(method='average'))."""
+def average_ranks(x: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """1-based ranks with ties given their mean rank (as scipy.stats.rankdata(method='average')).
+
+    With `weights`, the ranks in the pool where row i stands for weights[i] copies of itself:
+    W(below) + (W(tied) + 1) / 2 (integer weights: the ranks of the rows repeated).
+    """
     _, inv, counts = np.unique(x, return_inverse=True, return_counts=True)
+    if weights is not None:
+        counts = np.bincount(inv, weights=np.asarray(weights, dtype=np.float64), minlength=counts.size)
     ends = np.cumsum(counts)
     return (ends - (counts - 1) / 2.0)[inv]
 

@@ -186,6 +186,7 @@ def paired_difference(res: BootstrapAUROC, a: int, b: int, level: float = 0.95) 
 
 
 def paired_auroc_difference(scores_a: np.ndarray, scores_b: np.ndarray, labels: np.ndarray, groups: Sequence, *,
-                            n_boot: int = DEFAULT_B, seed: int | np.random.Generator = 0, level: float = 0.95) -> Estimate:
-    res = bootstrap_aurocs(np.vstack([scores_a, scores_b]), labels, groups, n_boot=n_boot, rng=seed)
+                            n_boot: int = DEFAULT_B, seed: int | np.random.Generator = 0, level: float = 0.95,
+                            weights: np.ndarray | None = None) -> Estimate:
+    res = bootstrap_aurocs(np.vstack([scores_a, scores_b]), labels, groups, n_boot=n_boot, rng=seed, weights=weights)
     return paired_difference(res, 0, 1, level)

@@ -71,7 +71,7 @@ class EmpiricalPopulation:
     def __post_init__(self) -> None:
         y = self.labels.astype(bool)
         w = np.ones(y.size) if self.weights is None else np.asarray(self.weights, dtype=np.float64)
-        composite = np.mean([pool_ranks(row, w) for row in self.scores], axis=0)
+        composite = np.mean([average_ranks(row, w) for row in self.scores], axis=0)
         # rows of each class ordered by mean rank; a latent quantile u picks the row whose cumulative
         # weight share first exceeds u (with equal weights: order[floor(u·N_c)])
         self._order = {c: np.flatnonzero(y == c)[np.argsort(composite[y == c], kind="stable")] for c in (False, True)}
@@ -100,7 +100,7 @@ class EmpiricalPopulation:
         if not 0.0 < target < 1.0:
             raise UsageError(f"a difference of {delta} puts the runner-up's AUROC at {target:.3f}")
         w = np.ones(self.labels.size) if self.weights is None else np.asarray(self.weights, dtype=np.float64)
-        z = ndtri((pool_ranks(self.scores[runner], w) - 0.5) / w.sum())
+        z = ndtri((average_ranks(self.scores[runner], w) - 0.5) / w.sum())
         lo, hi = -10.0, 10.0
         for _ in range(60):
             mid = (lo + hi) / 2
@@ -192,15 +192,6 @@ class Scenario:
     m: int
     icc: float
     notes: list[str]
-
-
-def pool_ranks(scores: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Mid-ranks in the pool a weighted row stands for: W(below) + (W(tied) + 1) / 2 (equal weights: average_ranks)."""
-    s = np.asarray(scores, dtype=np.float64)
-    uniq, inv = np.unique(s, return_inverse=True)
-    per = np.bincount(inv, weights=weights, minlength=uniq.size)
-    below = np.cumsum(per) - per
-    return (below + (per + 1.0) / 2.0)[inv]
 
 
 def pop_auroc(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None) -> float:
