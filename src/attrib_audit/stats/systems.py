@@ -15,8 +15,8 @@ own copy). Differences between two given systems always use the input draws only
 
 What the intervals cover. Agreement between noisy system rates is attenuated whenever systems sit
 within each other's sampling noise: a metric that ranks the population exactly still shows τ < 1,
-and no bootstrap interval recovers the noise-free value (in simulation the percentile interval holds
-τ = 1 in 0–10% of samples). So every agreement statistic is stated as measured with these inputs:
+and no bootstrap interval recovers the noise-free value (in simulation the percentile interval of
+such a metric holds τ = 1 in 0–10% of samples). So every agreement statistic is stated as measured with these inputs:
 its interval covers the expected value at this number of inputs per system, and `human_ceiling`
 gives the same statistics for a metric that ranks the systems exactly by their true human rates —
 the most any metric can be expected to show with these labels. τ-b, pairwise accuracy and acc_eq
