@@ -23,7 +23,7 @@ from scipy import stats as sps
 from attrib_audit.stats.systems import agreement_replicates, summarise_systems, system_bootstrap
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "summeval_system_scores.jsonl"
-METRICS = ("lexical", "precision1", "precision2", "precision3")
+METRICS = ("lexical", "minilm", "blend", "bertscore")
 
 
 def load() -> dict[str, np.ndarray]:

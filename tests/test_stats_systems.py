@@ -19,7 +19,7 @@ from attrib_audit.stats.systems import (
 )
 
 DATA = Path(__file__).parent / "data" / "summeval_system_scores.jsonl"
-METRICS = ("lexical", "precision1", "precision2", "precision3")
+METRICS = ("lexical", "minilm", "blend", "bertscore")
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def test_point_statistics_match_scipy_and_loops_on_summeval(summeval):
     # the pass threshold is chosen on other rows (the first 50 articles), the statistics use the other 50
     groups = np.unique(summeval["group"])
     train = np.isin(summeval["group"], groups[:50])
-    thresholds = {m: best_threshold(summeval[m][train], summeval["label"][train])[0] for m in ("lexical", "precision2")}
+    thresholds = {m: best_threshold(summeval[m][train], summeval["label"][train])[0] for m in ("lexical", "minilm")}
     d = _subset(summeval, ~train)
     res = system_bootstrap(d["label"], {m: d[m] for m in METRICS}, d["system"], d["group"], thresholds=thresholds,
                            n_boot=50, rng=0)
@@ -88,7 +88,7 @@ def test_point_statistics_match_scipy_and_loops_on_summeval(summeval):
     human = loop_rates(d["system"], d["label"])
     h = np.array([human[s] for s in names])
     np.testing.assert_allclose(res.point[0], h, rtol=1e-12)
-    for summary, metrics in (("mean", METRICS), ("pass", ("lexical", "precision2"))):
+    for summary, metrics in (("mean", METRICS), ("pass", ("lexical", "minilm"))):
         agr = agreement_replicates(res, summary, metrics)
         for q, m in enumerate(metrics):
             values = d[m] if summary == "mean" else (d[m] >= thresholds[m]).astype(float)
@@ -132,7 +132,7 @@ def test_joint_input_bootstrap_equals_a_plain_loop(summeval, resample):
     keep = np.isin(summeval["system"], ["M0", "M5", "M11", "M17", "M20", "M22"]) & \
         np.isin(summeval["group"], np.unique(summeval["group"])[:40])
     d = _subset(summeval, keep)
-    metrics, thresholds = ("lexical", "precision2"), {"lexical": 0.15, "precision2": 0.9}
+    metrics, thresholds = ("lexical", "bertscore"), {"lexical": 0.15, "bertscore": 0.7}
     n_boot, seed = 60, 11
     res = system_bootstrap(d["label"], {m: d[m] for m in metrics}, d["system"], d["group"], thresholds=thresholds,
                            resample=resample, n_boot=n_boot, rng=seed)

