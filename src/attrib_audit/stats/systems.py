@@ -27,8 +27,7 @@ Simulated coverage of nominal 95% intervals: tests/test_stats_systems.py.
 """
 from __future__ import annotations
 
-import copy
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -87,7 +86,6 @@ class SystemBootstrap:
     design: InputDesign
     resample: tuple[str, ...]
     n_boot: int
-    rng_state: dict = field(repr=False)
     system_weights: np.ndarray | None = None
 
     @property
@@ -205,7 +203,6 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
     if s < 2:
         raise ValueError(f"system-level statistics need at least 2 systems, got {s}")
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    state = copy.deepcopy(gen.bit_generator.state)
     sums, counts = _cell_sums(values, sys_codes, grp_codes, s, k)
     present = counts[0] > 0  # (S, K): the system answered the input
     shared = present.all(axis=0)
@@ -230,7 +227,7 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
         weights = np.bincount((draws + s * np.arange(n_boot)[:, None]).ravel(),
                               minlength=n_boot * s).reshape(n_boot, s).T.astype(np.float64)
     return SystemBootstrap(tuple(sys_names.tolist()), metrics, thr, point, replicates, counts.sum(axis=2),
-                           present.sum(axis=1), design, tuple(sorted(res_set)), int(n_boot), state, weights)
+                           present.sum(axis=1), design, tuple(sorted(res_set)), int(n_boot), weights)
 
 
 def percentile_cis(replicates: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
