@@ -279,7 +279,8 @@ def counts(root: Path = PACKAGE) -> dict[str, object]:
             src = ast.unparse(fn)
             if name.startswith("format_"):
                 printers.append(f"{n}.{name}")
-            if ".ljust(" in src and not any(isinstance(x, ast.Lambda) and x is not fn for x in ast.walk(fn)):
+            if ".ljust(" in src and not any(isinstance(x, (ast.Lambda, ast.FunctionDef)) and x is not fn
+                                            for x in ast.walk(fn)):
                 grids.append(f"{n}.{name}")
             if _sanitiser(fn):
                 sanitisers.append(f"{n}.{name}")

@@ -1,4 +1,4 @@
-"""Agreement between two raters (judges or the human labels): Cohen's κ per slice with clustered CIs.
+"""`agree`: agreement between two raters (judges or the human labels): Cohen's κ per slice with clustered CIs.
 
 A rater is `human` (the labels), a scorer with a discrete label column (`NAME__label`,
 e.g. judge-label), or any other scorer binarised at a threshold. Rows where either
@@ -6,14 +6,14 @@ rater has no rating (a failed judgement) are left out and counted.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.outdir import run_id_of, sealed_json, write_text_atomic
+from attrib_audit.files.jsonfile import plain, read_json, sealed_json
+from attrib_audit.files.outdir import run_id_of, write_text_atomic
 from attrib_audit.stats.agreement import clustered_kappa_ci, confusion_matrix
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 
@@ -45,9 +45,8 @@ def _one(a: np.ndarray, b: np.ndarray, groups: np.ndarray, n_boot: int, rng) -> 
     ok = (a >= 0) & (b >= 0)
     est = clustered_kappa_ci(a[ok], b[ok], groups[ok], labels=LABELS, n_boot=n_boot, seed=rng)
     _, cm = confusion_matrix(a[ok], b[ok], labels=LABELS)
-    num = lambda x: None if not np.isfinite(x) else float(x)  # noqa: E731
-    return {"kappa": num(est.estimate), "ci_low": num(est.ci_low), "ci_high": num(est.ci_high), "n": est.n,
-            "n_groups": est.n_groups, "n_excluded": int((~ok).sum()), "raw_agreement": num(np.mean(a[ok] == b[ok])) if ok.any() else None,
+    return {"kappa": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
+            "n_groups": est.n_groups, "n_excluded": int((~ok).sum()), "raw_agreement": np.mean(a[ok] == b[ok]) if ok.any() else None,
             "n_boot_dropped": est.n_boot_dropped,
             "confusion": {"rows": "a", "cols": "b", "labels": ["not_attributable", "attributable"], "counts": cm.tolist()}}
 
@@ -79,6 +78,7 @@ def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5
     for sl in sorted(set(slices)):
         rows = slices == sl
         out["slices"].append({"slice": sl, **_one(ra[rows], rb[rows], groups[rows], n_boot, slice_rng(seed, sl))})
+    out = plain(out)
     _save(Path(results_dir) / "agreement.json", out)
     return out
 
@@ -88,18 +88,6 @@ def _save(path: Path, comparison: dict[str, Any]) -> None:
     comparisons of another run's scores (another run id) are dropped."""
     run_id = comparison["run_id"]
     comparison = {k: v for k, v in comparison.items() if k != "run_id"}
-    kept = json.loads(path.read_text()).get("pairs", []) if path.exists() and run_id_of(path) == run_id else []
+    kept = read_json(path).get("pairs", []) if path.exists() and run_id_of(path) == run_id else []
     kept = [c for c in kept if (c["a"], c["b"]) != (comparison["a"], comparison["b"])] + [comparison]
     write_text_atomic(path, sealed_json({"run_id": run_id, "pairs": kept}))
-
-
-def format_agreement(res: dict[str, Any]) -> str:
-    lines = [f"Cohen's kappa: {res['a']} ({res['a_from']}) vs {res['b']} ({res['b_from']})"]
-    for row in [{"slice": "ALL", **res["overall"]}, *res["slices"]]:
-        k = "undefined" if row["kappa"] is None else (
-            f"{row['kappa']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]" if row["ci_low"] is not None
-            else f"{row['kappa']:.3f}")
-        cm = row["confusion"]["counts"]
-        lines.append(f"  {row['slice']:<28} kappa {k}  n={row['n']} excluded={row['n_excluded']}  "
-                     f"confusion [[{cm[0][0]}, {cm[0][1]}], [{cm[1][0]}, {cm[1][1]}]] (rows {res['a']}, cols {res['b']}; 0, 1)")
-    return "\n".join(lines)

@@ -12,14 +12,17 @@ or recomputed with `--rescore`.
 """
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from attrib_audit.errors import InputError
+from attrib_audit import __version__
+from attrib_audit.audit.results import AuditResult, AuditResults, read_results
+from attrib_audit.audit.run import run_spec
+from attrib_audit.audit.spec import LOCAL_OPTIONS, Local, RunSpec
+from attrib_audit.errors import InputError, SpecError
+from attrib_audit.files.hashing import file_sha256
+from attrib_audit.files.jsonfile import plain
 
 DEFAULT_TOLERANCE = 1e-9
 # what two faithful runs may differ in: not compared
@@ -64,10 +67,8 @@ def diff(a: Any, b: Any, path: str = "", tolerance: float = 0.0) -> list[str]:
     return [] if a == b else [f"{path}: recorded {a!r}, rerun {b!r}"]
 
 
-def comparable(results: dict) -> dict:
+def comparable(results: AuditResults) -> dict:
     """results.json less what two faithful runs may differ in."""
-    from attrib_audit.spec import LOCAL_OPTIONS
-
     out = {k: v for k, v in results.items() if k not in IGNORED_TOP}
     if isinstance(out.get("scorers"), list):
         out["scorers"] = [{k: v for k, v in s.items() if k not in IGNORED_SCORER_STATS} if isinstance(s, dict) else s
@@ -82,26 +83,7 @@ def comparable(results: dict) -> dict:
     return out
 
 
-def read_results(folder: str | Path) -> dict:
-    path = Path(folder) / "results.json"
-    try:
-        recorded = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CheckError(f"{path}: not found (give the folder an audit wrote with --out)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CheckError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
-    except json.JSONDecodeError as exc:
-        raise CheckError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
-    if not isinstance(recorded, dict):
-        raise CheckError(f"{path}: expected a JSON object")
-    if "spec" not in recorded:
-        raise CheckError(f"{path}: no run spec recorded (written by an older attrib-audit); rerun the audit")
-    return recorded
-
-
-def _data_problems(spec) -> list[str]:
-    from attrib_audit.data import file_sha256
-
+def _data_problems(spec: RunSpec) -> list[str]:
     problems = []
     for f in spec.data.files:
         path = Path(f.path)
@@ -114,29 +96,33 @@ def _data_problems(spec) -> list[str]:
     return problems
 
 
-def rescore_local(local):
+def rescore_local(local: Local) -> Local:
     """Local settings that recompute every score: no score cache, no judge request cache."""
     opts = {n: ({**o, "request_cache": None} if "request_cache" in o else dict(o))
             for n, o in local.scorer_options.items()}
     return replace(local, cache=":memory:", scorer_options=opts)
 
 
-def check(folder: str | Path, local, *, tolerance: float = DEFAULT_TOLERANCE, rescore: bool = False,
-          log=print) -> tuple[list[str], dict]:
-    """Differences between DIR/results.json and a rerun of its spec on `local` (empty: reproduced), and the rerun."""
-    from attrib_audit.audit import _jsonable
-    from attrib_audit.spec import RunSpec, SpecError, run_spec
-
-    recorded = read_results(folder)
+def recorded_spec(recorded: AuditResults, folder: str | Path) -> RunSpec:
+    """The run spec results.json recorded; CheckError when there is none or it does not parse."""
+    if "spec" not in recorded:
+        raise CheckError(f"{Path(folder) / 'results.json'}: no run spec recorded (written by an older attrib-audit); "
+                         "rerun the audit")
     try:
-        spec = RunSpec.from_dict(recorded["spec"], where=f"{Path(folder) / 'results.json'}: spec")
+        return RunSpec.from_dict(recorded["spec"], where=f"{Path(folder) / 'results.json'}: spec")
     except SpecError as exc:
         raise CheckError(str(exc)) from None
+
+
+def check(folder: str | Path, local: Local, *, tolerance: float = DEFAULT_TOLERANCE, rescore: bool = False,
+          log: Callable[[str], None] = print) -> tuple[list[str], AuditResult | None]:
+    """Differences between DIR/results.json and a rerun of its spec on `local` (empty: reproduced), and the rerun
+    (None when a data file is gone or changed: nothing was rerun)."""
+    recorded = read_results(folder, "audit --check", CheckError)
+    spec = recorded_spec(recorded, folder)
     problems = _data_problems(spec)
     if problems:
-        return problems, {}
-    from attrib_audit import __version__
-
+        return problems, None
     then = (recorded.get("tool") or {}).get("version") if isinstance(recorded.get("tool"), dict) else None
     if then != __version__:
         log(f"note: results.json was written by attrib-audit {then}, this is {__version__}")
@@ -150,41 +136,17 @@ def check(folder: str | Path, local, *, tolerance: float = DEFAULT_TOLERANCE, re
     log("check: from this command line and environment (never from results.json): "
         + "; ".join(local.describe(spec.scorer_names)) + ("; scores recomputed (--rescore)" if rescore else ""))
     log(f"check: numbers must agree within ±{tolerance:g} (absolute); everything else exactly")
-    rerun = run_spec(spec, local, log=log).results
-    rerun = json.loads(json.dumps(rerun, allow_nan=False, default=_jsonable))
-    fresh = sum(x["n_scored"] for x in rerun["scorers"])
+    rerun = run_spec(spec, local, log=log)
+    fresh = sum(x["n_scored"] for x in rerun.results["scorers"])
     if fresh and not rescore:
         log(f"note: {fresh} pairs were not in the cache and were scored anew")
-    return diff(comparable(recorded), comparable(rerun), tolerance=tolerance), rerun
+    return diff(comparable(plain(recorded)), comparable(rerun.results), tolerance=tolerance), rerun
 
 
-def refuse_unasked_plugins(spec, asked: str) -> None:
+def refuse_unasked_plugins(spec: RunSpec, asked: str) -> None:
     """Running a `module:factory` scorer imports and calls code: only when this command line names it too."""
     named = {s.strip() for s in asked.split(",")}
     missing = [s.name for s in spec.scorers if s.plugin and s.name not in named]
     if missing:
         raise CheckError(f"results.json names the plugin scorer {missing[0]!r}; --check imports plugin code only "
                          f"when this command line names it too: add --scorers {','.join(missing)}")
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    from attrib_audit.spec import RunSpec, SpecError, local_for
-
-    try:
-        spec = RunSpec.from_dict(read_results(args.check)["spec"])  # which scorers need local settings
-    except SpecError as exc:
-        raise CheckError(f"{Path(args.check) / 'results.json'}: spec: {exc}") from None
-    refuse_unasked_plugins(spec, args.scorers)
-    local = local_for(spec, args)
-    diffs, rerun = check(args.check, local, tolerance=args.tolerance, rescore=args.rescore,
-                         log=lambda m: print(m, file=sys.stderr))
-    if diffs:
-        print(f"NOT reproduced: {len(diffs)} difference(s) from {Path(args.check) / 'results.json'}")
-        for d in diffs:
-            print(f"  {d}")
-        return 1
-    n = sum(s["n_pairs"] for s in rerun["scorers"])
-    how = "recomputed" if args.rescore else f"{sum(s['n_cached'] for s in rerun['scorers'])} unique from the cache"
-    print(f"reproduced: every value of results.json, transfer included ({len(rerun['auroc'])} AUROC rows, "
-          f"{len(rerun['paired'])} paired differences), within ±{args.tolerance:g} ({n} scorer×pair scores, {how})")
-    return 0

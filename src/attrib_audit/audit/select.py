@@ -1,4 +1,4 @@
-"""`attrib-audit select`: which metric to use on a new dataset of a construct, and how far to trust it.
+"""Which metric to use on a new dataset to use on a new dataset of a construct, and how far to trust it.
 
 The recommendation is the metric with the lowest mean regret over the audited datasets.
 How much that choice can be trusted on an unseen dataset is measured by the
@@ -7,19 +7,19 @@ the caveat quotes that out-of-sample regret, not the optimistic in-sample one.
 """
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from attrib_audit.audit.results import AuditResults, read_results
+from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
+from attrib_audit.data.errors import DataError
 from attrib_audit.errors import UsageError, saved_layout
-from attrib_audit.outdir import results_file
-from attrib_audit.report.inputs import read_json
+from attrib_audit.files.jsonfile import plain
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
-from attrib_audit.transfer_audit import LEVEL, build_matrix, clean, construct_groups
 
 DEFAULT_EPS = 0.02
 
@@ -43,7 +43,7 @@ class Recommendation:
     rows: dict[str, dict] = field(default_factory=dict)  # per dataset: rows used, rows each candidate's failures removed
 
     def to_dict(self) -> dict:
-        return clean(asdict(self))
+        return plain(asdict(self))
 
 
 def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None) -> Recommendation:
@@ -126,7 +126,7 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
 class AuditInputs:
     """What an audit folder holds for `select`: results.json and each slice's bootstrap inputs (bootstrap.npz)."""
 
-    results: dict
+    results: AuditResults
     scorers: list[str]
     slices: list[str]
     n_boot: int
@@ -152,10 +152,10 @@ class AuditInputs:
 
 def load_audit(folder: Path) -> AuditInputs:
     """An audit folder's results.json and bootstrap.npz, checked to be one run's pair in the layout audit writes."""
-    res_path, npz_path = results_file(folder, "select"), folder / "bootstrap.npz"
+    results = read_results(folder, "select", DataError)
+    npz_path = folder / "bootstrap.npz"
     if not npz_path.exists():
         raise UsageError(f"{npz_path} not found; run `attrib-audit audit --out {folder}` first")
-    results = read_json(res_path)
     try:
         with np.load(npz_path, allow_pickle=False) as z:
             if "rng_states" not in z:
@@ -216,48 +216,3 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
             continue
         out.append(recommend(c, mat, eps, rows))
     return out
-
-
-def format_recommendation(r: Recommendation) -> str:
-    lines = [f"construct '{r.construct}' ({len(r.datasets)} datasets: {', '.join(r.datasets)})"]
-    if r.metric is None:
-        return "\n".join(lines + [f"  no recommendation: {r.caveat}"])
-    if r.selector_regret is None:  # audited on the target dataset itself
-        return "\n".join(lines + [f"  recommended for {r.datasets[0]}: {r.metric}   [{r.verdict}]",
-                                   f"  candidates: {', '.join(r.candidates)}", f"  caveat: {r.caveat}"])
-    lines.append(f"  recommended for a new dataset: {r.metric}   [{r.verdict}]")
-    lines.append(f"  candidates: {', '.join(r.candidates)} (regret is against the best candidate per dataset); "
-                 f"portable: {', '.join(r.portable_metrics) or 'none'}")
-    lines.append(f"  expected regret on a new dataset (leave-one-dataset-out selector): {r.selector_regret:.3f} "
-                 f"[{r.selector_regret_ci[0]:.3f}, {r.selector_regret_ci[1]:.3f}]")
-    lost = {m: sum(v["dropped_by"][m] for v in r.rows.values()) for m in r.candidates}
-    if any(lost.values()):
-        lines.append(f"  compared on the rows every candidate scored ({sum(v['n_used'] for v in r.rows.values())} of "
-                     f"{sum(v['n'] for v in r.rows.values())}); failures removed "
-                     + ", ".join(f"{m} {k}" for m, k in lost.items() if k))
-    lines.append(f"  caveat: {r.caveat}")
-    return "\n".join(lines)
-
-
-def cmd_select(args: argparse.Namespace) -> int:
-    scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
-    recs = select_from_results(args.results, construct=args.construct, scorers=scorers, eps=args.eps)
-    if args.json:
-        print(json.dumps([r.to_dict() for r in recs], indent=2))
-    elif not recs:
-        print("no construct with a usable slice in this audit: declare constructs (--construct) and audit again")
-    else:
-        print("\n\n".join(format_recommendation(r) for r in recs))
-    return 0
-
-
-def register(sub) -> None:
-    p = sub.add_parser("select", help="recommend a metric for a new dataset of a construct, with the regret caveat")
-    p.add_argument("--results", required=True, help="an `attrib-audit audit --out` folder (results.json + bootstrap.npz)")
-    p.add_argument("--construct", help="only this construct (default: every construct in the audit)")
-    p.add_argument("--scorers", help="restrict the candidates, e.g. to the metrics you can afford to run")
-    p.add_argument("--eps", type=float, default=DEFAULT_EPS,
-                   help=f"regret (AUROC) you accept on a new dataset; verdict 'transfers' needs the selector's CI "
-                        f"upper bound below it (default {DEFAULT_EPS})")
-    p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
-    p.set_defaults(func=cmd_select)

@@ -16,12 +16,16 @@ differences are paired with the audit's own replicates.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable, get_scorer
-from attrib_audit.select import recommend
+from attrib_audit.audit.select import recommend
+from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
+from attrib_audit.engine.runner import RunStats
+from attrib_audit.files.jsonfile import plain
+from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import (
     BootstrapAUROC, bootstrap_aurocs, paired_auroc_difference, paired_difference, percentile_ci, slice_rng,
 )
@@ -30,7 +34,6 @@ from attrib_audit.stats.sensitivity import (
     subset_bootstrap,
 )
 from attrib_audit.text.tokenize import tokens
-from attrib_audit.transfer_audit import LEVEL, _f, _grid, _p, build_matrix, clean, construct_groups, short_names
 
 N_LENGTH_BINS = 3
 MIN_PER_CLASS = 5  # a bin or half names a best metric only with at least this many rows of each label
@@ -39,10 +42,6 @@ EXCHANGEABILITY_CAVEAT = (
     "shuffling clusters across datasets makes the datasets exchangeable, which removes dataset difficulty and "
     "metric × dataset interaction at once: a small p says the datasets differ, not that the metrics' order depends "
     "on the dataset; the residual permutation (dataset difficulty held fixed) is the test of interaction")
-
-
-def _num(x: Any) -> float | None:
-    return float(x) if x is not None and np.isfinite(x) else None
 
 
 # ---- verdicts of one "world" of metrics (used by window, chunking and lodo) ----
@@ -98,35 +97,15 @@ def compare_verdicts(before: dict[str, dict], after: dict[str, dict], renamed: M
 
 # ---- 1 + 2: window sensitivity and chunking ----
 
-def _token_window(scorer: Scorer) -> int | None:
-    w = getattr(scorer, "window", None)
-    return int(w) if isinstance(w, (int, np.integer)) else None
+@dataclass(frozen=True)
+class WindowRescore:
+    """The audit's scorers with a token window, rescored at `window` tokens (audit.run.rescore_at_window)."""
 
-
-def window_variants(scorers: Mapping[str, Scorer], config, window: int, log=print) -> tuple[dict, list[dict], list[dict]]:
-    """Build every scorer with a token window at `window`; the others are listed with the reason."""
-    built, info, skipped = {}, [], []
-    for name, scorer in scorers.items():
-        base = _token_window(scorer)
-        if base is None:
-            skipped.append({"scorer": name, "reason": "no token window"})
-            continue
-        if base == window:
-            skipped.append({"scorer": name, "reason": f"already runs at {window} tokens"})
-            continue
-        try:
-            alt = get_scorer(name, **{**config.factory_options(name), "window": window})
-        except (ValueError, ScorerUnavailable) as exc:
-            skipped.append({"scorer": name, "reason": str(exc)})
-            log(f"[skip] window sensitivity {name}@{window}: {exc}")
-            continue
-        if alt.signature == scorer.signature:
-            skipped.append({"scorer": name, "reason": "its window option changes nothing (same signature)"})
-            continue
-        built[name] = alt
-        info.append({"scorer": name, "window": base, "window_alt": _token_window(alt), "signature_alt": alt.signature})
-    return built, info, skipped
-
+    window: int
+    scores: Mapping[str, ScoreBatch]  # scorer -> its scores at `window` tokens, rows as the audit's
+    scorers: list[dict]  # scorer, own window, the window reached, the rescored scorer's signature
+    skipped: list[dict]  # scorers not rescored, each with the reason
+    scoring: list[RunStats]  # cache and scoring counts of the rescoring
 
 def _trunc(batch: ScoreBatch, rows: np.ndarray) -> dict:
     b = batch.take(rows)
@@ -150,8 +129,8 @@ def window_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, S
             d = paired_auroc_difference(alt_scores[n].scores[r], scores[n].scores[r], y, grp, n_boot=config.n_boot,
                                         seed=slice_rng(config.seed, sl), level=config.level, weights=_weights(table, r))
             tb, ta = _trunc(scores[n], r), _trunc(alt_scores[n], r)
-            out_rows.append({"scorer": n, "slice": sl, "auroc": _num(base[sl].point[i]), "auroc_alt": _num(alt[sl].point[i]),
-                             "diff": _num(d.estimate), "ci_low": _num(d.ci_low), "ci_high": _num(d.ci_high), "n": d.n,
+            out_rows.append({"scorer": n, "slice": sl, "auroc": base[sl].point[i], "auroc_alt": alt[sl].point[i],
+                             "diff": d.estimate, "ci_low": d.ci_low, "ci_high": d.ci_high, "n": d.n,
                              "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0),
                              "pairs_truncated": tb["pairs_truncated"], "pairs_truncated_alt": ta["pairs_truncated"],
                              "tokens_truncated": tb["tokens_truncated"], "tokens_truncated_alt": ta["tokens_truncated"],
@@ -180,9 +159,9 @@ def chunk_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, Sc
             i, j = names.index(base), names.index(chunked)
             d = paired_difference(boot, j, i)
             tb, tc = _trunc(scores[base], r), _trunc(scores[chunked], r)
-            out.append({"scorer": base, "chunked": chunked, "slice": sl, "auroc": _num(boot.point[i]),
-                        "auroc_chunked": _num(boot.point[j]), "diff": _num(d.estimate), "ci_low": _num(d.ci_low),
-                        "ci_high": _num(d.ci_high), "n": d.n, "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0),
+            out.append({"scorer": base, "chunked": chunked, "slice": sl, "auroc": boot.point[i],
+                        "auroc_chunked": boot.point[j], "diff": d.estimate, "ci_low": d.ci_low,
+                        "ci_high": d.ci_high, "n": d.n, "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0),
                         "pairs_truncated": tb["pairs_truncated"], "pairs_truncated_chunked": tc["pairs_truncated"],
                         "mean_chunks": tc["mean_chunks"]})
     plain = [n for n in names if n not in {c for _, c in pairs}]
@@ -224,8 +203,8 @@ def length_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, S
         for j in range(k):
             for i, n in enumerate(names):
                 lo, hi, _ = percentile_ci(res.replicates[i, j], LEVEL)
-                cells[c].append({"dataset": sl, "bin": j, "scorer": n, "auroc": _num(res.point[i, j]), "ci_low": _num(lo),
-                                 "ci_high": _num(hi), "n": int(res.n[i, j]), "n_pos": int(res.n_pos[i, j])})
+                cells[c].append({"dataset": sl, "bin": j, "scorer": n, "auroc": res.point[i, j], "ci_low": lo,
+                                 "ci_high": hi, "n": int(res.n[i, j]), "n_pos": int(res.n_pos[i, j])})
             n_neg = res.n[:, j] - res.n_pos[:, j]
             if (np.isfinite(res.point[:, j]) & (res.n_pos[:, j] >= MIN_PER_CLASS) & (n_neg >= MIN_PER_CLASS)).any():
                 best[c].setdefault(j, {})[sl] = ranking(names, res.point[:, j])[0]
@@ -247,8 +226,8 @@ def _halves_row(dataset: str, construct: str | None, w: np.ndarray, names: list[
     for i, n in enumerate(names):
         lo, hi, _ = percentile_ci(res.replicates[i, long] - res.replicates[i, short], LEVEL)
         diff = res.point[i, long] - res.point[i, short]
-        per.append({"scorer": n, "auroc_short": _num(res.point[i, short]), "auroc_long": _num(res.point[i, long]),
-                    "diff": _num(diff), "ci_low": _num(lo), "ci_high": _num(hi),
+        per.append({"scorer": n, "auroc_short": res.point[i, short], "auroc_long": res.point[i, long],
+                    "diff": diff, "ci_low": lo, "ci_high": hi,
                     "n_short": int(res.n[i, short]), "n_long": int(res.n[i, long]),
                     "excludes_zero": bool(np.isfinite(lo) and (lo > 0 or hi < 0))})
     rs, rl = ranking(names, res.point[:, short]), ranking(names, res.point[:, long])
@@ -262,8 +241,8 @@ def spearman_rows(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, Sc
     for sl, r in rows.items():
         rho, p, n = class_spearman(np.vstack([scores[x].scores[r] for x in names]), words[r], table.labels[r])
         for i, name in enumerate(names):
-            out.append({"slice": sl, "scorer": name, "rho_neg": _num(rho[i, 0]), "p_neg": _num(p[i, 0]),
-                        "n_neg": int(n[i, 0]), "rho_pos": _num(rho[i, 1]), "p_pos": _num(p[i, 1]), "n_pos": int(n[i, 1])})
+            out.append({"slice": sl, "scorer": name, "rho_neg": rho[i, 0], "p_neg": p[i, 0],
+                        "n_neg": int(n[i, 0]), "rho_pos": rho[i, 1], "p_pos": p[i, 1], "n_pos": int(n[i, 1])})
     return out
 
 
@@ -312,14 +291,12 @@ def exchangeability_section(table, rows: Mapping[str, np.ndarray], scores: Mappi
 
 # ---- the section ----
 
-def sensitivity_section(table, keys: Sequence[str], scores: Mapping[str, ScoreBatch], scorers: Mapping[str, Scorer],
-                        boots: Mapping[str, Any], results: dict, config, log=print) -> dict:
-    """The `sensitivity` block of results.json (the window rescoring's cache/run counts included)."""
-    from attrib_audit.audit import score_table  # audit imports this module
-
-    groups, _ = construct_groups(results["slices"])
+def sensitivity_section(table, keys: Sequence[str], scores: Mapping[str, ScoreBatch], boots: Mapping[str, Any],
+                        slices: Sequence[dict], transfer: dict, config, window: WindowRescore | None = None) -> dict:
+    """The `sensitivity` block of results.json; `window` is the audit's rescoring at another token window."""
+    groups, _ = construct_groups(slices)
     key_arr = np.asarray(keys, dtype=object)
-    rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in results["slices"] if s["slice"] in boots}
+    rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices if s["slice"] in boots}
     words = evidence_words(table.evidences)
     out: dict[str, Any] = {
         "level": LEVEL,
@@ -329,122 +306,15 @@ def sensitivity_section(table, keys: Sequence[str], scores: Mapping[str, ScoreBa
                   f"for a dataset only with at least {MIN_PER_CLASS} rows of each label there",
                   "verdicts are `select`'s recommendation (lowest-regret metric) and the portable metrics"],
     }
-    window = getattr(config, "window_sensitivity", None)
-    if window:
-        built, info, skipped = window_variants(scorers, config, int(window), log)
-        skipped += [{"scorer": n, "reason": "precomputed scores: nothing to rescore"} for n in scores if n not in scorers]
-        alt_scores, run_stats = {}, []
-        if built:
-            opts = {n: {**config.scorer_options.get(n, {}), "window": int(window)} for n in built}
-            alt_config = dataclasses.replace(config, scorer_options={**config.scorer_options, **opts})
-            alt_scores, run_stats = score_table(table, built, alt_config)
-        out["window"] = window_section(table, rows, scores, alt_scores, groups, info, skipped, int(window), config)
-        out["window"]["scoring"] = [dataclasses.asdict(st) for st in run_stats]
+    if window is not None:
+        out["window"] = window_section(table, rows, scores, window.scores, groups, window.scorers, window.skipped,
+                                       window.window, config)
+        out["window"]["scoring"] = [dataclasses.asdict(st) for st in window.scoring]
     pairs = chunk_pairs(list(scores))
     if pairs:
         out["chunking"] = chunk_section(table, rows, scores, boots, groups, pairs, config)
     out["length"] = length_section(table, rows, scores, groups, words, config)
     out["length_spearman"] = spearman_rows(table, rows, scores, words)
     out["lodo"] = lodo_section(groups, list(scores), boots)
-    out["exchangeability"] = exchangeability_section(table, rows, scores, groups, results.get("transfer", {}), config)
-    return clean(out)
-
-
-# ---- printing ----
-
-def _diff(r: dict) -> str:
-    if r.get("diff") is None:
-        return "n/a"
-    mark = " *" if r.get("excludes_zero") else ""
-    return f"{r['diff']:+.3f} [{_f(r['ci_low'])}, {_f(r['ci_high'])}]{mark}"
-
-
-def _verdict_lines(rows: list[dict], what: str) -> list[str]:
-    out = []
-    for v in rows:
-        b, a = v["before"], v["after"]
-        flags = [k.split("_")[0] for k in ("recommended_changed", "verdict_changed", "portability_changed") if v[k]]
-        out.append(f"  {v['construct']}{' (' + v['scorer'] + ' → ' + v['chunked'] + ')' if 'chunked' in v else ''}: "
-                   f"{b['recommended']} [{b['verdict']}] → {a['recommended']} [{a['verdict']}]; portable "
-                   f"{', '.join(b['portable']) or 'none'} → {', '.join(a['portable']) or 'none'}; "
-                   + (f"CHANGED ({', '.join(flags)})" if flags else f"unchanged {what}"))
-    return out
-
-
-def format_sensitivity(results: dict) -> str:
-    """The printed sensitivity report (after the transfer section)."""
-    sen = results.get("sensitivity")
-    if not sen:
-        return ""
-    out = ["", "== sensitivity: length, truncation and single-dataset robustness (* = 95% CI excludes 0) =="]
-    w = sen.get("window")
-    if w:
-        out.append(f"Window sensitivity: scorers rescored at {w['window']} tokens (AUROC at own window → at "
-                   f"{w['window']}; alt − own [95% CI]; pairs cut own → alt):")
-        if w["rows"]:
-            out += _grid(["slice", "scorer", "own", f"@{w['window']}", "difference", "cut"],
-                         [[r["slice"], r["scorer"], _f(r["auroc"]), _f(r["auroc_alt"]), _diff(r),
-                           f"{r['pairs_truncated']} → {r['pairs_truncated_alt']}"] for r in w["rows"]])
-        for x in w["skipped"]:
-            out.append(f"  not varied: {x['scorer']} ({x['reason']})")
-        flips = [r for r in w["ranking"] if r["changed"]]
-        out.append("  metric ranking changed on: " + ("; ".join(
-            f"{r['slice']} ({' > '.join(r['ranking'])} → {' > '.join(r['ranking_alt'])})" for r in flips)
-            if flips else "no slice"))
-        out += _verdict_lines(w["verdicts"], f"at {w['window']} tokens")
-    ch = sen.get("chunking")
-    if ch:
-        out.append("Chunked long evidence (chunked − truncated AUROC [95% CI]; pairs cut truncated → chunked; "
-                   "windows per pair):")
-        out += _grid(["slice", "scorer", "truncated", "chunked", "difference", "cut", "windows"],
-                     [[r["slice"], f"{r['scorer']} → {r['chunked']}", _f(r["auroc"]), _f(r["auroc_chunked"]), _diff(r),
-                       f"{r['pairs_truncated']} → {r['pairs_truncated_chunked']}", f"{r['mean_chunks']:.2f}"]
-                      for r in ch["rows"]])
-        out.append("  verdict with the chunked variant in place of the truncated one:")
-        out += _verdict_lines(ch["verdicts"], "with chunking")
-    ln = sen["length"]
-    for b in ln["bins"]:
-        e = b["edges"]
-        labels = [f"{e[j]:.0f}–{e[j + 1]:.0f}" if len(e) > 1 else f"{e[0]:.0f}" for j in range(b["n_bins"])]
-        out.append(f"Matched length, construct '{b['construct']}': AUROC (n) per bin of evidence words, bins shared "
-                   f"by its datasets ({', '.join(labels)}):")
-        cell = {(c["dataset"], c["scorer"], c["bin"]): c for c in b["cells"]}
-        short = short_names(list(dict.fromkeys(c["dataset"] for c in b["cells"])))
-        out += _grid(["dataset", "scorer", *labels],
-                     [[short[d], s, *(f"{_f(cell[(d, s, j)]['auroc'])} ({cell[(d, s, j)]['n']})"
-                                      for j in range(b["n_bins"]))]
-                      for d, s in dict.fromkeys((c["dataset"], c["scorer"]) for c in b["cells"])])
-        out.append("  best per bin: " + "; ".join(
-            f"{labels[x['bin']]}: " + (", ".join(f"{short[d]}→{m}" for d, m in x["best_per_dataset"].items()) or "none")
-            + (" (same on all)" if x["same_best"] and x["best_per_dataset"] else "") for x in b["best"]))
-    out.append("Short vs long halves (split at each slice's median evidence words): long − short AUROC [95% CI]:")
-    names = [s["scorer"] for s in ln["halves"][0]["scorers"]] if ln["halves"] else []
-    out += _grid(["slice", "median", "best short→long", *names],
-                 [[h["slice"], f"{h['median_words']:.0f}", f"{h['best_short']}→{h['best_long']}",
-                   *(_diff(s) for s in h["scorers"])] for h in ln["halves"]])
-    for x in sen["lodo"]:
-        if x["status"] != "ok":
-            out.append(f"Leave-one-dataset-out verdict, '{x['construct']}': not computed ({x['reason']})")
-            continue
-        f = x["full"]
-        out.append(f"Leave-one-dataset-out verdict, '{x['construct']}': all datasets → {f['recommended']} "
-                   f"[{f['verdict']}], portable {', '.join(f['portable']) or 'none'}; "
-                   + ("stable under every drop" if x["stable"] else "CHANGES when a dataset is dropped"))
-        out += _grid(["dropped", "recommended", "verdict", "portable", "changed"],
-                     [[d["dropped"], d["recommended"], d["verdict"], ", ".join(d["portable"]) or "none",
-                       ", ".join(k.split("_")[0] for k in ("recommended_changed", "verdict_changed",
-                                                           "portability_changed") if d[k]) or "-"]
-                      for d in x["drops"]])
-    for x in sen["exchangeability"]:
-        out.append(f"Exchangeability permutation of dataset assignment, '{x['construct']}' (clusters shuffled across "
-                   f"datasets, {x['n_perm']} permutations): p_interaction = {_p(x['p_interaction'])}, p_dataset = "
-                   f"{_p(x['p_dataset'])}; residual permutation p_interaction = {_p(x['p_interaction_residual'])}")
-        out.append(f"  caveat: {x['caveat']}")
-    sp = sen["length_spearman"]
-    if sp:
-        names = list(dict.fromkeys(r["scorer"] for r in sp))
-        cell = {(r["slice"], r["scorer"]): r for r in sp}
-        out.append("Spearman ρ of score with evidence words within each label class (label 0 / label 1):")
-        out += _grid(["slice", *names], [[sl, *(f"{_f(cell[(sl, n)]['rho_neg'], 2)} / {_f(cell[(sl, n)]['rho_pos'], 2)}"
-                                               for n in names)] for sl in dict.fromkeys(r["slice"] for r in sp)])
-    return "\n".join(out)
+    out["exchangeability"] = exchangeability_section(table, rows, scores, groups, transfer, config)
+    return plain(out)

@@ -6,11 +6,11 @@ excluded with the reason: the code never guesses that two datasets measure the s
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from attrib_audit.files.jsonfile import plain
 from attrib_audit.stats.bootstrap import BootstrapAUROC, slice_rng
 from attrib_audit.stats.classification import average_precision, transferred_balanced_accuracy
 from attrib_audit.stats.rank import kendall_tau_matrix, kendall_w_test, spearman
@@ -25,23 +25,6 @@ DEFAULT_N_PERM = 10_000
 LEVEL = 0.95
 THRESHOLD_NOTE = ("balanced accuracy uses, for each held-out dataset, the threshold that maximises balanced accuracy "
                   "on the pooled rows of the OTHER datasets of the construct; it is never tuned on the slice itself")
-
-
-def clean(obj: Any) -> Any:
-    """Plain JSON data: NaN/inf → None, numpy scalars/arrays and tuples → Python."""
-    if isinstance(obj, Mapping):
-        return {str(k): clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return clean(obj.tolist())
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, (np.integer, int)):
-        return int(obj)
-    if isinstance(obj, (np.floating, float)):
-        return float(obj) if math.isfinite(obj) else None
-    return obj
 
 
 def construct_groups(slices: Sequence[dict]) -> tuple[dict[str, list[str]], list[dict]]:
@@ -209,7 +192,7 @@ def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: 
         entry["balanced_accuracy"] = balanced_accuracy_rows(datasets, mat.metrics, rows, labels, scores)
         entry["length_correlates"] = length_correlates(mat, companions)
         constructs[c] = entry
-    return clean({
+    return plain({
         "level": LEVEL, "n_perm": n_perm,
         "notes": ["statistics run within one construct; constructs are never pooled",
                   "replicate b of the metric × dataset matrix joins resample b of every dataset (paired within a "
@@ -222,123 +205,3 @@ def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: 
         "excluded_slices": excluded,
         "constructs": constructs,
     })
-
-
-_SIGN = {1: " +", 0: "", -1: " −"}
-
-
-def _f(x: float | None, nd: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{nd}f}"
-
-
-def _p(x: float | None) -> str:
-    return "n/a" if x is None else (f"{x:.4f}" if x >= 1e-4 else f"{x:.1e}")
-
-
-def _grid(head: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-    fmt = lambda cols: indent + "  ".join(c.ljust(w) for c, w in zip(cols, widths))  # noqa: E731
-    return [fmt(head), *map(fmt, rows)]
-
-
-def short_names(datasets: Sequence[str]) -> dict[str, str]:
-    """Drop a `dataset:` prefix every slice shares, for printing (results.json keeps full names)."""
-    prefixes = {d.split(":", 1)[0] for d in datasets}
-    if len(prefixes) == 1 and all(":" in d for d in datasets):
-        return {d: d.split(":", 1)[1] for d in datasets}
-    return {d: d for d in datasets}
-
-
-def format_construct(c: str, e: dict) -> list[str]:
-    out = [f"== transfer within construct '{c}' ({len(e['datasets'])} datasets) =="]
-    if e["status"] != "ok":
-        return out + [f"  not computed: {e['reason']}"]
-    for x in e.get("excluded_metrics", []):
-        out.append(f"  left out: {x['scorer']} ({x['reason']})")
-    short = short_names(e["datasets"])
-    if any(k != v for k, v in short.items()):
-        prefix = e["datasets"][0].split(":", 1)[0]
-        out.append(f"  datasets are the slices {prefix}:<name>; printed by <name>")
-    e = _rename(e, short)
-    ds = e["datasets"]
-    out.append("Best per dataset: " + "; ".join(f"{b['dataset']}: {b['best']} {_f(b['auroc'])} "
-                                                 f"[{_f(b['ci_low'])}, {_f(b['ci_high'])}]" for b in e["best_per_dataset"]))
-    out.append("Portability (AUROC within the best metric's 95% CI on every dataset; paired: CI of best − m holds 0):")
-    for p in e["portability"]:
-        plain = "portable" if p["portable"] else "not portable (breaks on " + ", ".join(p["breaks_on"]) + ")"
-        paired = "yes" if p["paired_portable"] else "no (" + ", ".join(p["paired_breaks_on"]) + ")"
-        out.append(f"  {p['metric']}: {plain}; paired: {paired}")
-    t = e["kendall_tau"]
-    out.append("Kendall τ-b between datasets' metric rankings (p):")
-    out += _grid(["", *ds], [[a, *(("1" if i == j else f"{_f(t['tau'][i][j], 2)} ({_p(t['p'][i][j])})")
-                                  for j in range(len(ds)))] for i, a in enumerate(ds)])
-    w = e["kendall_w"]
-    out.append(f"Kendall's W = {_f(w['w'])} over {w['n_items']} metrics × {w['n_raters']} datasets (null mean "
-               f"{_f(w['null_mean'])}); rank-permutation p, concordance = {_p(w['p_concordance'])}, "
-               f"discordance = {_p(w['p_discordance'])} ({w['n_perm']} permutations)")
-    r = e["regret"]
-    out.append("Leave-one-dataset-out regret (best AUROC − metric's, mean over held-out datasets [95% CI]):")
-    out += _grid(["metric", "mean", "95% CI", "max", "worst on"],
-                 [[f["metric"], _f(f["mean"]), f"[{_f(f['ci_low'])}, {_f(f['ci_high'])}]", _f(f["max"]),
-                   f["worst_dataset"]] for f in r["fixed"]])
-    s = r["selector"]
-    out.append(f"  naive best-on-average selector: {_f(s['mean'])} [{_f(s['ci_low'])}, {_f(s['ci_high'])}]; "
-               "picks " + ", ".join(f"{d}→{m}" for d, m in s["picks"].items()))
-    out.append(f"  lowest-regret fixed metric: {r['lowest_regret_metric']}; selector − it = "
-               f"{_f(s['minus_best_fixed'])} [{_f(s['minus_best_fixed_ci'][0])}, {_f(s['minus_best_fixed_ci'][1])}]")
-    first = next((x for x in e["eps_regret"] if x["metrics"]), None)
-    out.append("ε-regret: " + (f"smallest grid ε with a metric within ε of the best everywhere: {first['eps']:.2f} "
-                               f"({', '.join(first['metrics'])})" if first else "no metric is within any grid ε of the "
-                               f"best on every dataset (grid up to {e['eps_regret'][-1]['eps']:.2f})"))
-    out.append("Paired best − rest [95% CI] (+/−: the CI excludes 0):")
-    for d in ds:
-        pr = [p for p in e["paired_best_vs_rest"] if p["dataset"] == d]
-        if pr:
-            out.append(f"  {d} (best {pr[0]['metric_a']}): " + "; ".join(
-                f"{p['metric_b']} {p['diff']:+.3f} [{_f(p['ci_low'])}, {_f(p['ci_high'])}]{_SIGN[p['sign']]}"
-                for p in pr))
-    flips = e["sign_flips"]
-    out.append("Sign flips (difference CI excludes 0 in opposite directions): " + (
-        "none" if not flips else "; ".join(f"{f['metric_a']} − {f['metric_b']}: " + ", ".join(
-            f"{d} {v:+.3f}" for d, v in {**f["a_better_on"], **f["b_better_on"]}.items()) for f in flips)))
-    dc = e["decomposition"]
-    out.append(f"Two-way decomposition of AUROC variance: dataset {_f(dc['share_dataset'], 2)}, metric "
-               f"{_f(dc['share_metric'], 2)}, interaction {_f(dc['share_interaction'], 2)}; residual permutation "
-               f"(dataset difficulty fixed) p_interaction = {_p(dc['p_interaction'])}, p_metric = {_p(dc['p_metric'])}")
-    ba = {(b["scorer"], b["dataset"]): b for b in e["balanced_accuracy"]}
-    out.append("Balanced accuracy, threshold chosen on the OTHER datasets of the construct (never on the slice):")
-    out += _grid(["metric", *ds], [[m, *(_f(ba[(m, d)]["test_balanced_accuracy"]) for d in ds)] for m in e["metrics"]])
-    out.append("Spearman ρ of AUROC vs mean evidence words / sentences across datasets (descriptive, "
-               f"n = {len(ds)} datasets):")
-    out.append("  " + "; ".join(f"{x['scorer']} {_f(x['rho_words'], 2)} / {_f(x['rho_sentences'], 2)}"
-                                for x in e["length_correlates"]))
-    return out
-
-
-def _rename(obj: Any, names: Mapping[str, str]) -> Any:
-    """A copy of a construct entry with every dataset name (as key or string value) shortened."""
-    if isinstance(obj, dict):
-        return {names.get(k, k): _rename(v, names) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_rename(v, names) for v in obj]
-    return names.get(obj, obj) if isinstance(obj, str) else obj
-
-
-def format_transfer(results: dict) -> str:
-    """The printed transfer report: AUPRC and evidence length per slice, then each construct's statistics."""
-    tr = results.get("transfer")
-    if not tr:
-        return ""
-    names = [s["scorer"] for s in results["scorers"]]
-    out = ["", "AUPRC per slice (chance = prevalence) and evidence length (words / sentences, mean):"]
-    out += _grid(["slice", "prev", *names, "words", "sents"],
-                 [[s["slice"], _f(s["prevalence"], 2), *(_f(s["auprc"][n]["auprc"]) for n in names),
-                   f"{s['evidence_length']['words_mean']:.0f}", f"{s['evidence_length']['sentences_mean']:.1f}"]
-                  for s in tr["slices"]])
-    for x in tr["excluded_slices"]:
-        out.append(f"excluded from transfer: {x['slice']} ({x['reason']})")
-    for c, e in tr["constructs"].items():
-        out += [""] + format_construct(c, e)
-    if not tr["constructs"]:
-        out += ["", "transfer: no construct with a usable slice; nothing was pooled."]
-    return "\n".join(out)

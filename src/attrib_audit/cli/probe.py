@@ -4,8 +4,17 @@ from __future__ import annotations
 import argparse
 import sys
 
+from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.errors import UsageError
+from attrib_audit.files.hashing import file_sha256
+from attrib_audit.probe.compare import CompareConfig, compare_systems
 from attrib_audit.probe.examples import example_paths
+from attrib_audit.probe.records import load_asqa, load_outputs
+from attrib_audit.probe.reward import RewardConfig, RewardWeights, scorer_support
+from attrib_audit.probe.train import GroundingReward, TrainConfig, run_grpo
+from attrib_audit.report.console import format_probe_table
+from attrib_audit.scorers.base import ScorerOptionError, ScorerUnavailable
+from attrib_audit.scorers.catalog import get_scorer
 
 
 def _reward_args(p: argparse.ArgumentParser, scorer_default: str | None) -> None:
@@ -21,9 +30,7 @@ def _reward_args(p: argparse.ArgumentParser, scorer_default: str | None) -> None
     p.add_argument("--model-path", help="local weights for the reward scorer")
 
 
-def _reward_config(args: argparse.Namespace):
-    from attrib_audit.probe.reward import RewardConfig, RewardWeights
-
+def _reward_config(args: argparse.Namespace) -> RewardConfig:
     try:
         return RewardConfig.for_scorer(args.reward_scorer, args.support_threshold,
                                        weights=RewardWeights.parse(args.reward_weights),
@@ -33,8 +40,6 @@ def _reward_config(args: argparse.Namespace):
 
 
 def _scorer(args: argparse.Namespace, device: str):
-    from attrib_audit.scorers.base import ScorerOptionError, ScorerUnavailable, get_scorer
-
     opts = {"device": device, **({"path": args.model_path} if args.model_path else {})}
     try:
         return get_scorer(args.reward_scorer, **opts)
@@ -43,12 +48,6 @@ def _scorer(args: argparse.Namespace, device: str):
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from attrib_audit.data.loaders import file_sha256
-    from attrib_audit.engine.cache import ScoreCache
-    from attrib_audit.probe.compare import CompareConfig, compare_systems, format_probe_table
-    from attrib_audit.probe.records import load_asqa, load_outputs
-    from attrib_audit.probe.reward import scorer_support
-
     given = [args.base, args.tuned, args.data]
     if any(given) and not all(given):
         raise UsageError("compare: give BASE, TUNED and --data together (or none for the shipped example)")
@@ -78,10 +77,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from attrib_audit.probe.records import load_asqa
-    from attrib_audit.probe.reward import scorer_support
-    from attrib_audit.probe.train import GroundingReward, TrainConfig, run_grpo
-
     examples = list(load_asqa(args.data or example_paths()["data"]).values())
     reward = GroundingReward(scorer_support(_scorer(args, args.scorer_device)), _reward_config(args))
     config = TrainConfig(model=args.model, out=args.out, max_steps=args.max_steps, learning_rate=args.lr,
@@ -98,7 +93,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub) -> None:
+def add_probe(sub) -> None:
     p = sub.add_parser("probe", help="answer-level probe: QA-EM/ROUGE-L/citations vs rewrites; GRPO on a grounding reward")
     psub = p.add_subparsers(dest="probe_command", required=True)
 

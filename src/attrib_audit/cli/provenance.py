@@ -4,13 +4,16 @@ from __future__ import annotations
 import argparse
 import sys
 
+from attrib_audit.cli.convert import scorer_options_from_args
+from attrib_audit.cli.options import add_model_args
 from attrib_audit.errors import UsageError
-from attrib_audit.provenance.loaders import FORMATS
+from attrib_audit.provenance.diagnostic import ProvenanceConfig, run_provenance
+from attrib_audit.provenance.loaders import FORMATS, load_provenance
+from attrib_audit.provenance.rankers import Eq1Weights
+from attrib_audit.report.console import format_provenance
 
 
-def _weights(text: str):
-    from attrib_audit.provenance.rankers import Eq1Weights
-
+def _weights(text: str) -> Eq1Weights:
     try:
         return Eq1Weights.parse(text)
     except ValueError as exc:
@@ -19,15 +22,10 @@ def _weights(text: str):
 
 def _scorer_options(args: argparse.Namespace) -> dict[str, dict]:
     """--model-path / --scorer-opt parsed exactly as the audit commands parse them."""
-    from attrib_audit.spec import scorer_options_from_args
-
-    return scorer_options_from_args(argparse.Namespace(**vars(args), scorers=args.rankers))[1]
+    return scorer_options_from_args(args, "rankers")[1]
 
 
 def cmd_provenance(args: argparse.Namespace) -> int:
-    from attrib_audit.provenance.diagnostic import ProvenanceConfig, format_provenance, run_provenance
-    from attrib_audit.provenance.loaders import load_provenance
-
     if args.seeds < 1:
         raise UsageError("--seeds must be at least 1")
     sets = [load_provenance(p, format=args.format, dataset=args.dataset_name, limit=args.limit) for p in args.data]
@@ -50,9 +48,7 @@ def cmd_provenance(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub) -> None:
-    from attrib_audit.cli import add_model_args
-
+def add_provenance(sub) -> None:
     p = sub.add_parser("provenance", help="top-1 provenance accuracy, confusable-evidence test and alpha sweep")
     p.add_argument("data", nargs="+", help="provenance files (each is its own dataset; never pooled)")
     p.add_argument("--format", choices=FORMATS, default="auto",

@@ -4,15 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-
-def add_report_inputs(p: argparse.ArgumentParser) -> None:
-    for key in ("provenance", "probe", "agreement"):
-        p.add_argument(f"--{key}", metavar="FILE", help=f"{key}.json saved elsewhere (default: DIR/{key}.json if present)")
+from attrib_audit.cli.options import add_report_inputs
+from attrib_audit.report.browser import check_page
 
 
 def write_report(folder, out=None, screenshot=None, **explicit) -> int:
     """Build the report, print where it is, and (with a screenshot path) check it in headless Chromium."""
-    from attrib_audit.report import build_report
+    from attrib_audit.report.build import build_report  # matplotlib: only when a report is drawn
 
     paths = build_report(folder, out, **explicit)
     for name in paths.ignored:
@@ -22,8 +20,6 @@ def write_report(folder, out=None, screenshot=None, **explicit) -> int:
               file=sys.stderr)
     print(f"report: {paths.html}\nmarkdown: {paths.markdown}\nplots: {len(paths.plots)} files in {paths.html.parent / 'plots'}")
     if screenshot:
-        from attrib_audit.report.browser import check_page
-
         check = check_page(paths.html, screenshot)
         print(check.summary())
         return 0 if check.ok else 1
@@ -35,7 +31,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                         agreement=args.agreement)
 
 
-def register(sub) -> None:
+def add_report(sub) -> None:
     p = sub.add_parser("report", help="write a self-contained HTML + Markdown report with plots from saved results")
     p.add_argument("dir", help="results folder (results.json and any provenance.json, probe.json, agreement.json)")
     p.add_argument("--out", help="folder for report.html, report.md and plots/ (default: DIR)")

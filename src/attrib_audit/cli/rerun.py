@@ -2,16 +2,16 @@
 
 Copying argv would record secrets (credentials inside --judge-url) and miss defaults that
 changed; walking the parser emits every option whose value is not its default (and the
-statistical settings always), in a fixed order, with URLs in their public form. Where the output and caches go is left out: they do
-not change a number.
+statistical settings always), in a fixed order, with URLs in their public form. Where the output and caches go,
+and how much is printed, are left out: they do not change a number.
 """
 from __future__ import annotations
 
 import argparse
 
-from attrib_audit.judge.http import public_url
+from attrib_audit.scorers.judge.http import public_url
 
-NOT_RECORDED = {"out", "report", "quiet", "check", "cache", "no_cache", "help", "version", "screenshot"}
+NOT_RECORDED = {"out", "report", "quiet", "verbose", "check", "cache", "no_cache", "help", "version", "screenshot"}
 ALWAYS = {"scorers", "slice_by", "n_boot", "seed", "n_perm"}  # written even at their default: defaults may change
 
 

@@ -1,53 +1,47 @@
-"""Judge flags for the scoring commands, and `attrib-audit agree`."""
+"""Commands that read an audit folder: `select` (which metric for a new dataset) and `agree` (Cohen's κ)."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import json
 
-JUDGE_SCORERS = ("judge", "judge-label")
-
-
-def add_judge_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("LLM judge (scorers judge, judge-label)")
-    g.add_argument("--judge-url", help="OpenAI-compatible server base URL, e.g. http://127.0.0.1:8000/v1 "
-                                       "(default: the local GGUF from `models install judge`)")
-    g.add_argument("--judge-model", help="model name the server expects (required with --judge-url)")
-    g.add_argument("--judge-api-key-env", default="ATTRIB_AUDIT_JUDGE_API_KEY",
-                   help="environment variable holding the server's API key (default ATTRIB_AUDIT_JUDGE_API_KEY)")
-    g.add_argument("--judge-concurrency", type=int, default=4, help="requests in flight at once (server; default 4)")
-    g.add_argument("--judge-timeout", type=float, default=60.0, help="seconds per request (server; default 60)")
-    g.add_argument("--judge-retries", type=int, default=4, help="retries on 429/5xx/connection errors (default 4)")
-    g.add_argument("--judge-grammar", action="store_true",
-                   help="constrain decoding to the answer format with a GBNF grammar (local GGUF or a llama.cpp "
-                        "server); lets a small model answer parseably")
+from attrib_audit.audit.agreement import agreement
+from attrib_audit.audit.select import DEFAULT_EPS, select_from_results
+from attrib_audit.report.console import format_agreement, format_recommendation
 
 
-def judge_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Options for both judge scorers; the request cache sits beside the score cache (none with --no-cache)."""
-    from attrib_audit.judge.requests_cache import default_requests_path
-
-    if not hasattr(args, "judge_url"):  # a command without the scoring flags: the judges' own defaults
-        return {}
-    opts: dict[str, Any] = {"api_key_env": args.judge_api_key_env, "concurrency": args.judge_concurrency,
-                            "timeout": args.judge_timeout, "retries": args.judge_retries,
-                            "request_cache": None if getattr(args, "no_cache", False)
-                            else str(default_requests_path(getattr(args, "cache", None))),
-                            "grammar": args.judge_grammar}
-    if args.judge_url:
-        opts.update(url=args.judge_url, model=args.judge_model)
-    return opts
+def cmd_select(args: argparse.Namespace) -> int:
+    scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
+    recs = [r.to_dict() for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
+                                                     eps=args.eps)]
+    if args.json:
+        print(json.dumps(recs, indent=2))
+    elif not recs:
+        print("no construct with a usable slice in this audit: declare constructs (--construct) and audit again")
+    else:
+        print("\n\n".join(format_recommendation(r) for r in recs))
+    return 0
 
 
 def cmd_agree(args: argparse.Namespace) -> int:
-    from attrib_audit.judge.agree import agreement, format_agreement
-
     res = agreement(args.results, args.a, args.b, threshold=args.threshold, n_boot=args.n_boot, seed=args.seed)
     print(format_agreement(res))
     print(f"\nagreement: {args.results}/agreement.json")
     return 0
 
 
-def register(sub) -> None:
+def add_select(sub) -> None:
+    p = sub.add_parser("select", help="recommend a metric for a new dataset of a construct, with the regret caveat")
+    p.add_argument("--results", required=True, help="an `attrib-audit audit --out` folder (results.json + bootstrap.npz)")
+    p.add_argument("--construct", help="only this construct (default: every construct in the audit)")
+    p.add_argument("--scorers", help="restrict the candidates, e.g. to the metrics you can afford to run")
+    p.add_argument("--eps", type=float, default=DEFAULT_EPS,
+                   help=f"regret (AUROC) you accept on a new dataset; verdict 'transfers' needs the selector's CI "
+                        f"upper bound below it (default {DEFAULT_EPS})")
+    p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
+    p.set_defaults(func=cmd_select)
+
+
+def add_agree(sub) -> None:
     p = sub.add_parser("agree", help="Cohen's kappa between two raters (judges or 'human') per slice, with CIs")
     p.add_argument("--results", required=True, help="an audit output folder (reads scores.parquet)")
     p.add_argument("--a", required=True, help="first rater: a scorer name or 'human'")

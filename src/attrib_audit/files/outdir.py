@@ -7,17 +7,16 @@ from another's (`run_id_of`).
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import tempfile
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Iterator
 
 from attrib_audit.errors import InputError
+from attrib_audit.files.jsonfile import read_json
 
 # what one audit writes or derives from its scores: replaced as a set, never carried into a new run's folder
 RUN_ARTEFACTS = ("results.json", "scores.parquet", "bootstrap.npz", "agreement.json", "report.md", "report.html", "plots")
@@ -131,47 +130,11 @@ def write_text_atomic(path: Path, text: str) -> None:
             os.unlink(tmp)
 
 
-def sealed_json(obj: dict, default: Callable[[Any], Any] | None = None) -> str:
-    """`obj` as indented JSON with a `digest` of its content: a reader can tell a file as attrib-audit wrote it
-    (where a value of the wrong type is a bug in the reader) from one edited or made elsewhere (bad input)."""
-    plain = json.loads(json.dumps({k: v for k, v in obj.items() if k != "digest"}, allow_nan=False, default=default))
-    return json.dumps({**plain, "digest": _digest(plain)}, indent=2, allow_nan=False)
-
-
-def _digest(plain: dict) -> str:
-    canon = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-    return "sha256:" + hashlib.sha256(canon.encode()).hexdigest()
-
-
-def is_sealed(data: Any) -> bool:
-    """Whether parsed JSON is unchanged since sealed_json wrote it."""
-    if not isinstance(data, dict) or not isinstance(data.get("digest"), str):
-        return False
-    try:
-        return data["digest"] == _digest({k: v for k, v in data.items() if k != "digest"})
-    except (TypeError, ValueError):
-        return False
-
-
-def results_file(folder: str | Path, command: str) -> Path:
-    """DIR/results.json of an earlier audit, or one line saying why there is none."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise InputError(f"{command}: {folder} is not a folder" + (" (it is a file)" if folder.exists() else
-                                                                   " (no such folder)")
-                         + f"; give the folder of `attrib-audit audit --out {folder}`")
-    path = folder / "results.json"
-    if not path.is_file():
-        raise InputError(f"{command}: {path} not found; run `attrib-audit audit ... --out {folder}` first")
-    return path
-
-
 def run_id_of(path: Path) -> str | None:
     """The run id an artefact carries (None: it has none, e.g. written by an older version)."""
     try:
         if path.suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return data.get("run_id") if isinstance(data, dict) else None
+            return read_json(path).get("run_id")
         if path.suffix == ".parquet":
             import pyarrow.parquet as pq
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from attrib_audit.errors import BackendError
-from attrib_audit.judge.http import OPENER, basic_header, public_url, redact, scrub, split_url, warn_plain_http
+from attrib_audit.files.hashing import cached_sha256
+from attrib_audit.scorers.judge.http import OPENER, basic_header, public_url, redact, scrub, split_url, warn_plain_http
 from attrib_audit.scorers.base import ScorerLoadError, ScorerUnavailable
 
 
@@ -48,8 +49,6 @@ class Reply:
 
 def file_fingerprint(path: str | Path) -> str:
     """sha256 (16 hex) of the whole GGUF, cached per path, mtime and size so a rerun does not rehash 1 GB."""
-    from attrib_audit.scorers.fingerprint import cached_sha256
-
     return cached_sha256(path)[:16]
 
 

@@ -11,9 +11,8 @@ import json
 import threading
 from pathlib import Path
 
-from attrib_audit.engine.cache import default_cache_path
-from attrib_audit.engine.sqlite_file import open_cache_db
-from attrib_audit.judge.backends import Reply
+from attrib_audit.files.sqlite import open_cache_db
+from attrib_audit.scorers.judge.backends import Reply
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -24,12 +23,6 @@ CREATE TABLE IF NOT EXISTS replies (
     malformed TEXT
 ) WITHOUT ROWID;
 """
-
-
-def default_requests_path(score_cache: str | Path | None = None) -> Path:
-    """Beside the score cache: scores.sqlite -> scores.judge-requests.sqlite."""
-    base = Path(score_cache) if score_cache else default_cache_path()
-    return base.with_name(f"{base.stem}.judge-requests.sqlite")
 
 
 def request_key(backend_signature: str, request: str) -> str:

@@ -12,10 +12,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from attrib_audit.judge.backends import Decoding, JudgeBackendError, LlamaCppBackend, OpenAIChatBackend, Reply
-from attrib_audit.judge.parse import Parsed, parse_label, parse_support
-from attrib_audit.judge.prompts import GRAMMARS, PROMPTS, Budgets, Prompt, render
-from attrib_audit.judge.requests_cache import RequestCache, default_requests_path, request_key
+from attrib_audit.scorers.judge.backends import Decoding, JudgeBackendError, LlamaCppBackend, OpenAIChatBackend, Reply
+from attrib_audit.scorers.judge.parse import Parsed, parse_label, parse_support
+from attrib_audit.scorers.judge.prompts import GRAMMARS, PROMPTS, Budgets, Prompt, render
+from attrib_audit.scorers.judge.models import resolve_judge
+from attrib_audit.scorers.judge.requests_cache import RequestCache, request_key
+from attrib_audit.files.paths import default_requests_path
 from attrib_audit.scorers.base import ScoreBatch
 
 
@@ -99,8 +101,6 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
         backend: Any = OpenAIChatBackend(url, model or "", decoding, api_key_env=api_key_env, concurrency=int(concurrency),
                                          timeout=float(timeout), retries=int(retries), backoff=float(backoff))
     else:
-        from attrib_audit.judge.models import resolve_judge
-
         backend = LlamaCppBackend(resolve_judge(path).location, decoding, n_ctx=int(n_ctx),
                                   n_threads=int(n_threads) if n_threads else None, n_batch=int(n_batch),
                                   prefix_cache=bool(prefix_cache))
