@@ -12,12 +12,8 @@ from attrib_audit.audit import AuditConfig, run_audit
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
 from attrib_audit.scorers.base import ScoreBatch
-from attrib_audit.sensitivity import (
-    evidence_words,
-    format_sensitivity,
-    length_section,
-    lodo_section,
-)
+from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section
+from attrib_audit.report.console import format_sensitivity
 from attrib_audit.stats.bootstrap import BootstrapAUROC
 
 

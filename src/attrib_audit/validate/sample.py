@@ -42,8 +42,8 @@ def read_pool(path: str | Path) -> Pool:
     rows, ids, claims, evidences, questions = [], [], [], [], []
     seen: dict[str, int] = {}
     for row, raw in iter_rows(p):
-        claim = paircell_text(raw.get("claim"), "claim", path=str(p), row=row, field="claim")
-        evidence = paircell_text(raw.get("evidence"), "evidence", path=str(p), row=row, field="evidence")
+        claim = pair_text(raw.get("claim"), "claim", path=str(p), row=row, field="claim")
+        evidence = pair_text(raw.get("evidence"), "evidence", path=str(p), row=row, field="evidence")
         rid = row_id(raw, "id", p.stem, row)
         if rid in seen:
             raise DataError(f"duplicated id {rid!r} (first at row {seen[rid]})", path=str(p), row=row, field="id")
