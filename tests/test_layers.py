@@ -202,6 +202,19 @@ def test_function_level_imports_only_defer_heavy_libraries():
     assert hidden == []
 
 
+def test_terminal_tables_are_drawn_by_the_one_renderer():
+    """Every `format_*` printer and every column grid (`.ljust`) lives in report/console.py."""
+    elsewhere = sorted(f"{n}.{name}" for n, m in MODS.items() if n != "attrib_audit.report.console"
+                       for name, fn in _functions(m.tree) if name.startswith("format_") or ".ljust(" in ast.unparse(fn))
+    assert elsewhere == []
+
+
+def test_statistics_sections_receive_scores_and_never_score():
+    scoring = {"attrib_audit.engine.table", "attrib_audit.engine.ray_engine", "attrib_audit.scorers.catalog"}
+    sections = ("attrib_audit.audit.transfer", "attrib_audit.audit.sensitivity", "attrib_audit.audit.select")
+    assert {s: sorted(scoring & set(MODS[s].edges)) for s in sections} == {s: [] for s in sections}
+
+
 def test_the_top_package_holds_only_the_version():
     init = MODS["attrib_audit"]
     assert init.edges == {} and "__version__" in (PACKAGE / "__init__.py").read_text()

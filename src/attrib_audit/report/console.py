@@ -59,14 +59,14 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
             out.append(f"  {c}: no verdict — {e['reason']}")
             continue
         p, r = pick(e), e["regret"]["selector"]
-        f = p.regret
+        f, short = p.regret, short_names(e["datasets"])
         where = f"{len(e['datasets'])} datasets"
         if p.portable:
             head = f"  {c} ({where}): use {p.metric} — portable" + ("" if p.paired else " (not under the paired test)")
         else:
             head = f"  {c} ({where}): no metric is portable; lowest regret: {p.metric}"
         out.append(f"{head}; regret {fmt.ci(f['mean'], f['ci_low'], f['ci_high'])}, worst {_num(f['max'])} on "
-                   f"{f['worst_dataset']}; naive selector {fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
+                   f"{short.get(f['worst_dataset'], f['worst_dataset'])}; naive selector {fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
     if tr["excluded_slices"]:
         out.append(f"  left out of transfer: {', '.join(x['slice'] for x in tr['excluded_slices'])} (reasons in the report)")
     if not tr["constructs"]:

@@ -26,7 +26,7 @@ class ReportInputs:
     agreement: dict[str, Any] | None = None
     sources: dict[str, Path] = field(default_factory=dict)  # which file each part came from
     ignored: list[str] = field(default_factory=list)  # files left out because another run wrote them
-    sealed_files: set[Path] = field(default_factory=set)  # files whose digest holds (outdir.sealed_json)
+    sealed_files: set[Path] = field(default_factory=set)  # files whose digest holds (files.jsonfile.sealed_json)
 
     @property
     def run_id(self) -> str | None:
