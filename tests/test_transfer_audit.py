@@ -107,7 +107,7 @@ def test_audit_and_select_on_the_attributionbench_sample(tmp_path, capsys):
     sample = next(p for p in demo_paths() if p.name == "attributionbench_id.jsonl")
     out = tmp_path / "out"
     rc = main(["audit", str(sample), "--construct", "attribution", "--slice-by", "source", "--out", str(out),
-               "--scorers", "lexical,minilm", "--n-boot", "200", "--n-perm", "2000", "--quiet",
+               "--scorers", "lexical,minilm", "--n-boot", "200", "--n-perm", "2000", "--quiet", "-v",
                "--cache", str(tmp_path / "c.sqlite")])
     assert rc == 0
     printed = capsys.readouterr().out

@@ -55,16 +55,6 @@ class ConfigRecord(TypedDict):
     precomputed: dict[str, dict[str, Any]]
 
 
-class ScorerRun(TypedDict):
-    scorer: str
-    signature: str
-    n_pairs: int
-    n_unique: int
-    n_cached: int
-    n_scored: int
-    n_batches: int
-
-
 class Unavailable(TypedDict):
     scorer: str
     reason: str
@@ -147,7 +137,7 @@ class AuditResults(TypedDict):
     config: ConfigRecord
     data: list[dict[str, Any]]  # one entry per input: path, format, sha256, rows, load options, skipped rows
     skipped: list[dict[str, Any]]
-    scorers: list[ScorerRun]
+    scorers: list[dict[str, Any]]  # engine.runner.RunStats of each scorer, as a dict
     unavailable: list[Unavailable]
     precomputed: list[dict[str, Any]]
     slices: list[SliceRow]

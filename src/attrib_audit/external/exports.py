@@ -97,7 +97,7 @@ def _rows(path: Path) -> list[dict]:
     """Rows of a CSV/JSONL/Parquet file, or of a JSON array file (pandas `to_json(orient='records')`)."""
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(path.readcell_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:  # JSON lines under a .json name (pandas `to_json(lines=True)`)
             return [r for _, r in iter_rows(path)]
         except RecursionError:
@@ -117,7 +117,7 @@ def _json(path: Path) -> Any:
     if not path.exists():
         raise DataError("file not found", path=str(path))
     try:
-        return json.loads(path.readcell_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise DataError(f"invalid JSON ({str(exc).splitlines()[0]})", path=str(path)) from None
 
