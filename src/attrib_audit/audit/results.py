@@ -170,8 +170,10 @@ def results_path(folder: str | Path, command: str) -> Path:
     return path
 
 
-def read_results(folder: str | Path, command: str, error: type[InputError] = InputError) -> AuditResults:
-    """FOLDER/results.json as its typed model; no such file, or one that is not a JSON object, is one line.
+def read_results(folder: str | Path, command: str = "read_results",
+                 error: type[InputError] = InputError) -> AuditResults:
+    """FOLDER/results.json as its typed model; no such file, or one that is not a JSON object, is one line
+    (`command` names the reader in it, `error` is its type).
 
     Files that are not exactly what attrib-audit wrote are read too (the report draws what it can of them): a key
     the caller reads and the file lacks raises LayoutError, so wrap field access in errors.saved_layout.

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attrib_audit.audit.results import AuditResults, read_results
+from attrib_audit.audit.results import AuditResults, read_results, results_path
 from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
 from attrib_audit.data.errors import DataError
 from attrib_audit.errors import UsageError, saved_layout
@@ -152,10 +152,10 @@ class AuditInputs:
 
 def load_audit(folder: Path) -> AuditInputs:
     """An audit folder's results.json and bootstrap.npz, checked to be one run's pair in the layout audit writes."""
-    results = read_results(folder, "select", DataError)
-    npz_path = folder / "bootstrap.npz"
+    npz_path = results_path(folder, "select").with_name("bootstrap.npz")
     if not npz_path.exists():
         raise UsageError(f"{npz_path} not found; run `attrib-audit audit --out {folder}` first")
+    results = read_results(folder, "select", DataError)
     try:
         with np.load(npz_path, allow_pickle=False) as z:
             if "rng_states" not in z:

@@ -1,7 +1,7 @@
 """Scorer room: the Scorer protocol, the registry and the built-in scorer families.
 
 Registration is declarative: each family module registers entries that say how to build the scorer, how to
-tell whether its weights resolve on this machine, and the command that installs them; `registry` lists the
+tell whether its weights resolve on this machine, and the command that installs them; `catalog` lists the
 families explicitly and discovers plugins.
 """
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, ScorerSpec, ScorerUnavailable, register

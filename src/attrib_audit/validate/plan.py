@@ -221,11 +221,11 @@ def scenarios_from_results(folder: Path, opts: PlanOptions) -> list[Scenario]:
     """One scenario per usable slice of an audit (or the one named by `opts.slice`)."""
     import pandas as pd
 
-    results = read_results(folder, "plan")
-    sc_path = folder / "scores.parquet"
-    if not sc_path.exists():
-        raise UsageError(f"{sc_path} not found; run `attrib-audit audit --out {folder}` first")
-    frame = pd.read_parquet(sc_path)
+    for p in (folder / "results.json", folder / "scores.parquet"):
+        if not p.exists():
+            raise UsageError(f"{p} not found; run `attrib-audit audit --out {folder}` first")
+    results = read_results(folder, "plan", UsageError)
+    frame = pd.read_parquet(folder / "scores.parquet")
     with saved_layout(folder / "results.json", "plan"):
         audited = [s["scorer"] for s in results["scorers"]]
         ok = [s["slice"] for s in results["slices"] if s["status"] == "ok"]
