@@ -148,6 +148,7 @@ def test_begin_tsv_reads_quotes_literally_drops_generic_and_counts(tmp_path):
     r1, r2 = recs["begin_dev_wow:1"], recs["begin_dev_wow:2"]
     assert r1.evidence == '"Bring It On" is a 2000 film' and r1.claim == '"bring it on" is from 2000'
     assert r1.question == 'did you see "bring it on?' and r1.label == 1 and r1.source == "wow/t5"
+    assert (r1.system, r2.system) == ("t5", "gpt2")  # the generating model, for the system-level audit
     assert r2.evidence == 'the "king of rock' and r2.label == 0 and r2.construct == "boundary-dialogue"
     assert origin["skip_counts"] == {"label 'generic' dropped": 1, "label missing (begin_label)": 1}
     # the generic (quote-aware) TSV reader would have altered these fields

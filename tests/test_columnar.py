@@ -13,7 +13,7 @@ from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import DataSpec
 from attrib_audit.engine.stream import iter_tables
 
-COLUMNS = ("ids", "datasets", "claims", "evidences", "sources", "questions", "groups", "constructs")
+COLUMNS = ("ids", "datasets", "claims", "evidences", "sources", "questions", "groups", "constructs", "systems")
 
 
 def per_row(batch: pa.RecordBatch, first_row: int, **kw) -> PairTable:
@@ -34,7 +34,8 @@ CASES = [
     ({**BASE, "label": [True, False, True, True], "id": ["a", "", None, "d"]}, {}),
     ({**BASE, "label": [1.0, 0.0, 0.0, 1.0], "id": [10, 11, 12, 13], "dataset": ["s", "", None, "t"]}, {}),
     ({**BASE, "label": ["true", "0", " FALSE ", "1"], "group": ["g", None, "", "g"], "source": ["a", None, "", "b"],
-      "question": ["q?", None, "q?", ""], "construct": ["c", None, "", "c"]}, {}),
+      "question": ["q?", None, "q?", ""], "construct": ["c", None, "", "c"], "system": ["M1", None, "", "M2"]}, {}),
+    ({**BASE, "label": [0, 1, 1, 0], "model": [3, 4, None, 3]}, {"columns": {"system": "model"}}),
     ({**BASE, "label": ["yes", "no", "no", "yes"]}, {"label_map": {"YES": 1, "no": 0}}),
     ({**BASE, "label": [0, 1, 1, 0], "group": [7, None, 9, 7]}, {"construct": "entailment", "dataset": "named"}),
     ({"c": BASE["claim"], "e": BASE["evidence"], "y": [1, 0, 1, 0], "key": ["k1", "k2", "k3", "k4"]},

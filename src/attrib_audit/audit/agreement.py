@@ -35,7 +35,7 @@ def ratings(frame, name: str, threshold: float) -> tuple[np.ndarray, str]:
             f"discrete label column {label_col}"
     if name not in frame.columns:
         raters = ["human"] + [c for c in frame.columns if "__" not in c and c not in
-                              ("id", "dataset", "source", "slice", "label", "group", "construct")]
+                              ("id", "dataset", "source", "slice", "label", "group", "construct", "system", "weight")]
         raise DataError(f"scores.parquet has no scorer {name!r}; raters here: {', '.join(raters)}")
     s = frame[name].to_numpy(np.float64)
     return np.where(np.isfinite(s), (s >= threshold).astype(np.int64), -1), f"score >= {threshold:g}"

@@ -25,6 +25,7 @@ class AuditConfig:
     engine: str = "local"  # "local" or "ray" (engine.ray_engine)
     ray: Any = None  # engine.ray_engine.RayOptions for engine="ray"; None: defaults
     window_sensitivity: int | None = None  # rescore every scorer with a token window at this window (sensitivity)
+    system_resample: tuple[str, ...] = ("inputs",)  # system level: ("inputs",) or ("inputs", "systems")
     # metrics computed elsewhere, name → external.ScoreSource (plain, what the CLI records), scores in table
     # order (numpy/pandas/pyarrow), a mapping id → score, or an external.Precomputed; see README "Your own metric"
     precomputed: dict[str, Any] = field(default_factory=dict)

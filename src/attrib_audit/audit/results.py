@@ -129,6 +129,45 @@ class TransferBlock(TypedDict):
     constructs: dict[str, dict[str, Any]]  # construct -> status, datasets and (status ok) every statistic
 
 
+class SystemsSlice(TypedDict):
+    """One slice of the system-level section (audit.systems.slice_section); the statistics are those of
+    stats.systems.SystemLevel.to_dict, present when status is ok."""
+
+    slice: str
+    n_rows: int  # rows that name a system
+    n_without_system: int
+    n_systems: int
+    thresholds: dict[str, dict[str, Any]]  # metric -> threshold chosen on the other slices (or None and why)
+    status: str  # ok | skipped
+    reason: NotRequired[str]  # why a slice is skipped
+    design: NotRequired[dict[str, Any]]  # stats.systems.InputDesign: shared inputs used, or the caveat
+    resample: NotRequired[list[str]]
+    level: NotRequired[float]
+    n_boot: NotRequired[int]
+    systems: NotRequired[list[dict[str, Any]]]  # per system: human pass rate, metric means and pass rates, CIs
+    agreement: NotRequired[list[dict[str, Any]]]  # per summary and metric: τ-b, pairwise accuracy, acc_eq, Pearson r
+    ceiling: NotRequired[dict[str, Any]]  # the same for a ranking by the true human rates
+    differences: NotRequired[list[dict[str, Any]]]  # metric vs metric: paired τ and pairwise-accuracy differences
+    reversals: NotRequired[list[dict[str, Any]]]
+    human_clusters: NotRequired[dict[str, Any]]
+    item_vs_system: NotRequired[list[dict[str, Any]]]  # AUROC [CI] beside τ-b [CI], with a note where they disagree
+    notes: list[str]
+
+
+class SystemsBlock(TypedDict):
+    """audit.systems.systems_section: the settings it ran with, then one entry per slice that names systems."""
+
+    level: float
+    n_boot: int
+    seed: int
+    resample: list[str]  # inputs, or inputs and systems
+    min_shared: int
+    threshold_rule: str
+    estimand: str
+    pairwise_accuracy: str
+    slices: list[SystemsSlice]
+
+
 class AuditResults(TypedDict):
     """results.json, in the order of its keys (the file adds `digest` last)."""
 
@@ -147,6 +186,7 @@ class AuditResults(TypedDict):
     failures: list[FailureRow]
     transfer: TransferBlock
     sensitivity: dict[str, Any]  # audit.sensitivity.sensitivity_section
+    systems: NotRequired[SystemsBlock]  # only when rows name the system that generated them
     elapsed_s: float
     spec: NotRequired[dict[str, Any]]  # the run spec (audit.spec.RunSpec.to_dict), data resolved
     command: NotRequired[list[str]]  # the command line that reruns it (cli.rerun), never with secrets
@@ -238,7 +278,7 @@ def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], sc
     import pyarrow.parquet as pq
 
     frame = pd.DataFrame({"id": table.ids, "dataset": table.datasets, "source": table.sources,
-                          "group": table.groups, "construct": table.constructs,
+                          "group": table.groups, "construct": table.constructs, "system": table.systems,
                           "slice": slice_keys, "label": table.labels.astype(np.int64)})
     if table.weights is not None:  # a sampled file's 1/π, so `plan --results` describes the pool
         frame["weight"] = table.weights

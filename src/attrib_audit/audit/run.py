@@ -21,10 +21,12 @@ from attrib_audit.audit.config import AuditConfig
 from attrib_audit.audit.results import AuditResult, AuditResults, SliceBoot
 from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
+from attrib_audit.audit.systems import SystemSettings, systems_section
 from attrib_audit.audit.transfer import transfer_section
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import load_data
+from attrib_audit.errors import UsageError
 from attrib_audit.engine.table import build_scorers, score_table
 from attrib_audit.external.sources import ScoreSource, precomputed_scores
 from attrib_audit.files.jsonfile import plain
@@ -102,15 +104,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     """
     config = config or AuditConfig()
     t0 = time.time()
-    clash = sorted(set(config.precomputed) & set(config.scorers))
-    if clash:
-        raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
-    external = precomputed_scores(table, config.precomputed, on_error=config.on_error, log=log)
-    scorers, unavailable = build_scorers(config, log)
-    scores, run_stats = score_table(table, scorers, config)
-    for name, p in external.items():  # cache-free: the scores are given, only the statistics run
-        scores[name] = p.batch()
-        run_stats.append(p.run_stats())
+    external, scorers, unavailable, scores, run_stats = score_all(table, config, log)
     keys = table.slice_keys(config.slice_by)
     slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
     key_arr = np.asarray(keys, dtype=object)
@@ -120,6 +114,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         seed=config.seed, n_perm=config.n_perm, weights=table.weights)
     window = rescore_at_window(table, scorers, scores, config, log) if config.window_sensitivity else None
     sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window)
+    systems = system_level(table, keys, scores, auroc_rows, config, log)
     results = AuditResults(
         run_id=new_run_id(),
         tool={"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
@@ -144,6 +139,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         failures=fail_rows,
         transfer=transfer,
         sensitivity=sensitivity,
+        **({"systems": systems} if systems is not None else {}),
         elapsed_s=round(time.time() - t0, 3),
     )
     if spec is not None:
@@ -151,6 +147,49 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     if command is not None:
         results["command"] = list(command)
     return AuditResult(plain(results), scores, boots, table, keys)
+
+
+def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None]):
+    """(precomputed sources, scorers built, unavailable ones, scores by name, run stats): every metric's scores."""
+    clash = sorted(set(config.precomputed) & set(config.scorers))
+    if clash:
+        raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
+    external = precomputed_scores(table, config.precomputed, on_error=config.on_error, log=log)
+    scorers, unavailable = build_scorers(config, log)
+    scores, run_stats = score_table(table, scorers, config)
+    for name, p in external.items():  # cache-free: the scores are given, only the statistics run
+        scores[name] = p.batch()
+        run_stats.append(p.run_stats())
+    return external, scorers, unavailable, scores, run_stats
+
+
+# ---- the system level: when rows name the system that generated them -----------------------------------------
+
+def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBatch], auroc_rows: list[dict],
+                 config: AuditConfig, log: Callable[[str], None] = print):
+    """The system-level section (audit.systems), or None when no row names a system; says how long it took."""
+    if not table.has_systems:
+        return None
+    t0 = time.perf_counter()
+    section = systems_section(keys, table.labels, table.groups, table.systems, {n: b.scores for n, b in scores.items()},
+                              auroc_rows, SystemSettings(config.n_boot, config.seed, config.level,
+                                                         tuple(config.system_resample)))
+    if not config.quiet:
+        log(f"system-level statistics: {time.perf_counter() - t0:.2f} s for {len(section['slices'])} slice(s)")
+    return section
+
+
+def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print):
+    """`attrib-audit systems DATA`: score the spec's data (through the cache), then only the per-slice AUROC (for the
+    item-vs-system comparison) and the system-level section."""
+    table = load_data(spec.data, log=None if local.quiet else log)
+    if not table.has_systems:
+        raise UsageError("no row names the system that generated it: map that column with --system-col NAME")
+    config = audit_config(spec, local)
+    *_, scores, _ = score_all(table, config, log)
+    keys = table.slice_keys(config.slice_by)
+    auroc_rows = slice_statistics(table, keys, scores, config)[1]
+    return system_level(table, keys, scores, auroc_rows, config, log)
 
 
 def run_spec(spec: RunSpec, local: Local, log: Callable[[str], None] = print,

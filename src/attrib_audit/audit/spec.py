@@ -66,8 +66,14 @@ class StatsSpec:
     slice_by: str = "dataset"
     level: float = 0.95  # coverage of the per-slice AUROC and paired-difference CIs
     window_sensitivity: int | None = None  # also rescore windowed scorers at this many tokens (sensitivity section)
+    system_resample: tuple[str, ...] = ("inputs",)  # system level: resample inputs, or systems too (--resample)
 
     def __post_init__(self) -> None:
+        if isinstance(self.system_resample, (list, tuple)):
+            object.__setattr__(self, "system_resample", tuple(sorted(set(self.system_resample))))
+        need(isinstance(self.system_resample, tuple) and "inputs" in self.system_resample
+             and set(self.system_resample) <= {"inputs", "systems"}, "stats.system_resample",
+             "expected [\"inputs\"] or [\"inputs\", \"systems\"]", self.system_resample)
         need(is_int(self.n_boot) and self.n_boot >= 1, "stats.n_boot", "expected an integer >= 1", self.n_boot)
         need(is_int(self.seed), "stats.seed", "expected an integer", self.seed)
         need(is_int(self.n_perm) and self.n_perm >= 1, "stats.n_perm", "expected an integer >= 1", self.n_perm)
@@ -207,7 +213,8 @@ def audit_config(spec: RunSpec, local: Local) -> AuditConfig:
         ray = RayOptions(address=local.ray_address, concurrency=e.concurrency, num_gpus=gpus)
     s = spec.stats
     return AuditConfig(scorers=spec.scorer_names, slice_by=s.slice_by, n_boot=s.n_boot, seed=s.seed, n_perm=s.n_perm,
-                       level=s.level, window_sensitivity=s.window_sensitivity, batch_size=spec.engine.batch_size, device=spec.engine.device,
+                       level=s.level, window_sensitivity=s.window_sensitivity, system_resample=s.system_resample,
+                       batch_size=spec.engine.batch_size, device=spec.engine.device,
                        cache_path=local.cache, scorer_options={k: v for k, v in opts.items() if v}, quiet=local.quiet,
                        engine=spec.engine.engine, ray=ray, precomputed={p.name: p for p in spec.precomputed},
                        on_error=spec.data.on_error)

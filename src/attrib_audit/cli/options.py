@@ -12,6 +12,9 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("data", nargs="*", help="JSONL, CSV/TSV or Parquet files of labelled pairs (or use --hf)")
     for f in ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct"):
         p.add_argument(f"--{f}-col", dest=f"{f}_col", metavar="COL", help=f"column holding `{f}`")
+    p.add_argument("--system-col", dest="system_col", metavar="COL",
+                   help="column naming the system (generator) that wrote each claim, e.g. a model name; with it the "
+                        "audit adds the system-level section (default: a `system` column when there is one)")
     p.add_argument("--label-map", help="explicit label mapping, e.g. 'attributable=1,not attributable=0'")
     p.add_argument("--dataset", dest="dataset_name", help="dataset name when the file has no dataset column")
     p.add_argument("--construct", help="construct of these pairs (e.g. attribution, fact-check)")
@@ -112,12 +115,20 @@ def add_audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
                    help="coverage of the per-slice AUROC and paired-difference CIs (default 0.95)")
     p.add_argument("--window-sensitivity", type=int, metavar="N",
                    help="also rescore every scorer with a token window at N tokens and report the change")
+    add_system_args(p)
     p.add_argument("--out", default=out_default, help="output folder")
     add_precomputed_args(p)
     p.add_argument("--report", action="store_true", default=out_default is not None,
                    help="also write report.html, report.md and plots/ in the output folder (demo: always)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also print every other section (transfer detail, sensitivity); the report holds them all")
+
+
+def add_system_args(p: argparse.ArgumentParser) -> None:
+    """How the system-level section resamples (`audit`, `demo`, `systems`)."""
+    p.add_argument("--resample", default="inputs", choices=("inputs", "systems,inputs"),
+                   help="system level: resample inputs (default: a claim about these systems), or systems and inputs "
+                        "(a claim about new systems from the same population)")
 
 
 def add_report_inputs(p: argparse.ArgumentParser) -> None:

@@ -6,11 +6,15 @@ import json
 
 from attrib_audit.audit.agreement import agreement
 from attrib_audit.audit.select import DEFAULT_EPS, select_from_results
-from attrib_audit.report.console import format_agreement, format_recommendation
+from attrib_audit.audit.systems import rankers_from_results
+from attrib_audit.errors import UsageError
+from attrib_audit.report.console import format_agreement, format_ranker, format_recommendation
 
 
 def cmd_select(args: argparse.Namespace) -> int:
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
+    if args.level == "system":
+        return select_ranker(args, scorers)
     recs = [r.to_dict() for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
                                                      eps=args.eps)]
     if args.json:
@@ -19,6 +23,15 @@ def cmd_select(args: argparse.Namespace) -> int:
         print("no construct with a usable slice in this audit: declare constructs (--construct) and audit again")
     else:
         print("\n\n".join(format_recommendation(r) for r in recs))
+    return 0
+
+
+def select_ranker(args: argparse.Namespace, scorers: list[str] | None) -> int:
+    """`select --level system`: per slice, the metric to rank systems with (read from the saved section)."""
+    if args.construct:
+        raise UsageError("--construct chooses among constructs at --level item; --level system recommends per slice")
+    picks = [p.to_dict() for p in rankers_from_results(args.results, scorers)]
+    print(json.dumps(picks, indent=2) if args.json else "\n\n".join(format_ranker(p) for p in picks))
     return 0
 
 
@@ -38,6 +51,9 @@ def add_select(sub) -> None:
                    help=f"regret (AUROC) you accept on a new dataset; verdict 'transfers' needs the selector's CI "
                         f"upper bound below it (default {DEFAULT_EPS})")
     p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
+    p.add_argument("--level", choices=("item", "system"), default="item",
+                   help="item (default): which metric separates supported from unsupported pairs on a new dataset; "
+                        "system: which metric ranks the systems (generators) of each slice as the human labels do")
     p.set_defaults(func=cmd_select)
 
 

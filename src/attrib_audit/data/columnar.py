@@ -102,7 +102,8 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
         ids = defaults if id_arr is None else _or_default(id_arr, defaults)
         ds_arr = _text_column(batch, col["dataset"])
         datasets = [default_dataset] * n if ds_arr is None else _or_default(ds_arr, default_dataset)
-        optional = {f: _text_column(batch, col[f], ints_ok=f == "group") for f in ("source", "question", "group")}
+        optional = {f: _text_column(batch, col[f], ints_ok=f in ("group", "system"))
+                    for f in ("source", "question", "group", "system")}
         if not construct:
             optional["construct"] = _text_column(batch, col["construct"])
     except _Unsure:
@@ -115,4 +116,5 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
     groups = [g if g else i for g, i in zip(opt["group"], ids)]
     return PairTable(ids=ids, datasets=datasets, claims=texts["claim"], evidences=texts["evidence"], labels=labels,
                      sources=opt["source"], questions=opt["question"], groups=groups,
-                     constructs=[construct] * n if construct else opt["construct"])
+                     constructs=[construct] * n if construct else opt["construct"],
+                     systems=[s or None for s in opt["system"]])  # blank: no system, as the row path

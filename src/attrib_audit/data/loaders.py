@@ -213,6 +213,7 @@ def rows_to_records(
             group=cell_text(raw.get(col["group"])),
             construct=construct or cell_text(raw.get(col["construct"])),
             inclusion_prob=prob,
+            system=cell_text(raw.get(col["system"])) or None,  # a blank cell names no system
         ))
     if not records:
         raise DataError("no rows", path=path)

@@ -6,13 +6,14 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-FIELDS = ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct")
+FIELDS = ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct", "system")
 REQUIRED = ("id", "dataset", "claim", "evidence", "label")
 
 
 @dataclass(frozen=True)
 class PairRecord:
-    """One human-labelled pair; `group` is the cluster id for the clustered bootstrap."""
+    """One human-labelled pair; `group` is the cluster id for the clustered bootstrap, `system` the generator that
+    wrote the claim (for the system-level audit: systems answering the same `group` are compared on it)."""
 
     id: str
     dataset: str
@@ -24,6 +25,7 @@ class PairRecord:
     group: str | None = None
     construct: str | None = None
     inclusion_prob: float | None = None  # chance the pair was sampled from its pool (`attrib-audit sample`)
+    system: str | None = None
 
     def cluster(self) -> str:
         return self.group if self.group else self.id
@@ -44,10 +46,13 @@ class PairTable:
     constructs: list[str | None]
     origin: list[dict] = field(default_factory=list)  # one entry per loaded file
     inclusion_probs: np.ndarray | None = None  # None: every pair of the pool is here (probability 1)
+    systems: list[str | None] | None = None  # the generator of each claim; None: no row names one
 
     def __post_init__(self) -> None:
         n = len(self.ids)
-        for name in ("datasets", "claims", "evidences", "sources", "questions", "groups", "constructs"):
+        if self.systems is None:
+            self.systems = [None] * n
+        for name in ("datasets", "claims", "evidences", "sources", "questions", "groups", "constructs", "systems"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"PairTable column {name!r} has {len(getattr(self, name))} rows, expected {n}")
         self.labels = np.asarray(self.labels, dtype=np.int8)
@@ -57,6 +62,11 @@ class PairTable:
             self.inclusion_probs = np.asarray(self.inclusion_probs, dtype=np.float64)
             if self.inclusion_probs.shape != (n,):
                 raise ValueError("PairTable inclusion_probs must be one value per row")
+
+    @property
+    def has_systems(self) -> bool:
+        """Whether any row names the system that generated it (the audit then adds the system-level section)."""
+        return any(s is not None for s in self.systems)
 
     @property
     def weights(self) -> np.ndarray | None:
@@ -81,6 +91,7 @@ class PairTable:
             origin=list(origin or []),
             inclusion_probs=(np.array([1.0 if r.inclusion_prob is None else r.inclusion_prob for r in records])
                              if any(r.inclusion_prob is not None for r in records) else None),
+            systems=[r.system for r in records],
         )
 
     def records(self) -> Iterator[PairRecord]:
@@ -90,6 +101,7 @@ class PairTable:
                 label=int(self.labels[i]), source=self.sources[i], question=self.questions[i],
                 group=self.groups[i], construct=self.constructs[i],
                 inclusion_prob=None if self.inclusion_probs is None else float(self.inclusion_probs[i]),
+                system=self.systems[i],
             )
 
     def take(self, index: Sequence[int] | np.ndarray) -> "PairTable":
@@ -100,6 +112,7 @@ class PairTable:
             evidences=pick(self.evidences), labels=self.labels[idx], sources=pick(self.sources),
             questions=pick(self.questions), groups=pick(self.groups), constructs=pick(self.constructs),
             origin=self.origin, inclusion_probs=None if self.inclusion_probs is None else self.inclusion_probs[idx],
+            systems=pick(self.systems),
         )
 
     def slice_keys(self, by: str) -> list[str]:
@@ -125,4 +138,5 @@ class PairTable:
             inclusion_probs=(np.concatenate([np.ones(len(t)) if t.inclusion_probs is None else t.inclusion_probs
                                              for t in tables])
                              if any(t.inclusion_probs is not None for t in tables) else None),
+            systems=cat("systems"),
         )

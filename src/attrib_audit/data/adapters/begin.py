@@ -44,9 +44,10 @@ def convert(row: int, raw: dict, ctx: Context):
         yield label
         return
     knowledge, message = text(raw.get("knowledge")), text(raw.get("message"))
-    source = "/".join(p for p in (text(raw.get("data_source")), text(raw.get("model_name"))) if p) or None
+    model = text(raw.get("model_name"))
+    source = "/".join(p for p in (text(raw.get("data_source")), model) if p) or None
     yield pair(claim=text(raw.get("response")), evidence=knowledge, label=label, question=message, source=source,
-               group=f"begin:{digest(knowledge or '', message or '')}")
+               group=f"begin:{digest(knowledge or '', message or '')}", system=model or None)
 
 
 ADAPTER = Adapter(
@@ -56,5 +57,5 @@ ADAPTER = Adapter(
     skips=("Generic responses", "rows with a missing label", "empty response/knowledge"),
     convert=convert, reader=read_raw_tsv,
     native="TSV: model_name, data_source, knowledge, message, response, begin_label (unquoted); "
-           "question = message; source = data_source/model_name; group = knowledge + message",
+           "question = message; source = data_source/model_name; system = model_name; group = knowledge + message",
 )
