@@ -85,7 +85,8 @@ def summary(result: AuditResult, path: Path, *, verbose: bool, report: bool) -> 
     res = result.results
     lines = []
     if not verbose:
-        lines.append("transfer detail (rank agreement, paired differences, decomposition) and sensitivity: "
+        lines.append("transfer detail (rank agreement, paired differences, decomposition)"
+                     + (", sensitivity and the system-level tables: " if "systems" in res else " and sensitivity: ")
                      + ("in the report" if report else "--report writes them to report.md") + ", or add -v")
     for p in res["precomputed"]:
         lines.append(f"precomputed {p['scorer']}: {p['column']} of {p['source']} (joined on {p['join']}, "

@@ -32,21 +32,37 @@ def _metrics(e: Mapping[str, Any]) -> list[str]:
     return [a["metric"] for a in e["agreement"] if a["summary"] == "mean"]
 
 
-def scatter(e: Mapping[str, Any], plots: Path, index: int):
-    """Per metric: each system at (metric mean, human pass rate), both with their 95% CIs."""
+def _panels(n: int, width: float, height: float, extra: float, **kw):
+    """A figure with one panel per metric, four to a row; unused panels hidden."""
     import matplotlib.pyplot as plt
 
+    cols = min(n, 4)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, squeeze=False, layout="constrained",
+                             figsize=(width * cols + 0.4, height * rows + extra), **kw)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
+def _save(fig, axes, ylabel: str, plots: Path, kind: str, e: Mapping[str, Any], caption: str):
+    for ax in axes[:, 0]:
+        ax.set_ylabel(ylabel)
+    return style.save(fig, plots, f"systems_{kind}_{_file(e['slice'])}", f"{e['slice']}: {caption}")
+
+
+def _reversals(e: Mapping[str, Any], m: str) -> list[dict]:
+    return [r for r in e["reversals"] if r["metric"] == m and r["summary"] == "mean"]
+
+
+def scatter(e: Mapping[str, Any], plots: Path, index: int):
+    """Per metric: each system at (metric mean, human pass rate), both with their 95% CIs."""
     metrics = _metrics(e)
     rows = e["systems"]
     agree = {a["metric"]: a for a in e["agreement"] if a["summary"] == "mean"}
     human = np.array([[r["human"]["estimate"], r["human"]["ci_low"], r["human"]["ci_high"]] for r in rows], dtype=float)
-    cols = min(len(metrics), 4)
-    nrows = -(-len(metrics) // cols)
     with style.rc():
-        fig, axes = plt.subplots(nrows, cols, squeeze=False, sharey=True, layout="constrained",
-                                 figsize=(3.3 * cols + 0.4, 3.2 * nrows + 0.3))
-        for ax in axes.ravel()[len(metrics):]:
-            ax.set_visible(False)
+        fig, axes = _panels(len(metrics), 3.3, 3.2, 0.3, sharey=True)
         for j, (ax, m) in enumerate(zip(axes.ravel(), metrics)):
             x = np.array([[r["mean"][m]["estimate"], r["mean"][m]["ci_low"], r["mean"][m]["ci_high"]] for r in rows],
                          dtype=float)
@@ -61,34 +77,23 @@ def scatter(e: Mapping[str, Any], plots: Path, index: int):
             ax.set_title(f"{m}: τ-b {fmt.ci(t['estimate'], t['ci_low'], t['ci_high'], 2)}", loc="left")
             ax.set_xlabel(f"mean {m} score")
             ax.grid(color="#eeeeee", linewidth=0.6)
-        for ax in axes[:, 0]:
-            ax.set_ylabel("human pass rate (share labelled supported)")
-        return style.save(fig, plots, f"systems_scatter_{index}_{_file(e['slice'])}",
-                          f"{e['slice']}: each system's human pass rate against its mean metric score, with 95% "
-                          "bootstrap CIs over inputs on both axes; a metric that ranks systems like the humans puts "
-                          "them on a rising line.")
+        return _save(fig, axes, "human pass rate (share labelled supported)", plots, f"scatter_{index}", e,
+                     "each system's human pass rate against its mean metric score, with 95% bootstrap CIs over "
+                     "inputs on both axes; a metric that ranks systems like the humans puts them on a rising line.")
 
 
 def bump(e: Mapping[str, Any], plots: Path, index: int):
     """Per metric: each system's rank by the human pass rate (left) and by the metric's mean (right)."""
-    import matplotlib.pyplot as plt
-
     metrics = _metrics(e)
     rows = e["systems"]
     names = [r["system"] for r in rows]
     s = len(rows)
     human = average_ranks(-np.array([r["human"]["estimate"] for r in rows], dtype=float))  # 1 = highest rate
-    cols = min(len(metrics), 4)
-    nrows = -(-len(metrics) // cols)
     with style.rc():
-        fig, axes = plt.subplots(nrows, cols, squeeze=False, layout="constrained",
-                                 figsize=(2.5 * cols + 0.4, 0.2 * s * nrows + 1.1 * nrows))
-        for ax in axes.ravel()[len(metrics):]:
-            ax.set_visible(False)
+        fig, axes = _panels(len(metrics), 2.5, 0.2 * s + 1.1, 0.0)
         for ax, m in zip(axes.ravel(), metrics):
             ranks = average_ranks(-np.array([r["mean"][m]["estimate"] for r in rows], dtype=float))
-            hot = {n for r in e["reversals"] if r["metric"] == m and r["summary"] == "mean"
-                   for n in (r["human_prefers"], r["metric_prefers"])}
+            hot = {n for r in _reversals(e, m) for n in (r["human_prefers"], r["metric_prefers"])}
             for q, name in enumerate(names):
                 c = REVERSAL_COLOUR if name in hot else QUIET
                 ax.plot([0, 1], [human[q], ranks[q]], color=c, linewidth=1.6 if name in hot else 0.9, marker="o",
@@ -102,14 +107,11 @@ def bump(e: Mapping[str, Any], plots: Path, index: int):
             ax.set_ylim(s + 0.6, 0.4)
             ax.set_xticks([0, 1], ["human", m])
             ax.set_yticks([1, s], ["1", str(s)])
-            ax.set_title(f"{m}: {len([r for r in e['reversals'] if r['metric'] == m and r['summary'] == 'mean'])} "
-                         "reversals", loc="left")
-        for ax in axes[:, 0]:
-            ax.set_ylabel("rank (1 = highest)")
-        return style.save(fig, plots, f"systems_ranks_{index}_{_file(e['slice'])}",
-                          f"{e['slice']}: rank of each system by its human pass rate (left) and by each metric's mean "
-                          "score (right; ties share the mean rank). Vermillion: systems in a reversal of that metric "
-                          "(the labels significantly prefer one system, the metric the other).")
+            ax.set_title(f"{m}: {len(_reversals(e, m))} reversals", loc="left")
+        return _save(fig, axes, "rank (1 = highest)", plots, f"ranks_{index}", e,
+                     "rank of each system by its human pass rate (left) and by each metric's mean score (right; ties "
+                     "share the mean rank). Vermillion: systems in a reversal of that metric (the labels "
+                     "significantly prefer one system, the metric the other).")
 
 
 def _slice_blocks(e: Mapping[str, Any], plots: Path, index: int) -> list[Block]:
