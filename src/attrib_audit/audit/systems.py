@@ -234,8 +234,10 @@ def pick_ranker(entry: Mapping[str, Any], metrics: Sequence[str] | None = None) 
         return RankerPick(sl, None, "no-recommendation", cands, None, None, [], None, entry["ceiling"], None, revs,
                           "no candidate has a defined τ-b here (the human pass rates or the metric means tie for "
                           "every system)")
-    best = max(ok, key=lambda a: (a["tau"]["estimate"], a["pairwise_accuracy"]["estimate"] or 0.0, a["metric"]))
+    order = {a["metric"]: q for q, a in enumerate(ok)}  # a full tie goes to the candidate listed first
+    best = max(ok, key=lambda a: (a["tau"]["estimate"], a["pairwise_accuracy"]["estimate"] or 0.0, -order[a["metric"]]))
     m = best["metric"]
+    level = [a["metric"] for a in ok if a["metric"] != m and a["tau"]["estimate"] == best["tau"]["estimate"]]
     tied = []
     for a in ok:
         ci = _difference(entry, m, a["metric"]) if a["metric"] != m else None
@@ -244,16 +246,18 @@ def pick_ranker(entry: Mapping[str, Any], metrics: Sequence[str] | None = None) 
     ceiling = entry["ceiling"]["tau"]
     reaches = (best["tau"]["ci_high"] is not None and ceiling["ci_low"] is not None
                and best["tau"]["ci_high"] >= ceiling["ci_low"])
-    tau, t = best["tau"], f"τ-b {best['tau']['estimate']:.3f}"
+    tau = best["tau"]
+    t = f"{tau['estimate']:.3f} [{tau['ci_low']:.3f}, {tau['ci_high']:.3f}]"
     if len(ok) == 1:
         verdict, lead = "only-candidate", f"{m} is the only candidate with a defined τ-b ({t})"
     elif tied:
         verdict = "tied-for-ranking"
-        lead = (f"{m} has the highest τ-b ({t}), but the paired CI of the τ difference does not separate it from "
-                f"{', '.join(tied)}: any of them ranks these systems about as well (choose the cheapest)")
+        lead = (f"{m} has the highest τ-b ({t}" + (f", equal to {', '.join(level)}'s" if level else "")
+                + f"), but the paired CI of the τ difference does not separate it from {', '.join(tied)}: any of "
+                "them ranks these systems about as well (choose the cheapest)")
     else:
         verdict = "best-for-ranking"
-        lead = f"{m} ranks these systems best ({t}; every paired CI of the τ difference excludes 0)"
+        lead = f"{m} ranks these systems best (τ-b {t}; every paired CI of the τ difference excludes 0)"
     ceil = (f"a metric ranking by the true human rates would show τ-b {ceiling['estimate']:.3f} "
             f"[{ceiling['ci_low']:.3f}, {ceiling['ci_high']:.3f}] with these labels, and {m}'s CI "
             + ("reaches it" if reaches else "stays below it: there is room for a better ranker"))

@@ -379,11 +379,12 @@ def format_systems(block: Mapping[str, Any]) -> str:
         out += [f"  note: {n}" for n in e["notes"]]
         metrics = list(e["systems"][0]["mean"]) if e["systems"] else []
         passed = list(e["systems"][0]["pass_rate"]) if e["systems"] else []
-        out.append("Per system: human pass rate and each metric's mean score [95% CI over inputs]"
-                   + (" and pass rate" if passed else "") + ":")
+        out.append("Per system, highest human pass rate first: human pass rate and each metric's mean score [95% CI "
+                   "over inputs]" + (" and pass rate" if passed else "") + ":")
+        order = sorted(e["systems"], key=lambda r: -(r["human"]["estimate"] if fmt.finite(r["human"]["estimate"]) else -1))
         out += grid(["system", "inputs", "human", *metrics, *(f"{m} pass" for m in passed)],
                     [[r["system"], str(r["n_inputs"]), _est(r["human"]), *(_est(r["mean"][m]) for m in metrics),
-                      *(_est(r["pass_rate"][m]) for m in passed)] for r in e["systems"]], indent="  ")
+                      *(_est(r["pass_rate"][m]) for m in passed)] for r in order], indent="  ")
         c = e["human_clusters"]
         out.append(f"Human significance clusters (best first; within one the labels cannot order the systems; "
                    f"{len(c['resolved'])} of {c['n_pairs']} pairs resolved):")
