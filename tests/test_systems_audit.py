@@ -198,21 +198,27 @@ def test_a_slice_with_one_system_is_skipped_with_the_reason_and_rows_without_one
                            SystemSettings(n_boot=30, seed=0, level=0.95)) is None
 
 
-def test_systems_answering_different_inputs_get_the_caveat_when_scoring_a_file(tmp_path):
-    """`systems DATA` scores the file (lexical, really run) and, with no input shared by every system, resamples
-    within systems and says that input differences confound the ranking."""
+def generated(tmp_path: Path, names=("good", "fair", "poor"), shared: bool = False) -> Path:
+    """Systems of falling quality answering 40 inputs each: their own (`shared` False) or the same ones."""
     rng = np.random.default_rng(5)
     words = ["paris", "rome", "oslo", "bern", "lima", "cats", "dogs", "rain", "snow", "tea"]
     rows = []
-    for s, quality in (("good", 0.9), ("fair", 0.6), ("poor", 0.3)):
+    for s, quality in zip(names, (0.9, 0.6, 0.3)):
         for i in range(40):
             evidence = " ".join(rng.choice(words, 8))
             y = int(rng.random() < quality)
             claim = " ".join(evidence.split()[:4]) if y else " ".join(rng.choice(words, 4))
             rows.append({"id": f"{s}-{i}", "dataset": "gen", "claim": claim, "evidence": evidence, "label": y,
-                         "model": s, "group": f"{s}-input-{i}"})  # each system answers its own inputs
+                         "model": s, "group": f"input-{i}" if shared else f"{s}-input-{i}"})
     path = tmp_path / "gen.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_systems_answering_different_inputs_get_the_caveat_when_scoring_a_file(tmp_path):
+    """`systems DATA` scores the file (lexical, really run) and, with no input shared by every system, resamples
+    within systems and says that input differences confound the ranking."""
+    path = generated(tmp_path)
     code, stdout, err = run(["systems", str(path), "--system-col", "model", "--scorers", "lexical", "--no-cache",
                              "--n-boot", "200"])
     assert code == 0, err
@@ -252,3 +258,19 @@ def test_untrusted_system_settings_in_results_json_are_refused_in_one_line(audit
     (copy / "results.json").write_text(json.dumps(res))
     code, _, err = run(["systems", "--results", str(copy)])
     assert code == 2 and "system_resample" in err and len(err.strip().splitlines()) == 1
+
+
+def test_system_names_are_data_in_the_report_and_its_plots(tmp_path):
+    """Names holding Markdown or mathtext syntax are drawn literally (a `$` must not start TeX in a plot)."""
+    names = ("$a$b|x", "*bold* [l](u)", "<i>c</i>")
+    out = tmp_path / "audit"
+    code, stdout, err = run(["audit", str(generated(tmp_path, names, shared=True)), "--system-col", "model",
+                             "--scorers", "lexical", "--no-cache", "--n-boot", "50", "--n-perm", "30", "--quiet",
+                             "--out", str(out), "--report"])
+    assert code == 0, err
+    e = json.loads((out / "results.json").read_text())["systems"]["slices"][0]
+    assert e["design"]["paired"] and e["design"]["n_used"] == 40 and sorted(r["system"] for r in e["systems"]) == \
+        sorted(names)
+    md = (out / "report.md").read_text()
+    assert r"$a$b\|x" in md and r"\*bold\* [l\](u)" in md and r"\<i>c\</i>" in md
+    assert "&lt;i&gt;c&lt;/i&gt;" in (out / "report.html").read_text()

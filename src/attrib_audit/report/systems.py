@@ -72,10 +72,10 @@ def scatter(e: Mapping[str, Any], plots: Path, index: int):
                         ecolor=style.colour(j), elinewidth=0.8, capsize=1.5, markersize=4)
             for q in np.flatnonzero(ok):
                 ax.annotate(rows[q]["system"], (x[q, 0], human[q, 0]), xytext=(3, 2), textcoords="offset points",
-                            fontsize=6.5, color="#333333")
+                            fontsize=6.5, color="#333333", parse_math=False)
             t = agree[m]["tau"]
-            ax.set_title(f"{m}: τ-b {fmt.ci(t['estimate'], t['ci_low'], t['ci_high'], 2)}", loc="left")
-            ax.set_xlabel(f"mean {m} score")
+            ax.set_title(f"{m}: τ-b {fmt.ci(t['estimate'], t['ci_low'], t['ci_high'], 2)}", loc="left", parse_math=False)
+            ax.set_xlabel(f"mean {m} score", parse_math=False)
             ax.grid(color="#eeeeee", linewidth=0.6)
         return _save(fig, axes, "human pass rate (share labelled supported)", plots, f"scatter_{index}", e,
                      "each system's human pass rate against its mean metric score, with 95% bootstrap CIs over "
@@ -102,12 +102,12 @@ def bump(e: Mapping[str, Any], plots: Path, index: int):
                 for r in np.unique(side):  # systems tied on a rank share one label
                     tied = [n for n, v in zip(names, side) if v == r]
                     ax.text(x, r, ", ".join(tied), ha=ha, va="center", fontsize=6.5,
-                            color=REVERSAL_COLOUR if hot & set(tied) else QUIET)
+                            color=REVERSAL_COLOUR if hot & set(tied) else QUIET, parse_math=False)
             ax.set_xlim(-0.6, 1.6)
             ax.set_ylim(s + 0.6, 0.4)
-            ax.set_xticks([0, 1], ["human", m])
+            ax.set_xticks([0, 1], ["human", m], parse_math=False)
             ax.set_yticks([1, s], ["1", str(s)])
-            ax.set_title(f"{m}: {len(_reversals(e, m))} reversals", loc="left")
+            ax.set_title(f"{m}: {len(_reversals(e, m))} reversals", loc="left", parse_math=False)
         return _save(fig, axes, "rank (1 = highest)", plots, f"ranks_{index}", e,
                      "rank of each system by its human pass rate (left) and by each metric's mean score (right; ties "
                      "share the mean rank). Vermillion: systems in a reversal of that metric (the labels "
