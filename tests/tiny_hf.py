@@ -58,3 +58,42 @@ def tiny_t5(out: Path, seed: int = 0) -> str:
 def tiny_cross_encoder(out: Path, seed: int = 0) -> str:
     """A 2-layer BERT relevance head (num_labels=1), loadable by sentence-transformers' CrossEncoder."""
     return tiny_classifier(out, {0: "LABEL_0"}, seed=seed)
+
+
+CONFIGS = Path(__file__).parent / "data" / "hf_configs"
+_SHRINK = {  # tiny sizes; everything else (labels, model type, positions, special ids) stays the real model's
+    "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+    "pooler_hidden_size": 32, "d_model": 32, "d_kv": 16, "d_ff": 64, "num_layers": 1, "num_decoder_layers": 1,
+    "num_heads": 2, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2,
+    "decoder_attention_heads": 2, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64,
+}
+
+
+def real_config(name: str) -> dict:
+    """A real model's config.json, copied under tests/data/hf_configs (see tests/data/NOTICE.md)."""
+    import json
+
+    return json.loads((CONFIGS / f"{name}.json").read_text())
+
+
+def tiny_from_config(out: Path, name: str, tokenizer_dir: str, *, seed: int = 0, architecture: str | None = None) -> str:
+    """A randomly initialised model of the real config `name`, shrunk, with the tokenizer saved in `tokenizer_dir`."""
+    import shutil
+
+    import torch
+    import transformers
+    from transformers import AutoConfig, AutoTokenizer
+
+    raw = real_config(name)
+    tok = AutoTokenizer.from_pretrained(tokenizer_dir)
+    raw.update({k: v for k, v in _SHRINK.items() if k in raw}, vocab_size=len(tok), initializer_range=0.5,
+               initializer_factor=4.0 if raw.get("model_type") == "t5" else raw.get("initializer_factor", 1.0))
+    raw.pop("_name_or_path", None)
+    cfg = AutoConfig.for_model(**raw)
+    torch.manual_seed(seed)
+    model = getattr(transformers, architecture or raw["architectures"][0])(cfg).eval()
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    for f in Path(tokenizer_dir).iterdir():
+        shutil.copy(f, out / f.name)
+    return str(out)
