@@ -44,17 +44,6 @@ def tiny_classifier(out: Path, id2label: dict[int, str], *, arch: str = "bert", 
     return _save(model.eval(), out)
 
 
-def tiny_t5(out: Path, seed: int = 0) -> str:
-    """A 1+1-layer T5 for the MiniCheck-Flan-T5 path (relative positions: any window)."""
-    import torch
-    from transformers import T5Config, T5ForConditionalGeneration
-
-    torch.manual_seed(seed)
-    cfg = T5Config(vocab_size=30522, d_model=32, d_kv=8, d_ff=64, num_layers=1, num_decoder_layers=1,
-                   num_heads=2, initializer_factor=4.0, decoder_start_token_id=0, pad_token_id=0, eos_token_id=102)
-    return _save(T5ForConditionalGeneration(cfg).eval(), out)
-
-
 def tiny_cross_encoder(out: Path, seed: int = 0) -> str:
     """A 2-layer BERT relevance head (num_labels=1), loadable by sentence-transformers' CrossEncoder."""
     return tiny_classifier(out, {0: "LABEL_0"}, seed=seed)
@@ -97,3 +86,20 @@ def tiny_from_config(out: Path, name: str, tokenizer_dir: str, *, seed: int = 0,
     for f in Path(tokenizer_dir).iterdir():
         shutil.copy(f, out / f.name)
     return str(out)
+
+
+def record_inputs(model) -> list[list[int]]:
+    """Every input_ids row the model's forward is called with, padding stripped (its forward wrapped, so calls
+    that bypass `__call__`, as sentence-transformers' do, are recorded too)."""
+    seen: list[list[int]] = []
+    forward = model.forward
+
+    def recording(*args, **kwargs):
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        mask = kwargs.get("attention_mask")
+        for i, row in enumerate(ids.tolist()):
+            keep = mask[i].tolist() if mask is not None else [1] * len(row)
+            seen.append([t for t, m in zip(row, keep) if m])
+        return forward(*args, **kwargs)
+    model.forward = recording
+    return seen

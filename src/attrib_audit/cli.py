@@ -82,6 +82,9 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scorer-opt", action="append", default=[], metavar="SCORER.KEY=VALUE",
                    help="scorer option (repeatable), e.g. bertscore.num_layers=5, blend.w_lex=0.5")
     p.add_argument("--device", default="cpu", help="cpu, cuda or mps")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="let model scorers run Python code shipped with a checkpoint (e.g. bespoke-minicheck); "
+                        "asked on this command line only, never read from a spec or results file")
     p.add_argument("--batch-size", type=int, help="pairs per scoring batch (default: per scorer)")
     p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
@@ -96,7 +99,7 @@ def config_from_args(args: argparse.Namespace):
 
 
 # flags that set machine-local things or how to check: allowed beside --config and --check
-_LOCAL_FLAGS = {"config", "out", "report", "cache", "no_cache", "quiet", "model_path", "judge_url",
+_LOCAL_FLAGS = {"config", "out", "report", "cache", "no_cache", "quiet", "model_path", "trust_remote_code", "judge_url",
                 "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command",
                 "cli_parser"}
 

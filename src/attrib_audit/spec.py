@@ -14,15 +14,16 @@ import argparse
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from attrib_audit.errors import InputError
 
 SPEC_VERSION = 1
 # scorer options that name a place on this machine or on the network: Local only, never in a spec
-LOCAL_OPTIONS = frozenset({"path", "url", "api_key_env", "request_cache", "baseline_path"})
+LOCAL_OPTIONS = frozenset({"path", "url", "api_key_env", "request_cache", "baseline_path", "trust_remote_code"})
 _LOCAL_FLAG = {"path": "--model-path SCORER=PATH", "url": "--judge-url", "api_key_env": "--judge-api-key-env",
-               "request_cache": "--cache / --no-cache", "baseline_path": "--model-path (baseline files beside it)"}
+               "request_cache": "--cache / --no-cache", "baseline_path": "--model-path (baseline files beside it)",
+               "trust_remote_code": "--trust-remote-code"}
 
 
 class SpecError(InputError):
@@ -329,6 +330,8 @@ def scorer_options_from_args(args: argparse.Namespace) -> tuple[tuple[str, ...],
     for item in getattr(args, "model_path", []):
         name, _, path = item.partition("=")
         opts.setdefault(name.strip(), {})["path"] = path.strip()
+    for name in trusting(names, args):
+        opts.setdefault(name, {})["trust_remote_code"] = True
     for item in getattr(args, "scorer_opt", []):
         key, sep, value = item.partition("=")
         name, _, opt = key.rpartition(".")  # rpartition: a `pkg.mod:factory` plugin name holds dots
@@ -336,6 +339,16 @@ def scorer_options_from_args(args: argparse.Namespace) -> tuple[tuple[str, ...],
             raise SpecError(f"--scorer-opt {item!r} must be SCORER.KEY=VALUE")
         opts.setdefault(name.strip(), {})[opt.strip()] = coerce(value.strip())
     return names, opts
+
+
+def trusting(names: Sequence[str], args: argparse.Namespace) -> list[str]:
+    """The scorers `--trust-remote-code` applies to: built-ins that take the option (so --check re-asks it)."""
+    if not getattr(args, "trust_remote_code", False):
+        return []
+    from attrib_audit.scorers.base import scorer_spec
+    from attrib_audit.scorers.plugins import is_import_path
+
+    return [n for n in names if not is_import_path(n) and "trust_remote_code" in (scorer_spec(n).option_names() or ())]
 
 
 def scorers_from_args(args: argparse.Namespace) -> tuple[tuple[ScorerChoice, ...], dict[str, dict[str, Any]]]:
@@ -419,6 +432,8 @@ def local_for(spec: RunSpec, args: argparse.Namespace) -> Local:
         name, _, path = item.partition("=")
         if name.strip() in spec.scorer_names:
             local.setdefault(name.strip(), {})["path"] = path.strip()
+    for name in trusting(spec.scorer_names, args):
+        local.setdefault(name, {})["trust_remote_code"] = True
     return local_from_args(args, local)
 
 

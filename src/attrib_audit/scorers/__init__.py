@@ -137,5 +137,5 @@ register(ScorerSpec("judge-label", _judge("label", "judge-label"),
 __all__ = ["MINILM_HUB", "MPNET_HUB", "MPNET_PARTS", "Resolved", "ScoreBatch", "Scorer", "ScorerSpec",
            "ScorerUnavailable", "get_scorer", "register", "registry", "resolve_minilm", "resolve_mpnet"]
 
-# model scorers register themselves on import; AlignScore is left out (README, "Model scorers")
-from attrib_audit.scorers import cross_encoder, minicheck, nli  # noqa: E402,F401
+# model scorers register themselves on import
+from attrib_audit.scorers import alignscore, bespoke, cross_encoder, hhem, minicheck, nli  # noqa: E402,F401
