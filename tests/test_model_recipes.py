@@ -13,7 +13,6 @@ import torch
 import tiny_hf
 import tiny_tokenizers as tt
 from attrib_audit.scorers import ScorerUnavailable, get_scorer, registry
-from attrib_audit.scorers.hfmodels import MIN_VERSIONS
 from attrib_audit.scorers.pairclf import ModelConfigError, model_window
 
 CLAIM = "The cat sat on the mat."
@@ -100,6 +99,8 @@ def test_cross_encoder_without_trained_head_is_refused(toks, tmp_path):
 
 def test_pyproject_floors_are_the_versions_the_code_needs():
     """Defect 6: transformers 4.56 brought from_pretrained(dtype=), sentence-transformers 6.0 processing_kwargs."""
+    from attrib_audit.scorers.hfmodels import MIN_VERSIONS
+
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     floors = {d.split(">=")[0]: d.split(">=")[1] for d in deps if ">=" in d}
     assert MIN_VERSIONS == {"transformers": "4.56", "sentence-transformers": "6.0"}
