@@ -453,3 +453,20 @@ def format_plan(plan: Mapping[str, Any]) -> str:
     if "hanley_mcneil_n" in plan:
         lines.append(f"  cross-check: the Hanley–McNeil formula (independent pairs) needs n ≈ {plan['hanley_mcneil_n']}")
     return "\n".join(lines)
+
+
+# ---- models list (issue 26) -------------------------------------------------------------------------------------
+
+def format_models(entries: Sequence[Mapping[str, Any]]) -> str:
+    """`models list`: per scorer one aligned line (name, ready/absent, what it computes), then indented: where its
+    weights resolve, what else it needs, how to install it, and its last known-answer check."""
+    heads = grid(None, [[e["name"], "ready " if e["ready"] else "absent", e["description"]] for e in entries])
+    lines = []
+    for head, e in zip(heads, entries):
+        lines += [head, f"    {e['where']}"]
+        lines += [f"    {n}" for n in e.get("needs", ())]
+        if not e["ready"]:
+            lines.append(f"    install: {e['install']}")
+        if e.get("check"):
+            lines.append(f"    {e['check']}")
+    return "\n".join(lines)

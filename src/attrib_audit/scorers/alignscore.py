@@ -200,6 +200,7 @@ def _check() -> tuple[bool, str]:
 
 
 register(ScorerSpec("alignscore", _build,
-                    "AlignScore-large P(aligned), nli_sp: max over ~350-word chunks, mean over claim sentences "
-                    "(checkpoint state dict read weights-only, no Lightning; needs roberta-large config+tokenizer)",
-                    "fact-check", _check, INSTALL, ("path", "device", "model_batch")))
+                    "AlignScore-large P(aligned), nli_sp: max over ~350-word chunks, mean over claim sentences",
+                    "fact-check", _check, INSTALL, ("path", "device", "model_batch"),
+                    ("needs the roberta-large config + tokenizer files beside the checkpoint",
+                     "no --trust-remote-code: the Lightning checkpoint's state dict is read weights-only, run natively")))

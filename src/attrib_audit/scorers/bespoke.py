@@ -126,6 +126,6 @@ class BespokeMiniCheckScorer:
 
 
 register(hub_scorer_spec("bespoke-minicheck", BESPOKE_HUB,
-                         "Bespoke-MiniCheck-7B P(yes): max over chunks, min over claim sentences (InternLM2 "
-                         "custom code: needs --trust-remote-code; a GPU with ~16 GB)", "fact-check",
-                         BespokeMiniCheckScorer))
+                         "Bespoke-MiniCheck-7B P(yes): max over chunks, min over claim sentences", "fact-check",
+                         BespokeMiniCheckScorer,
+                         needs=("needs --trust-remote-code (the checkpoint's InternLM2 code runs)", "needs a GPU with ~16 GB")))

@@ -34,7 +34,7 @@ def hub_resolver(name: str, hub_id: str, package: Callable[[], str | None] | Non
 
 
 def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make: Callable[..., Any],
-                    options_of: type | None = None) -> ScorerSpec:
+                    options_of: type | None = None, needs: tuple[str, ...] = ()) -> ScorerSpec:
     """The registry entry of a hub-only model scorer: resolve offline first, report honestly, hint how to install.
 
     `make(resolved, device=..., install_hint=..., **options)` builds the scorer; its options are the
@@ -47,7 +47,7 @@ def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make:
         return make(resolver(path), device=device, install_hint=hint, **opts)
 
     return ScorerSpec(name, build, description, family, lambda: check_resolved(resolver), hint,
-                      ("path", *keyword_options(options_of or make)))
+                      ("path", *keyword_options(options_of or make)), needs)
 
 
 def keyword_options(cls: type) -> tuple[str, ...]:

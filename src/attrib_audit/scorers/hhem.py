@@ -125,6 +125,6 @@ class HHEMScorer:
 
 
 register(hub_scorer_spec("hhem", HHEM_HUB,
-                         "Vectara HHEM-2.1-Open P(consistent), run natively (no hub code); needs the "
-                         "google/flan-t5-base config+tokenizer (DIR/foundation or the HF cache)", "fact-check",
-                         HHEMScorer))
+                         "Vectara HHEM-2.1-Open P(consistent), T5 token classifier", "fact-check", HHEMScorer,
+                         needs=("needs the google/flan-t5-base config + tokenizer (DIR/foundation or the HF cache)",
+                                "no --trust-remote-code: run natively, the hub's code is not used")))
