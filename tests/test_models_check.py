@@ -198,3 +198,15 @@ def test_the_same_head_fed_claim_first_fails(trained_nli):
     assert ka.check_scorer(scorer, "nli-mnli").passed
     swapped = ka.check_scorer(Swapped(), "swapped")
     assert not swapped.passed, swapped.line()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_random_head_in_either_label_order_is_caught(tmp_path, seed):
+    """Untrained tiny heads score noise with some structure: seed 1 read at the shuffled index reaches AUROC ~0.67
+    with a CI above 0.5, which the AUROC floor of the rule still refuses."""
+    from tiny_hf import NLI3, NLI3_SHUFFLED, tiny_classifier
+
+    for i, labels in enumerate((NLI3, NLI3_SHUFFLED)):
+        path = tiny_classifier(tmp_path / str(i), labels, seed=seed)
+        result = ka.check_scorer(get_scorer("nli-mnli", path=path), "nli-mnli")
+        assert not result.passed and result.auroc < ka.MIN_AUROC, result.line()

@@ -283,6 +283,7 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
         ds = choices[group[0].id].dataset
         log(f"reproduce: {ds.title}: {len(group)} row(s) from {', '.join(Path(f).name for f in files)}")
         table = load_data(DataSpec(files=tuple(FileSource(f, format=ds.format) for f in files), format=ds.format))
+        # a stand-in keeps the row's source where it has it (AttributionBench's four), else it stands in whole
         picks = {r.id: _select(table, r.select if not ds.stand_in or r.select in set(table.sources) else None)
                  for r in group}
         union = np.unique(np.concatenate([p for p in picks.values()])) if picks else np.zeros(0, dtype=np.int64)

