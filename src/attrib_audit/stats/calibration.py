@@ -84,7 +84,9 @@ class Reliability:
     strategy: str
 
     def to_dict(self) -> dict:
-        clean = (lambda a: [None if not np.isfinite(v) else float(v) for v in a])
+        def clean(a: np.ndarray) -> list:
+            return [float(v) if np.isfinite(v) else None for v in a]
+
         return {"strategy": self.strategy, "edges": clean(self.edges), "count": [int(c) for c in self.count],
                 "weight": clean(self.weight), "mean_score": clean(self.mean_score),
                 "frac_supported": clean(self.frac_supported), "ece": self.ece.to_dict()}
@@ -326,6 +328,7 @@ def calibration_transfer(slices: Mapping[str, LabelledScores], *, method: str = 
     Per applied slice, folds and draws come from `slice_rng(seed, name)`, shared by every map judged
     there, so each excess is paired and no cell depends on which other slices are present.
     """
+    slices = {str(k): v for k, v in slices.items()}
     names = tuple(slices)
     maps = {a: fit_calibration(slices[a].scores, slices[a].labels, slices[a].weights, method=method) for a in names}
     cells = []

@@ -27,8 +27,9 @@ Unit of exchangeability: pairs, or groups (`unit="group"`, the default when some
 than one pair). With groups each group is one unit and the certified risk is the mean over groups
 of the group's own share (e.g. of its unsupported pairs that pass), tested with the
 Hoeffding–Bentkus p-value valid for [0, 1] losses; a group counts once whatever its size.
-Weights (1/π of a sampled file) make every risk a Horvitz–Thompson share and every test use
-Kish's effective sample size: an approximation, exact only for equal weights.
+Weights (1/π of a sampled file) make every risk a Horvitz–Thompson share, tested with an effective
+sample size (the smaller of Kish's and Korn & Graubard's variance-matched one): an approximation,
+exact only for equal weights, checked by simulation on a design whose weights go with the scores.
 """
 from __future__ import annotations
 
@@ -218,7 +219,7 @@ def _tail_sums(scores: np.ndarray, values: np.ndarray, thresholds: np.ndarray) -
 
 def _group_moments(scores: np.ndarray, codes: np.ndarray, w: np.ndarray, neg: np.ndarray, unit_weight: np.ndarray,
                    thresholds: np.ndarray, on_unsupported: bool) -> np.ndarray:
-    """(T, 6) loss moments over groups (see `_moments`), a group's loss its weighted share at each threshold.
+    """(T, 6) loss moments over groups (as `_risk_and_n` reads them), a group's loss its weighted share at each threshold.
 
     False-pass: a group with an unsupported pair has loss = share of its unsupported pairs passing t.
     Precision: a group with a passed pair has loss = share of its passed pairs that are unsupported.
@@ -334,7 +335,7 @@ def assumption(target: Target, unit: str, weighted: bool, fixed_grid: bool) -> s
         parts.append("tested conditionally on the passed set; it holds for this mix of supported and unsupported pairs"
                      + ("" if fixed_grid else "; candidate thresholds are the calibration scores"))
     if weighted:
-        parts.append("Horvitz–Thompson weights (1/π): weighted shares tested with Kish's effective sample size "
+        parts.append("Horvitz–Thompson weights (1/π): weighted shares tested with an effective sample size "
                      "(an approximation, exact only for equal weights)")
     return "; ".join(parts)
 
@@ -402,6 +403,8 @@ def certify(data: LabelledScores, target: Target, delta: float = 0.1, *, unit: s
     unit = _resolve_unit(data, unit)
     alpha = target.alpha
     ts = np.unique(np.asarray(grid if grid is not None else data.scores, dtype=np.float64))[::-1]
+    if not ts.size or not np.isfinite(ts).all():
+        raise ValueError("the threshold grid must hold at least one finite value")
     scan, binary = unit_risks(data, target, ts, unit)
     if p_value == "binomial" and not binary:
         raise ValueError("the binomial p-value needs 0/1 losses, but a group's share is not: use hoeffding_bentkus")
@@ -563,7 +566,12 @@ def gate_rates(data: LabelledScores, thresholds: Sequence[float], *, level: floa
 
 @dataclass(frozen=True)
 class LabelNeed:
-    """How many labelled pairs would certify `threshold`, if new labels show the rates seen here."""
+    """How many labelled pairs would certify `threshold`, if new labels show the rates seen here.
+
+    From that threshold's p-value alone. For false-pass and catch that is the whole story (the
+    risk, hence the p-value, only falls at more conservative thresholds); for precision the fixed
+    sequence must also get past every more conservative candidate, so the count is a lower bound.
+    """
 
     threshold: float
     risk: float  # observed risk on the unit at the threshold
@@ -762,7 +770,8 @@ class TransferMatrix:
         return out
 
     def to_dict(self) -> dict:
-        return {"target": self.target.to_dict(), "slices": list(self.slices), "thresholds": dict(self.thresholds),
+        return {"target": self.target.to_dict(), "slices": [str(s) for s in self.slices],
+                "thresholds": {str(k): None if v is None else float(v) for k, v in self.thresholds.items()},
                 "cells": [c.to_dict() for c in self.cells]}
 
 
@@ -773,6 +782,8 @@ def transfer_matrix(slices: Mapping[str, LabelledScores], thresholds: Mapping[st
     Each applied slice's draws come from `slice_rng(seed, name)`, so a cell does not depend on which
     other slices are in the matrix. Slices without a threshold (None) give no row.
     """
+    slices = {str(k): v for k, v in slices.items()}
+    thresholds = {str(k): v for k, v in thresholds.items()}
     names = tuple(slices)
     if set(thresholds) - set(names):
         raise ValueError(f"thresholds for unknown slices: {', '.join(sorted(set(thresholds) - set(names)))}")
