@@ -270,6 +270,8 @@ def test_one_class_too_few_labels_and_an_unmeetable_target_each_give_one_line():
     assert c.reason == ("too few labels: 10 unsupported pairs, but showing false-pass ≤ 0.1 at delta 0.1 needs at "
                         "least 22 even when none fails")
     assert naive_threshold(few, FP10).threshold is not None  # the naive rule happily picks one
+    assert certify(few, Target("precision", 0.95)).reason == (
+        "too few labels: 20 pairs, but showing precision ≥ 0.95 at delta 0.1 needs at least 45 even when none fails")
     need = fewest_labels(few, c)
     assert need.units_needed == 22 and need.labels_needed == 44 and need.more_labels == 24
     flat = LabelledScores(np.full(100, 0.7), np.r_[np.zeros(50), np.ones(50)].astype(int))  # a constant scorer

@@ -429,7 +429,8 @@ def certify(data: LabelledScores, target: Target, delta: float = 0.1, *, unit: s
     have = float(np.nanmax(scan.n_effective)) if ts.size else 0.0
     noun = _unit_noun(target, unit)
     if have + 1e-9 < n_min:
-        return result(None, f"too few labels: {have:.4g} {noun}, but showing {target.describe()} at delta {delta:g} "
+        counted = noun if target.on_unsupported else ("groups" if unit == "group" else "pairs")  # all pass at the lowest t
+        return result(None, f"too few labels: {have:.4g} {counted}, but showing {target.describe()} at delta {delta:g} "
                             f"needs at least {n_min} even when none fails", 0)
     # precision: thresholds passing fewer units than any certificate needs are never tested (a count of scores)
     start = 0 if target.on_unsupported else int(np.flatnonzero(scan.n_effective + 1e-9 >= n_min)[0])
