@@ -20,8 +20,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
-from attrib_audit.judge.models import smollm2_gguf_path  # noqa: E402
-from attrib_audit.judge.scorer import build_judge  # noqa: E402
+from attrib_audit.scorers.judge.models import smollm2_gguf_path  # noqa: E402
+from attrib_audit.scorers.judge.scorer import build_judge  # noqa: E402
 from judge_servers import RuleServer, llama_server  # noqa: E402
 
 

@@ -25,10 +25,10 @@ import time
 import numpy as np
 
 from attrib_audit.data import load_demo
-from attrib_audit.judge.backends import Decoding, LlamaCppBackend
-from attrib_audit.judge.models import resolve_judge
-from attrib_audit.judge.prompts import PROMPTS
-from attrib_audit.judge.scorer import JudgeScorer, build_judge
+from attrib_audit.scorers.judge.backends import Decoding, LlamaCppBackend
+from attrib_audit.scorers.judge.models import resolve_judge
+from attrib_audit.scorers.judge.prompts import PROMPTS
+from attrib_audit.scorers.judge.scorer import JudgeScorer, build_judge
 from attrib_audit.stats.auroc import auroc
 
 

@@ -8,12 +8,15 @@ import json
 import numpy as np
 import pytest
 
-from attrib_audit.audit import AuditConfig, slice_statistics, write_bootstrap_npz
+from attrib_audit.audit import AuditConfig
+from attrib_audit.audit.results import write_bootstrap_npz
+from attrib_audit.audit.run import slice_statistics
 from attrib_audit.data.records import PairTable
 from attrib_audit.scorers.base import ScoreBatch
-from attrib_audit.select import format_recommendation, select_from_results
+from attrib_audit.audit.select import select_from_results
 from attrib_audit.stats import auroc, bootstrap_aurocs, paired_auroc_difference
-from attrib_audit.transfer_audit import transfer_section
+from attrib_audit.audit.transfer import transfer_section
+from attrib_audit.report.console import format_recommendation
 
 
 def twins(n=240, seed=0, cluster=3):
@@ -108,7 +111,7 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
     assert rec.selector_regret_ci == pytest.approx((a["regret"]["selector"]["ci_low"], a["regret"]["selector"]["ci_high"]))
     lost = sum(v["dropped_by"]["twin"] for v in a["rows"].values())
     assert f"compared on the rows every candidate scored ({480 - lost} of 480); failures removed twin {lost}" in \
-        format_recommendation(rec)
+        format_recommendation(rec.to_dict())
 
 
 def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():
@@ -128,7 +131,7 @@ def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():
 
 
 def test_select_on_the_target_dataset_compares_candidates_on_the_rows_all_scored():
-    from attrib_audit.select import on_target
+    from attrib_audit.audit.select import on_target
 
     s, t, y, g, hard = twins()
     rec = on_target("A", "mine", ["base", "twin"], bootstrap_aurocs(np.vstack([s, t]), y, g, n_boot=300, rng=2))

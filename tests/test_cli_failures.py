@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from attrib_audit.cli import main
-from attrib_audit.outdir import run_id_of
+from attrib_audit.files.outdir import run_id_of
 
 ROWS = [{"id": f"r{i}", "dataset": d, "claim": c, "evidence": e, "label": y}
         for i, (d, c, e, y) in enumerate([("a", "Paris is in France", "Paris is in France.", 1),
@@ -67,7 +67,7 @@ def test_a_folder_given_as_data(tmp_path, capsys):
 
 
 def test_out_is_checked_before_anything_is_loaded_or_scored(data, tmp_path, capsys, monkeypatch):
-    import attrib_audit.audit as audit
+    import attrib_audit.audit.run as audit
 
     monkeypatch.setattr(audit, "run_audit", lambda *a, **k: pytest.fail("scored despite a bad --out"))
     (tmp_path / "taken").write_text("user file")
@@ -136,8 +136,8 @@ def test_garbage_judge_request_cache_is_refused_before_scoring(data, tmp_path, c
 
 
 def test_corrupt_judge_request_cache_is_moved_aside_like_the_score_cache(tmp_path):
-    from attrib_audit.judge.backends import Reply
-    from attrib_audit.judge.requests_cache import RequestCache
+    from attrib_audit.scorers.judge.backends import Reply
+    from attrib_audit.scorers.judge.requests_cache import RequestCache
 
     path = tmp_path / "r.sqlite"
     cache = RequestCache(path)
@@ -160,7 +160,7 @@ def test_corrupt_judge_request_cache_is_moved_aside_like_the_score_cache(tmp_pat
 # --- staged output folders and run ids -----------------------------------------------------------------------------
 
 def test_a_failed_save_leaves_the_earlier_results_whole(data, tmp_path, monkeypatch):
-    import attrib_audit.audit as audit
+    import attrib_audit.audit.results as audit
 
     out = tmp_path / "out"
     assert _audit(data, out) == 0

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from attrib_audit.engine import ScoreCache, score_pairs
-from attrib_audit.engine.sqlite_file import CacheFileError
+from attrib_audit.files.sqlite import CacheFileError
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.scorers.lexical import LexicalScorer
 

@@ -11,7 +11,8 @@ import pytest
 from attrib_audit.cli import main
 from attrib_audit.data import DataError, load_demo, load_pairs
 from attrib_audit.engine import ScoreCache, score_pairs
-from attrib_audit.engine.stream import LoadOptions, iter_tables, stream_score
+from attrib_audit.data.sources import DataSpec
+from attrib_audit.engine.stream import iter_tables, stream_score
 from attrib_audit.scorers.lexical import LexicalScorer
 
 
@@ -57,7 +58,7 @@ def test_stream_rerun_is_all_cached_and_duplicate_ids_across_chunks_are_caught(t
     with pytest.raises(DataError, match=r"row 401.*duplicated id"):
         list(iter_tables([tmp_path / "dup.parquet"], chunk_rows=64))
     origin: list[dict] = []
-    tables = list(iter_tables([tmp_path / "dup.parquet"], LoadOptions(on_error="skip"), chunk_rows=64, origin=origin))
+    tables = list(iter_tables([tmp_path / "dup.parquet"], DataSpec(on_error="skip"), chunk_rows=64, origin=origin))
     assert sum(map(len, tables)) == 400
     assert origin[0]["skipped"] == [{"file": str(tmp_path / "dup.parquet"), "row": 401, "field": "id",
                                      "reason": f"duplicated id {demo_frame.id[3]!r} (first at "
@@ -70,7 +71,7 @@ def test_stream_chunk_of_only_bad_rows_is_skipped_not_an_error(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     origin: list[dict] = []
-    got = list(iter_tables([path], LoadOptions(on_error="skip"), chunk_rows=3, origin=origin))
+    got = list(iter_tables([path], DataSpec(on_error="skip"), chunk_rows=3, origin=origin))
     assert [len(t) for t in got] == [3, 1] and len(origin[0]["skipped"]) == 5
     with pytest.raises(DataError, match="row 4.*claim"):
         list(iter_tables([path], chunk_rows=3))

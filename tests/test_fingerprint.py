@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 
-from attrib_audit.scorers import fingerprint, get_scorer, resolve_minilm
+from attrib_audit.files import hashing
+from attrib_audit.scorers import get_scorer, resolve_minilm
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.resolve import Resolved
 
@@ -17,8 +18,8 @@ def test_fingerprint_follows_the_bytes_and_is_cached_per_path_mtime_size(tmp_pat
     (model / "model.safetensors").write_bytes(b"weights" * 1000)
     (model / "1_Pooling" / "config.json").write_text('{"pool": "mean"}')
     calls = []
-    real = fingerprint.sha256_file
-    monkeypatch.setattr(fingerprint, "sha256_file", lambda p: calls.append(p) or real(p))
+    real = hashing.file_sha256
+    monkeypatch.setattr(hashing, "file_sha256", lambda p: calls.append(p) or real(p))
     first = weights_fingerprint(Resolved(str(model), "path"))
     assert len(calls) == 3
     assert weights_fingerprint(Resolved(str(model), "path")) == first and len(calls) == 3  # all from the cache

@@ -17,10 +17,10 @@ from attrib_audit.audit import AuditConfig, run_audit
 from attrib_audit.cli import main
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine import ScoreCache, score_pairs
-from attrib_audit.judge.backends import JudgeBackendError
-from attrib_audit.judge.models import smollm2_gguf_path
-from attrib_audit.judge.requests_cache import RequestCache
-from attrib_audit.judge.scorer import build_judge
+from attrib_audit.scorers.judge.backends import JudgeBackendError
+from attrib_audit.scorers.judge.models import smollm2_gguf_path
+from attrib_audit.scorers.judge.requests_cache import RequestCache
+from attrib_audit.scorers.judge.scorer import build_judge
 from judge_servers import RuleServer, free_port, llama_server
 
 CLAIMS = ["Paris is the capital of France.", "Water boils at 100 degrees Celsius at sea level.",
@@ -73,7 +73,7 @@ def test_real_llama_server_success_determinism_and_cache(smol_url, tmp_path):
         again, st2 = score_pairs(judge, CLAIMS, EVIDENCE, cache=cache)
         assert st2.n_cached == 3 and st2.n_scored == 0
     # greedy decoding: asking the server again (no cache) gives the same answer text
-    from attrib_audit.judge.prompts import render
+    from attrib_audit.scorers.judge.prompts import render
 
     msgs = render(judge.prompt, CLAIMS[0], EVIDENCE[0], None, judge.budgets).messages
     assert judge.backend.complete(msgs).text == first.extras["raw"][0]
@@ -205,7 +205,7 @@ def test_cli_audit_then_agree_with_human(rules, tmp_path):
 
 
 def test_answers_outside_0_1_are_clamped_and_counted_per_slice(rules, tmp_path):
-    from attrib_audit.audit import format_table
+    from attrib_audit.report.console import format_table
     from attrib_audit.report.view import AuditView
 
     claims = ["Paris is in France [over]", "Rome is in Italy [under]", "Oslo is in Peru [over]", "Bern is in Bern",

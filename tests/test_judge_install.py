@@ -5,7 +5,7 @@ import hashlib
 
 import pytest
 
-from attrib_audit.judge import models
+from attrib_audit.scorers.judge import models
 from attrib_audit.scorers.base import ScorerUnavailable
 from fake_weights import pins_for
 

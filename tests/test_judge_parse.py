@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from attrib_audit.judge.backends import Decoding
-from attrib_audit.judge.parse import parse_label, parse_support
-from attrib_audit.judge.prompts import PROMPTS, Budgets, Prompt, cut, render
-from attrib_audit.judge.scorer import JudgeScorer
+from attrib_audit.scorers.judge.backends import Decoding
+from attrib_audit.scorers.judge.parse import parse_label, parse_support
+from attrib_audit.scorers.judge.prompts import PROMPTS, Budgets, Prompt, cut, render
+from attrib_audit.scorers.judge.scorer import JudgeScorer
 
 
 @pytest.mark.parametrize("raw, value, clamped", [
@@ -115,7 +115,7 @@ def test_signature_changes_with_prompt_budget_and_decoding():
 def test_failed_rows_are_nan_not_imputed():
     class Echo(_Backend):
         def complete(self, messages):
-            from attrib_audit.judge.backends import Reply
+            from attrib_audit.scorers.judge.backends import Reply
 
             claim = messages[1]["content"].split("Claim:\n")[1].split("\n")[0]
             return Reply({"a": "SUPPORT: 0.4", "b": "I cannot help", "c": ""}[claim])
@@ -142,7 +142,7 @@ def test_questions_reach_only_scorers_that_ask_and_key_the_cache():
 
     class Asks(_Backend):
         def complete(self, messages):
-            from attrib_audit.judge.backends import Reply
+            from attrib_audit.scorers.judge.backends import Reply
 
             seen.append("Question:\nwhy?" in messages[1]["content"])
             return Reply("SUPPORT: 0.5")

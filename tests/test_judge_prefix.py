@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from attrib_audit.judge import backends
-from attrib_audit.judge.models import smollm2_gguf_path
-from attrib_audit.judge.prompts import render
-from attrib_audit.judge.scorer import build_judge
+from attrib_audit.scorers.judge import backends
+from attrib_audit.scorers.judge.models import smollm2_gguf_path
+from attrib_audit.scorers.judge.prompts import render
+from attrib_audit.scorers.judge.scorer import build_judge
 
 QUESTION = "Where is the Eiffel Tower?"
 EVIDENCE = "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France."

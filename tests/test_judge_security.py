@@ -10,8 +10,8 @@ import pytest
 
 from attrib_audit.cli import main
 from attrib_audit.engine import ScoreCache
-from attrib_audit.judge.backends import Decoding, OpenAIChatBackend
-from attrib_audit.judge.http import public_url
+from attrib_audit.scorers.judge.backends import Decoding, OpenAIChatBackend
+from attrib_audit.scorers.judge.http import public_url
 from attrib_audit.scorers.lexical import LexicalScorer
 from judge_servers import ScriptedServer, chat_reply, free_port
 
@@ -49,7 +49,7 @@ def test_redirect_is_a_failure_and_nothing_reaches_the_target(data, tmp_path, ca
         assert src.requests and all(r["method"] == "POST" for r in src.requests)
     err = _err_line(capsys)
     assert rc == 3 and f"HTTP {status}" in err and f"{target.url}/chat/completions" in err and "not followed" in err
-    from attrib_audit.judge.requests_cache import RequestCache
+    from attrib_audit.scorers.judge.requests_cache import RequestCache
 
     cache = RequestCache(tmp_path / "c" / "s.judge-requests.sqlite")
     assert cache.count() == 0  # the redirect is not cached as a judgement

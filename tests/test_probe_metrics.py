@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.probe.metrics import answer_metrics, citation_indices, normalize_answer, rouge_l, str_em, strip_citations
+from attrib_audit.probe.metrics import answer_metrics, rouge_l, str_em
+from attrib_audit.text.answers import citation_indices, normalize_answer, strip_citations
 from attrib_audit.probe.records import AsqaExample, QAPair, load_asqa, load_outputs
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from attrib_audit.engine.cache import ScoreCache
-from attrib_audit.provenance.answers import answer_hint, normalize_answer, split_citations
+from attrib_audit.provenance.corpus import answer_hint
+from attrib_audit.text.answers import normalize_answer, split_citations
 from attrib_audit.provenance.corpus import Corpus
 from attrib_audit.provenance.diagnostic import ProvenanceConfig, run_provenance
 from attrib_audit.provenance.distractors import distractors_naive, find_distractors, sample_candidates

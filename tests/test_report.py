@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from attrib_audit.cli import main
-from attrib_audit.report import ReportError, build_report
+from attrib_audit.report.build import build_report
+from attrib_audit.report.inputs import ReportError
 from attrib_audit.report.browser import check_page, find_chromium
 
 DATA = Path(__file__).parent / "data"
@@ -21,14 +22,14 @@ CI_CELL = re.compile(r"^(-?\d\.\d{3}) \[(-?\d\.\d{3}), (-?\d\.\d{3})\](?: \((.*)
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """`attrib-audit demo` with lexical+minilm, 200 resamples and a temporary cache: (folder, stdout)."""
+    """`attrib-audit demo -v` with lexical+minilm, 200 resamples and a temporary cache: (folder, stdout)."""
     tmp = tmp_path_factory.mktemp("demo")
     out = io.StringIO()
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
         mp.setenv("ATTRIB_AUDIT_HOME", str(tmp / "home"))
         mp.setenv("ATTRIB_AUDIT_CACHE", str(tmp / "home" / "scores.sqlite"))
         rc = main(["demo", "--scorers", "lexical,minilm", "--n-boot", "200", "--cache", str(tmp / "cache.sqlite"),
-                   "--out", str(tmp / "demo"), "--quiet"])
+                   "--out", str(tmp / "demo"), "--quiet", "-v"])
     assert rc == 0
     return tmp / "demo", out.getvalue()
 

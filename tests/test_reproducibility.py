@@ -7,7 +7,8 @@ import unicodedata
 
 from attrib_audit import __version__
 from attrib_audit.cli import main
-from attrib_audit.data import demo_paths, file_sha256
+from attrib_audit.data import demo_paths
+from attrib_audit.files.hashing import file_sha256
 
 
 def _audit(tmp_path, *extra):

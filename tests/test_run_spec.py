@@ -11,7 +11,7 @@ import pytest
 
 from attrib_audit.cli import main
 from attrib_audit.data import demo_paths
-from attrib_audit.spec import RunSpec, SpecError, load_spec_file
+from attrib_audit.audit.spec import RunSpec, SpecError, load_spec_file
 
 AB = demo_paths()[0]  # attributionbench sample: 4 sources of one construct, so `transfer` is computed
 FAST = ["--scorers", "lexical", "--n-boot", "60", "--n-perm", "50", "--seed", "3", "--slice-by", "source",
@@ -276,8 +276,7 @@ def test_check_never_imports_a_plugin_only_the_results_file_names(tmp_path, caps
 
 def test_data_loads_from_a_data_spec_without_argparse(tmp_path):
     from attrib_audit.data import DataError
-    from attrib_audit.data.args import load_data
-    from attrib_audit.spec import DataSpec, FileSource
+    from attrib_audit.data.sources import DataSpec, FileSource, load_data
 
     native = tmp_path / "ab_native.jsonl"
     native.write_text("".join(json.dumps({**r, "id": "n-" + r["id"]}) + "\n" for r in ab_native_rows()[:20]))

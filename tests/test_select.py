@@ -1,6 +1,6 @@
 import numpy as np
 
-from attrib_audit.select import recommend
+from attrib_audit.audit.select import recommend
 from attrib_audit.stats.transfer import AurocMatrix
 
 

@@ -12,12 +12,8 @@ from attrib_audit.audit import AuditConfig, run_audit
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
 from attrib_audit.scorers.base import ScoreBatch
-from attrib_audit.sensitivity import (
-    evidence_words,
-    format_sensitivity,
-    length_section,
-    lodo_section,
-)
+from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section
+from attrib_audit.report.console import format_sensitivity
 from attrib_audit.stats.bootstrap import BootstrapAUROC
 
 
@@ -156,7 +152,7 @@ def test_audit_prints_and_reports_the_sensitivity_section(tmp_path, capsys):
     _, data = _small_demo(tmp_path)
     out = tmp_path / "out"
     rc = main(["audit", str(data), "--scorers", "lexical", "--slice-by", "source", "--cache", str(tmp_path / "c.sqlite"),
-               "--out", str(out), "--n-boot", "50", "--n-perm", "50", "--quiet", "--report"])
+               "--out", str(out), "--n-boot", "50", "--n-perm", "50", "--quiet", "--report", "-v"])
     assert rc == 0
     printed = capsys.readouterr().out
     assert printed.index("== transfer within") < printed.index("== sensitivity")

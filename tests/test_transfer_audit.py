@@ -4,14 +4,16 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score
 
-from attrib_audit.audit import AuditConfig, slice_statistics
+from attrib_audit.audit import AuditConfig
+from attrib_audit.audit.run import slice_statistics
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.data.records import PairTable
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.errors import UsageError
-from attrib_audit.select import select_from_results
-from attrib_audit.transfer_audit import format_transfer, transfer_section
+from attrib_audit.audit.select import select_from_results
+from attrib_audit.audit.transfer import transfer_section
+from attrib_audit.report.console import format_transfer
 
 DATASETS = {"d1": "A", "d2": "A", "d3": "A", "e1": "B", "e2": "B", "solo": "C", "u": None}
 
@@ -105,7 +107,7 @@ def test_audit_and_select_on_the_attributionbench_sample(tmp_path, capsys):
     sample = next(p for p in demo_paths() if p.name == "attributionbench_id.jsonl")
     out = tmp_path / "out"
     rc = main(["audit", str(sample), "--construct", "attribution", "--slice-by", "source", "--out", str(out),
-               "--scorers", "lexical,minilm", "--n-boot", "200", "--n-perm", "2000", "--quiet",
+               "--scorers", "lexical,minilm", "--n-boot", "200", "--n-perm", "2000", "--quiet", "-v",
                "--cache", str(tmp_path / "c.sqlite")])
     assert rc == 0
     printed = capsys.readouterr().out

@@ -19,7 +19,7 @@ from sklearn.metrics import average_precision_score, cohen_kappa_score
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.report.browser import Browser, find_chromium
-from attrib_audit.scorers.base import get_scorer
+from attrib_audit.scorers import get_scorer
 from attrib_audit.stats import ht_auroc
 from attrib_audit.validate.label import overlap_segments
 from attrib_audit.validate.store import LabelStore, store_path
@@ -212,7 +212,8 @@ def test_overlap_segments_mark_shared_content_words_only():
 
 
 def test_select_on_the_audited_target_dataset_names_its_best_metric_or_the_ties():
-    from attrib_audit.select import format_recommendation, on_target
+    from attrib_audit.audit.select import on_target
+    from attrib_audit.report.console import format_recommendation
 
     from attrib_audit.stats import bootstrap_aurocs
 
@@ -224,7 +225,7 @@ def test_select_on_the_audited_target_dataset_names_its_best_metric_or_the_ties(
     rec = on_target("attribution", "mine", ["a", "b", "c"], boot)
     assert rec.metric == "a" and rec.verdict == "tied-on-target" and "separate it from c" in rec.caveat
     rec = on_target("attribution", "mine", ["a", "b"], bootstrap_aurocs(scores[:2], y, np.arange(600) // 2, n_boot=500))
-    assert rec.verdict == "best-on-target" and "recommended for mine: a" in format_recommendation(rec)
+    assert rec.verdict == "best-on-target" and "recommended for mine: a" in format_recommendation(rec.to_dict())
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from attrib_audit.cli import main
-from attrib_audit.judge import models as judge_models
+from attrib_audit.scorers.judge import models as judge_models
 from attrib_audit.scorers.pinned import JUDGE, MPNET, WeightsCheckError, assemble_checked
 from fake_weights import pins_for
 

@@ -58,3 +58,9 @@ def saved_layout(path: object, reader: str) -> Iterator[None]:
     except LAYOUT_ERRORS as exc:
         raise InputError(f"{path} does not have the layout {reader} reads ({type(exc).__name__}: "
                          f"{one_line(str(exc), 160)})") from None
+
+
+class SpecError(InputError):
+    """A run spec (or part of one) that cannot run; the message names the field (and the file, when read from one)."""
+
+    kind = "error"

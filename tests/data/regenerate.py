@@ -12,6 +12,11 @@ Each fixture is one producer's output, made by the command its README line names
 MiniLM's demo scores are saved beside them (demo_minilm_scores.json) so tests/test_fixtures.py can rerun
 the demo pipeline from a replayed cache in seconds. Machine-specific values (absolute paths, platform,
 Python version) are normalised so a fixture made on one machine matches a run on another.
+
+Fixtures hold numbers, not library versions: a scorer signature's library part (`transformers=5.24.0`) is
+saved as `transformers=<version>`, the versions the fixtures were made with go to fixture_versions.json, and
+numbers compare within NUMBER_TOLERANCE (MiniLM scores rescored live within SCORE_TOLERANCE). When a new
+release moves a number beyond that, the failure names the libraries that changed since (`advice`).
 """
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ import argparse
 import contextlib
 import io
 import json
+import math
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -28,6 +35,40 @@ DATA = Path(__file__).resolve().parent
 MINILM_SCORES = DATA / "demo_minilm_scores.json"
 VOLATILE = ("platform", "python")  # keys of a `tool` block that name the machine, not the result
 DROPPED = ("digest", "run_id")  # a hash over the un-normalised file; a fresh uuid per run
+VERSIONS = DATA / "fixture_versions.json"
+# what turns inputs into the fixtures' numbers; the first four appear inside scorer signatures
+LIBRARIES = ("sentence-transformers", "transformers", "torch", "bert-score", "tokenizers", "numpy", "scipy",
+             "pandas", "pyarrow")
+_LIBRARY_PART = re.compile(r"\b(" + "|".join(map(re.escape, LIBRARIES[:4])) + r")=[^,:\]\s]+")
+NUMBER_TOLERANCE = 1e-9  # absolute: float drift of a reordered sum, never a changed draw or score
+SCORE_TOLERANCE = 1e-5  # MiniLM rescored live on another BLAS/kernel against its saved scores
+
+
+def library_versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "none"
+    return out
+
+
+def advice() -> str:
+    """Which libraries differ from the ones the fixtures were made with, and how to regenerate."""
+    saved = json.loads(VERSIONS.read_text()) if VERSIONS.exists() else {}
+    now = library_versions()
+    moved = [f"{k} {saved[k]} -> {v}" for k, v in now.items() if k in saved and saved[k] != v]
+    return ("libraries changed since the fixtures were made: " + ", ".join(moved) if moved else
+            "no library changed since the fixtures were made (the code did)") + \
+        "; if the new numbers are right, run `PYTHONPATH=src python tests/data/regenerate.py` and commit tests/data"
+
+
+def mask_versions(text: str) -> str:
+    """A signature without its library versions: `...:transformers=<version>,torch=<version>:...`."""
+    return _LIBRARY_PART.sub(lambda m: f"{m.group(1)}=<version>", text)
 
 
 def _roots() -> dict[str, str]:
@@ -48,6 +89,7 @@ def normalise(obj: Any, roots: dict[str, str] | None = None) -> Any:
         for root, mark in roots.items():
             if obj.startswith(root + "/"):
                 return mark + obj[len(root):]
+        return mask_versions(obj)
     return obj
 
 
@@ -75,17 +117,23 @@ def demo_keys() -> list[str]:
 
 
 def replay_minilm(cache: Path) -> None:
-    """Fill a score cache with the saved MiniLM demo scores, so the demo run scores nothing anew."""
+    """Fill a score cache with the saved MiniLM demo scores under today's signature, so the demo run scores
+    nothing anew. Only the library versions may differ from the saved signature: the scores themselves are
+    checked against a live rescoring by tests/test_fixtures.py, within SCORE_TOLERANCE."""
     import numpy as np
 
     from attrib_audit.engine.cache import ScoreCache
     from attrib_audit.scorers.base import ScoreBatch
 
     saved = json.loads(MINILM_SCORES.read_text())
+    signature = minilm_signature()
+    if mask_versions(signature) != saved["signature"]:
+        raise RuntimeError(f"MiniLM's recipe changed: {MINILM_SCORES.name} holds {saved['signature']!r}, the scorer "
+                           f"now signs {mask_versions(signature)!r}; run tests/data/regenerate.py")
     keys = list(saved["rows"])
     cols = np.array([saved["rows"][k] for k in keys], dtype=np.float64).T
     with ScoreCache(cache) as c:
-        c.put(saved["signature"], keys, ScoreBatch(cols[0], cols[1], cols[2], cols[3], [None] * len(keys)))
+        c.put(signature, keys, ScoreBatch(cols[0], cols[1], cols[2], cols[3], [None] * len(keys)))
 
 
 def save_minilm(cache: Path) -> dict:
@@ -142,15 +190,21 @@ PRODUCERS: dict[str, Callable[[Path], dict[str, dict]]] = {
 }
 
 
-def diff(a: Any, b: Any, path: str = "") -> list[str]:
-    """Where two JSON values differ (a: saved, b: regenerated)."""
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def diff(a: Any, b: Any, path: str = "", tolerance: float = NUMBER_TOLERANCE) -> list[str]:
+    """Where two JSON values differ (a: saved, b: regenerated); numbers within `tolerance` are equal."""
     if isinstance(a, dict) and isinstance(b, dict):
         out = [f"{path}.{k}: only {'regenerated' if k in b else 'saved'}" for k in sorted(set(a) ^ set(b))]
-        return out + [d for k in sorted(set(a) & set(b)) for d in diff(a[k], b[k], f"{path}.{k}")]
+        return out + [d for k in sorted(set(a) & set(b)) for d in diff(a[k], b[k], f"{path}.{k}", tolerance)]
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
             return [f"{path}: {len(a)} entries saved, {len(b)} regenerated"]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in diff(x, y, f"{path}[{i}]")]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in diff(x, y, f"{path}[{i}]", tolerance)]
+    if _number(a) and _number(b) and math.isclose(a, b, rel_tol=0.0, abs_tol=tolerance):
+        return []
     return [] if a == b else [f"{path}: saved {a!r}, regenerated {b!r}"]
 
 
@@ -175,6 +229,11 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     path.write_text(json.dumps(value, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
                     print(f"wrote {path}")
+    if bad:
+        print(advice())
+    elif not args.check and (not args.only or "demo" in args.only):  # the versions MiniLM's scores were made with
+        VERSIONS.write_text(json.dumps(library_versions(), indent=1) + "\n")
+        print(f"wrote {VERSIONS}")
     return 1 if bad else 0
 
 

@@ -16,7 +16,7 @@ _SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
 @dataclass
-class HFSource:
+class HFSplit:
     """A loaded split: its rows (1-based), field names, and the `data` entry for results.json."""
 
     rows: Callable[[], Iterator[tuple[int, dict]]]
@@ -46,7 +46,7 @@ def pin_warning(dataset_id: str, revision: str | None) -> str | None:
 
 
 def load_hf(dataset_id: str, *, split: str | None, revision: str | None = None, config: str | None = None,
-            log: Callable[[str], None] | None = None) -> HFSource:
+            log: Callable[[str], None] | None = None) -> HFSplit:
     label = f"hf:{dataset_id}[{split}]" if split else f"hf:{dataset_id}"
     note = pin_warning(dataset_id, revision)
     if note and log is not None:
@@ -67,5 +67,5 @@ def load_hf(dataset_id: str, *, split: str | None, revision: str | None = None, 
     origin = {"path": label, "hf": dataset_id, "config": config, "split": split, "revision": revision,
               "pinned": note is None, "fingerprint": getattr(ds, "_fingerprint", None),
               "hf_rows": ds.num_rows}
-    return HFSource(rows=lambda: ((i, dict(r)) for i, r in enumerate(ds, start=1)),
+    return HFSplit(rows=lambda: ((i, dict(r)) for i, r in enumerate(ds, start=1)),
                     columns=list(ds.column_names), origin=origin, label=label)

@@ -5,7 +5,6 @@ CSV: the data row, header excluded; Parquet: the row), so errors point at the in
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from pathlib import Path
@@ -15,18 +14,12 @@ import numpy as np
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.records import FIELDS, PairRecord, PairTable
+from attrib_audit.files.hashing import file_sha256
+from attrib_audit.text.cells import cell_text
 
 # Values accepted as binary labels without an explicit mapping. Strings like
 # "attributable" are deliberately absent: they need --label-map, so a mapping is never guessed.
 _IMPLICIT_LABELS: dict[Any, int] = {0: 0, 1: 1, "0": 0, "1": 1, "true": 1, "false": 0}  # True == 1, False == 0 as keys
-
-
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def parse_label(value: Any, label_map: Mapping[str, int] | None, *, path: str, row: int, field: str) -> int:
@@ -132,19 +125,11 @@ def iter_rows(path: str | Path, skipped: list[dict] | None = None) -> Iterator[t
     raise DataError(f"unknown file type {suffix!r}: use .jsonl, .csv, .tsv or .parquet", path=str(p))
 
 
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value if isinstance(value, str) else str(value)
-
-
-def _pair_text(value: Any, what: str, *, path: str, row: int, field: str) -> str:
+def pair_text(value: Any, what: str, *, path: str, row: int, field: str) -> str:
     """Claim/evidence text: a string or a scalar; containers and unencodable text are errors, not str() noise."""
     if isinstance(value, (dict, list, tuple, set, bytes, np.ndarray)):
         raise DataError(f"{what} must be text, got {type(value).__name__}", path=path, row=row, field=field)
-    text = _text(value)
+    text = cell_text(value)
     if text is None or not text.strip():
         raise DataError(f"{what} is {'empty' if text is not None else 'missing'}", path=path, row=row, field=field)
     try:
@@ -170,7 +155,7 @@ def parse_inclusion_prob(value: Any, *, path: str, row: int) -> float | None:
 
 def row_id(raw: Mapping[str, Any], id_col: str, default_dataset: str, row: int) -> str:
     """A row's id: its id column, else `<dataset>:<row number>` (so a row can be found again by id)."""
-    return _text(raw.get(id_col)) or f"{default_dataset}:{row}"
+    return cell_text(raw.get(id_col)) or f"{default_dataset}:{row}"
 
 
 def rows_to_records(
@@ -203,8 +188,8 @@ def rows_to_records(
                         f"missing column {col[need]!r} (have: {', '.join(sorted(map(str, raw))) or 'none'}); "
                         f"map it with --{need}-col", path=path, row=row, field=need)
         try:
-            claim = _pair_text(raw.get(col["claim"]), "claim", path=path, row=row, field=col["claim"])
-            evidence = _pair_text(raw.get(col["evidence"]), "evidence", path=path, row=row, field=col["evidence"])
+            claim = pair_text(raw.get(col["claim"]), "claim", path=path, row=row, field=col["claim"])
+            evidence = pair_text(raw.get(col["evidence"]), "evidence", path=path, row=row, field=col["evidence"])
             label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
             rid = row_id(raw, col["id"], default_dataset, row)
             prob = parse_inclusion_prob(raw.get("inclusion_prob"), path=path, row=row)
@@ -221,12 +206,12 @@ def rows_to_records(
             continue
         records.append(PairRecord(
             id=rid,
-            dataset=_text(raw.get(col["dataset"])) or default_dataset,
+            dataset=cell_text(raw.get(col["dataset"])) or default_dataset,
             claim=claim, evidence=evidence, label=label,  # type: ignore[arg-type]
-            source=_text(raw.get(col["source"])),
-            question=_text(raw.get(col["question"])),
-            group=_text(raw.get(col["group"])),
-            construct=construct or _text(raw.get(col["construct"])),
+            source=cell_text(raw.get(col["source"])),
+            question=cell_text(raw.get(col["question"])),
+            group=cell_text(raw.get(col["group"])),
+            construct=construct or cell_text(raw.get(col["construct"])),
             inclusion_prob=prob,
         ))
     if not records:

@@ -1,14 +1,13 @@
 """A SQLite score cache keyed by (scorer signature, sha256 of claim and evidence).
 
 WAL mode and one transaction per batch: a run killed mid-way keeps every batch it
-finished, and a rerun scores only what is missing. Opening goes through `sqlite_file.open_cache_db`:
+finished, and a rerun scores only what is missing. Opening goes through `files.sqlite.open_cache_db`:
 a path holding anything but a SQLite database is refused, a corrupt database is moved aside.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from itertools import repeat
 from pathlib import Path
@@ -16,7 +15,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from attrib_audit.engine.sqlite_file import open_cache_db
+from attrib_audit.files.paths import default_cache_path
+from attrib_audit.files.sqlite import open_cache_db
 from attrib_audit.scorers.base import ScoreBatch
 
 _SCHEMA = """
@@ -45,14 +45,6 @@ def pair_key(claim: str, evidence: str, question: str | None = None) -> str:
         q = question.encode("utf-8", "surrogatepass")
         data += b"q%d:%b" % (len(q), q)
     return hashlib.sha256(data).hexdigest()
-
-
-def default_cache_path() -> Path:
-    env = os.environ.get("ATTRIB_AUDIT_CACHE")
-    if env:
-        return Path(env)
-    home = os.environ.get("ATTRIB_AUDIT_HOME") or os.path.join(Path.home(), ".cache", "attrib_audit")
-    return Path(home) / "scores.sqlite"
 
 
 class ScoreCache:

@@ -20,10 +20,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.engine.cache import pair_key
-from attrib_audit.engine.runner import RunStats
+import attrib_audit
+from attrib_audit.engine.cache import ScoreCache, pair_key
+from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.errors import AuditError, BackendError
 from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.scorers.catalog import get_scorer
 
 _STATS = ("n_cached", "n_scored", "n_batches")
 
@@ -52,9 +54,6 @@ class ScorerActor:
     """One scorer, built once per actor; scores a Ray batch through the shared cache."""
 
     def __init__(self, name: str, options: dict[str, Any], cache_path: str | None, batch_size: int | None) -> None:
-        from attrib_audit.engine.cache import ScoreCache
-        from attrib_audit.scorers import get_scorer
-
         self.name = name
         self.scorer = get_scorer(name, **options)
         self.cache = ScoreCache(cache_path) if cache_path else None
@@ -62,8 +61,6 @@ class ScorerActor:
         self.error: AuditError | None = None  # a backend failure: later batches of this actor are not attempted
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        from attrib_audit.engine.runner import score_pairs
-
         claims, evidences = [str(c) for c in batch["claim"]], [str(e) for e in batch["evidence"]]
         questions = [None if q is None else str(q) for q in batch["question"]] if "question" in batch else None
         n = len(claims)
@@ -123,8 +120,6 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     as it is (then the workers must be able to import attrib_audit themselves).
     """
     import ray
-
-    import attrib_audit
 
     if ray.is_initialized():
         return

@@ -19,24 +19,15 @@ from typing import Iterable, Iterator, Mapping
 from attrib_audit import __version__
 from attrib_audit.data.columnar import batch_to_table
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.loaders import file_sha256, iter_rows, rows_to_records
+from attrib_audit.data.loaders import iter_rows, rows_to_records
 from attrib_audit.data.records import PairTable
+from attrib_audit.data.sources import DataSpec
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import RunStats, score_pairs
+from attrib_audit.files.hashing import file_sha256
 from attrib_audit.scorers.base import ScoreBatch, Scorer
 
 DEFAULT_CHUNK_ROWS = 16_384
-
-
-@dataclass
-class LoadOptions:
-    """How rows become records; the same knobs as `load_pairs`."""
-
-    columns: Mapping[str, str] | None = None
-    label_map: Mapping[str, int] | None = None
-    dataset: str | None = None
-    construct: str | None = None
-    on_error: str = "fail"
 
 
 @dataclass
@@ -72,16 +63,14 @@ def _batch_rows(first_row: int, batch) -> list[tuple[int, dict]]:
                           start=first_row))
 
 
-def iter_tables(paths: Iterable[str | Path], options: LoadOptions | None = None,
+def iter_tables(paths: Iterable[str | Path], data: DataSpec | None = None,
                 chunk_rows: int = DEFAULT_CHUNK_ROWS, origin: list[dict] | None = None) -> Iterator[PairTable]:
     """Validated PairTables of at most `chunk_rows` rows; ids are checked unique across all files.
 
     `origin`, if given, receives one entry per file (path, sha256, rows, load options, skipped rows)
     as that file finishes, in the same form as `load_pairs` writes.
     """
-    opt = options or LoadOptions()
-    if opt.on_error not in ("fail", "skip"):
-        raise ValueError(f"on_error must be 'fail' or 'skip', not {opt.on_error!r}")
+    opt = data or DataSpec()
     seen_ids: dict[str, tuple[str, int]] = {}
     for p in map(Path, paths):
         if not p.exists():
@@ -201,7 +190,7 @@ def _merge(a: RunStats | None, b: RunStats) -> RunStats:
 
 
 def stream_score(paths: Iterable[str | Path], scorers: Mapping[str, Scorer], out: str | Path, *,
-                 cache: ScoreCache | None, options: LoadOptions | None = None,
+                 cache: ScoreCache | None, data: DataSpec | None = None,
                  chunk_rows: int = DEFAULT_CHUNK_ROWS, batch_size: int | None = None,
                  quiet: bool = True) -> StreamResult:
     """Score files chunk by chunk into `out` (.parquet or .csv).
@@ -215,7 +204,7 @@ def stream_score(paths: Iterable[str | Path], scorers: Mapping[str, Scorer], out
     done = False
     try:
         with _paused_gc():
-            for table in iter_tables(paths, options, chunk_rows, origin):
+            for table in iter_tables(paths, data, chunk_rows, origin):
                 scores = {}
                 for name, scorer in scorers.items():
                     scores[name], st = score_pairs(scorer, table.claims, table.evidences, cache=cache,

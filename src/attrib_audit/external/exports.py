@@ -27,6 +27,8 @@ from typing import Any, Iterable
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import iter_rows
+from attrib_audit.external.precomputed import to_score
+from attrib_audit.text.cells import cell_text, missing
 
 SCORE_FORMATS = ("auto", "table", "ragas", "deepeval", "trulens")
 _RAGAS_TEXT = {"user_input", "question", "response", "answer", "retrieved_contexts", "contexts", "reference",
@@ -53,19 +55,6 @@ class ScoreFile:
         return len(self.ids)
 
 
-def _cell(v: Any) -> Any:
-    """pandas' NaN/NA in a text cell → None."""
-    try:
-        return None if v is None or v != v else v
-    except (TypeError, ValueError):  # arrays compare elementwise
-        return v
-
-
-def _text(v: Any) -> str | None:
-    v = _cell(v)
-    return None if v is None else str(v)
-
-
 def _parse_list(text: str, *, path: str, row: int, field_: str) -> Any:
     """JSON, else a Python literal (how pandas prints a list into CSV); `literal_eval` never runs code."""
     for parse in (json.loads, ast.literal_eval):
@@ -78,8 +67,7 @@ def _parse_list(text: str, *, path: str, row: int, field_: str) -> Any:
 
 def _contexts(v: Any, *, path: str, row: int, field_: str) -> str | None:
     """Retrieved contexts as one text: a list, or the list as pandas prints it into a CSV cell."""
-    v = _cell(v)
-    if v is None:
+    if missing(v):
         return None
     if isinstance(v, str):
         s = v.strip()
@@ -176,8 +164,8 @@ def read_table(path: Path) -> ScoreFile:
         raise DataError("a score file needs an `id` column matching the pairs' ids", path=str(path), field="id")
     names = [c for c in rows[0] if c != "id" and "__" not in str(c)]
     cols = {c: [r.get(c) for r in rows] for c in names}
-    reasons = {c: [_text(r.get(f"{c}__failure")) for r in rows] for c in names if f"{c}__failure" in rows[0]}
-    return ScoreFile(str(path), "table", [_text(r.get("id")) for r in rows], None, None, cols, reasons,
+    reasons = {c: [cell_text(r.get(f"{c}__failure")) for r in rows] for c in names if f"{c}__failure" in rows[0]}
+    return ScoreFile(str(path), "table", [cell_text(r.get("id")) for r in rows], None, None, cols, reasons,
                      [c for c in rows[0] if "__" in str(c)])
 
 
@@ -191,10 +179,10 @@ def read_ragas(path: Path) -> ScoreFile:
     if claim not in head or ctx not in head:
         raise DataError(f"a RAGAS result needs `response` and `retrieved_contexts` (v0.1: `answer`, `contexts`); "
                         f"have: {', '.join(map(str, head))}", path=str(path))
-    claims = [_text(r.get(claim)) for r in rows]
+    claims = [cell_text(r.get(claim)) for r in rows]
     evid = [_contexts(r.get(ctx), path=str(path), row=i + 1, field_=ctx) for i, r in enumerate(rows)]
     names = [c for c in head if c not in _RAGAS_TEXT]
-    ids = [_text(r.get("id")) for r in rows] if "id" in head else [None] * len(rows)
+    ids = [cell_text(r.get("id")) for r in rows] if "id" in head else [None] * len(rows)
     return ScoreFile(str(path), "ragas", ids, claims, evid, {c: [r.get(c) for r in rows] for c in names},
                      ignored=[c for c in head if c in _RAGAS_TEXT])
 
@@ -209,8 +197,8 @@ def read_deepeval(path: Path) -> ScoreFile:
     for i, case in enumerate(cases):
         if not isinstance(case, dict):
             raise DataError("each test case must be an object", path=str(path), row=i + 1)
-        ids.append(_text(case.get("name")))
-        claims.append(_text(case.get("actualOutput")))
+        ids.append(cell_text(case.get("name")))
+        claims.append(cell_text(case.get("actualOutput")))
         ctx_field = "retrievalContext" if case.get("retrievalContext") else "context"
         evid.append(_contexts(case.get(ctx_field), path=str(path), row=i + 1, field_=ctx_field))
         for m in case.get("metricsData") or []:
@@ -242,8 +230,8 @@ def read_trulens(path: Path) -> ScoreFile:
         return c in _TRULENS_BOOKKEEPING or low.endswith("_calls") or "cost" in low or low.endswith("direction")
 
     names = [c for c in head if not bookkeeping(c)]
-    return ScoreFile(str(path), "trulens", [_text(r.get("record_id")) for r in rows],
-                     [_unquote(_text(r.get("output"))) for r in rows], None, {c: [r.get(c) for r in rows] for c in names},
+    return ScoreFile(str(path), "trulens", [cell_text(r.get("record_id")) for r in rows],
+                     [_unquote(cell_text(r.get("output"))) for r in rows], None, {c: [r.get(c) for r in rows] for c in names},
                      ignored=[c for c in head if bookkeeping(c)])
 
 
@@ -264,11 +252,9 @@ def read_score_file(path: str | Path, fmt: str = "auto", log=lambda _m: None) ->
 
 def numeric_columns(sf: ScoreFile) -> tuple[list[str], list[str]]:
     """Columns that hold scores (most non-empty cells numeric), and the others (left out, said in a note)."""
-    from attrib_audit.external.precomputed import to_score
-
     keep, other = [], []
     for c, cells in sf.columns.items():
-        present = [v for v in cells if _cell(v) is not None and not (isinstance(v, str) and not v.strip())]
+        present = [v for v in cells if not missing(v) and not (isinstance(v, str) and not v.strip())]
         numeric = sum(to_score(v)[1] is None for v in present)
         (keep if present and numeric * 2 >= len(present) else other).append(c)
     return keep, other

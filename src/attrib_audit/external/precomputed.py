@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from attrib_audit.data.errors import DataError
 from attrib_audit.engine.runner import RunStats
 from attrib_audit.scorers.base import ScoreBatch
 
@@ -130,8 +131,6 @@ def join_scores(name: str, pair_keys: Sequence[str], ids: Sequence[str], source_
     as `unmatched_ids` (their `labels`, e.g. 'row 7' for a text join, else their key). A key given
     twice with different values is ambiguous and an error.
     """
-    from attrib_audit.data.errors import DataError
-
     values, failures = parse_scores(raw)
     if reasons is not None:  # the tool's own reason for a missing score (e.g. an evaluator error)
         failures = [r if (r is not None and f is not None) else f for f, r in zip(failures, reasons)]

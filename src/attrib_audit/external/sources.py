@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.loaders import file_sha256, iter_rows, row_id
+from attrib_audit.data.loaders import iter_rows, row_id
+from attrib_audit.files.hashing import file_sha256
 from attrib_audit.data.records import PairTable
-from attrib_audit.external.exports import ScoreFile, keys_for, numeric_columns, read_score_file
+from attrib_audit.external.exports import ScoreFile, keys_for, numeric_columns, read_score_file, text_key
 from attrib_audit.external.precomputed import PYTHON_SOURCE, Precomputed, from_values, join_scores
 
 LOWER = "lower"
@@ -167,8 +168,6 @@ def precomputed_scores(table: PairTable, given: Mapping[str, Any], *, on_error: 
 
 
 def _pair_text_keys(table: PairTable, sf: ScoreFile) -> list[str]:
-    from attrib_audit.external.exports import text_key
-
     if sf.evidences is None:
         return [text_key(c) for c in table.claims]
     return [text_key(c, e) for c, e in zip(table.claims, table.evidences)]

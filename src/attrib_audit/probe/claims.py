@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from attrib_audit.probe.metrics import CITATION_RE, citation_indices, strip_citations
+from attrib_audit.text.answers import CITATION_RE, citation_indices, strip_citations
 from attrib_audit.text.sentences import split_sentences
 
 FACTUAL, HEDGE, REFUSAL, META = "factual", "hedge", "refusal", "meta"

@@ -13,10 +13,12 @@ from typing import Any, Mapping
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.outdir import check_out_dir, new_run_id, sealed_json, write_text_atomic
+from attrib_audit.files.jsonfile import sealed_json
+from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atomic
 from attrib_audit.probe.metrics import answer_metrics
 from attrib_audit.probe.records import AsqaExample
 from attrib_audit.probe.reward import TERMS, RewardConfig, SupportFn, grounding_rewards
+from attrib_audit.probe.train import prompt_rows
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 from attrib_audit.stats.means import bootstrap_means, mean_estimate
 from attrib_audit.stats.types import Estimate
@@ -81,8 +83,6 @@ def rewrite_values(base: list[str], tuned: list[str]) -> dict[str, np.ndarray]:
 def reward_values(outputs: Mapping[str, str], examples: Mapping[str, AsqaExample], ids: list[str],
                   support: SupportFn, config: RewardConfig) -> dict[str, np.ndarray]:
     """Per-example grounding-reward terms (and total) of one system's answers."""
-    from attrib_audit.probe.train import prompt_rows
-
     rows = prompt_rows([examples[i] for i in ids], max_docs=None)
     terms = grounding_rewards([outputs[i] for i in ids], [r["passages"] for r in rows], support, config,
                               answerable=[r["answerable"] for r in rows], unrelated=[r["unrelated"] for r in rows])
@@ -147,28 +147,3 @@ def verdict(rewrite: dict[str, dict], moved: list[str], metrics: list[str]) -> s
         return text + "no metric's difference CI excludes 0: the metrics did not notice the change."
     flat = [m for m in metrics if m not in moved]
     return text + f"CI excludes 0 for {', '.join(moved)}" + (f"; flat: {', '.join(flat)}." if flat else ".")
-
-
-def format_probe_table(results: dict[str, Any]) -> str:
-    """Metric rows: base mean, tuned mean, tuned − base [CI]; then the rewrite statistics and the verdict."""
-    head = ["metric", "base", "tuned", "tuned − base [95% CI]"]
-    lines = []
-    for r in results["metrics"]:
-        d = r["diff"]
-        mark = " *" if d["excludes_zero"] else ""
-        lines.append([r["metric"], f"{r['base']['mean']:.3f}", f"{r['tuned']['mean']:.3f}",
-                      f"{d['mean']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]{mark}"])
-    widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(head)]
-    fmt = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths))  # noqa: E731
-    rw = results["rewrite"]
-    cov = results["coverage"]
-    out = [fmt(head), fmt(["-" * w for w in widths]), *map(fmt, lines), "",
-           "rewrite detection (tuned vs base, same example):"]
-    for name, label in (("altered", "share altered"), ("token_jaccard", "mean token Jaccard"),
-                        ("heavy_rewrite", f"share with Jaccard < {REWRITE_JACCARD}")):
-        e = rw[name]
-        out.append(f"  {label:<26} {e['mean']:.3f} [{e['ci_low']:.3f}, {e['ci_high']:.3f}]")
-    out += ["", f"{cov['n_compared']} examples compared; skipped: {cov['n_only_base']} only in base, "
-            f"{cov['n_only_tuned']} only in tuned, {cov['n_unanswered']} answered by neither.",
-            "* = 95% paired clustered-bootstrap CI excludes 0.", results["verdict"]]
-    return "\n".join(out)

@@ -8,36 +8,16 @@ answers. Citation markers are removed before both, as ALCE does.
 """
 from __future__ import annotations
 
-import re
-import string
 from functools import lru_cache
 from typing import Mapping
 
 import numpy as np
 
 from attrib_audit.probe.records import AsqaExample
+from attrib_audit.text.answers import citation_indices, normalize_answer, strip_citations
 from attrib_audit.text.sentences import split_sentences
 
-CITATION_RE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
-_STRIP_CITATION_RE = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
-_ARTICLES_RE = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
-
 METRICS = ("qa_em", "rouge_l", "citations")
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD/ASQA normalisation: lowercase, drop punctuation, drop articles, collapse spaces."""
-    return " ".join(_ARTICLES_RE.sub(" ", text.lower().translate(_PUNCT)).split())
-
-
-def citation_indices(text: str) -> list[int]:
-    """Every cited passage number in order of appearance; `[1][2]` and `[1, 2]` both give [1, 2]."""
-    return [int(n) for m in CITATION_RE.finditer(text) for n in m.group(1).split(",")]
-
-
-def strip_citations(text: str) -> str:
-    return _STRIP_CITATION_RE.sub("", text)
 
 
 def str_em(answer: str, example: AsqaExample) -> float:

@@ -13,6 +13,7 @@ from typing import Any
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import iter_rows
+from attrib_audit.text.answers import normalize_answer
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,6 @@ def _list(value: Any, *, path: str, row: int, field: str) -> list:
 
 
 def _example(raw: dict, *, path: str, row: int) -> AsqaExample:
-    from attrib_audit.probe.metrics import normalize_answer
-
     id_field, rid = _first(raw, ("sample_id", "id"))
     q_field, question = _first(raw, ("question", "ambiguous_question"))
     qa_pairs = []

@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from attrib_audit.engine.runner import score_pairs
 from attrib_audit.probe.claims import FACTUAL, HEDGE, META, REFUSAL, AnswerSentence, parse_answer
 
 SupportFn = Callable[[Sequence[str], Sequence[str]], np.ndarray]
@@ -185,8 +186,6 @@ def grounding_reward(answer: str, passages: Sequence[str], support: SupportFn, c
 
 def scorer_support(scorer, *, cache=None, batch_size: int | None = None) -> SupportFn:
     """A registry scorer as a support function, through the engine (dedupe, batches, optional cache)."""
-    from attrib_audit.engine.runner import score_pairs
-
     def support(claims: Sequence[str], evidences: Sequence[str]) -> np.ndarray:
         batch, _ = score_pairs(scorer, claims, evidences, cache=cache, batch_size=batch_size, quiet=True)
         bad = [f for f in batch.failures if f is not None]

@@ -12,9 +12,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from attrib_audit.probe.metrics import normalize_answer
 from attrib_audit.probe.records import AsqaExample
 from attrib_audit.probe.reward import TERMS, RewardConfig, SupportFn, grounding_rewards
+from attrib_audit.text.answers import normalize_answer
 
 INSTRUCTION = ("Answer the question using only the numbered passages below. Cite the passage that supports "
                "each sentence with its number in brackets, e.g. [1]. If the question can be read in "

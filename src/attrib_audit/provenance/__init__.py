@@ -3,12 +3,10 @@
 Eq. 1 unit scores, single-term rankers, top-1 accuracy with clustered CIs, the
 confusable-evidence stress test and the α sweep. Never pooled with the support audits.
 """
-from attrib_audit.provenance.diagnostic import (
-    ProvenanceConfig, ProvenanceResult, format_provenance, run_provenance,
-)
+from attrib_audit.provenance.diagnostic import ProvenanceConfig, ProvenanceResult, run_provenance
 from attrib_audit.provenance.loaders import load_provenance
 from attrib_audit.provenance.rankers import Eq1Weights
 from attrib_audit.provenance.records import Passage, ProvenanceExample, ProvenanceSet
 
 __all__ = ["Eq1Weights", "Passage", "ProvenanceConfig", "ProvenanceExample", "ProvenanceResult", "ProvenanceSet",
-           "format_provenance", "load_provenance", "run_provenance"]
+           "load_provenance", "run_provenance"]

@@ -7,13 +7,23 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 from scipy import sparse
 
-from attrib_audit.provenance.answers import answer_hint
 from attrib_audit.provenance.records import ProvenanceExample
+from attrib_audit.text.answers import normalize_answer
 from attrib_audit.text.tokenize import token_set
+
+
+def answer_hint(unit: str, answers: Sequence[str]) -> float:
+    """h(u): fraction of gold short answers found in the unit, matched on normalised word boundaries; 0 without answers."""
+    norm = [a for a in (normalize_answer(x) for x in answers) if a]
+    if not norm:
+        return 0.0
+    padded = f" {normalize_answer(unit)} "
+    return sum(f" {a} " in padded for a in norm) / len(norm)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@ stress test over seeds, and the α sweep — one dataset at a time, never pooled
 """
 from __future__ import annotations
 
-import math
 import platform
 import sys
 from dataclasses import dataclass, field
@@ -14,19 +13,20 @@ import numpy as np
 
 from attrib_audit import __version__
 from attrib_audit.engine.cache import ScoreCache
-from attrib_audit.outdir import check_out_dir, new_run_id, sealed_json, write_text_atomic
+from attrib_audit.files.jsonfile import plain, sealed_json
+from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atomic
 from attrib_audit.provenance.corpus import Corpus, Pool
 from attrib_audit.provenance.distractors import find_distractors, sample_candidates
 from attrib_audit.provenance.rankers import (
     EmbeddingStore, Eq1Ranker, Eq1Weights, LexicalRanker, LinearRanker, PoolTerms, Ranker, ScorerRanker, Top1, top1,
 )
 from attrib_audit.provenance.records import ProvenanceSet
-from attrib_audit.scorers.base import ScorerUnavailable, get_scorer
+from attrib_audit.scorers.base import ScorerUnavailable
 from attrib_audit.scorers.blend import BlendScorer
 from attrib_audit.scorers.embedding import EmbeddingScorer
+from attrib_audit.scorers.catalog import get_scorer
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 from attrib_audit.stats.proportion import clustered_means
-from attrib_audit.stats.types import Estimate
 
 ALPHAS = tuple(round(0.1 * i, 1) for i in range(11))
 DEFAULT_RANKERS = ("lexical", "minilm", "blend", "eq1")
@@ -48,10 +48,6 @@ class ProvenanceConfig:
     cache_path: str | None = None  # for registry scorers (e.g. NLI); ":memory:" keeps nothing
     scorer_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     quiet: bool = False
-
-
-def _est(e: Estimate) -> dict:
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in e.to_dict().items()}
 
 
 class _Rankers:
@@ -100,7 +96,7 @@ def _pool_summary(corpus: Corpus, pool: Pool, tops: dict[str, Top1], groups: lis
     base = pool.random_baseline(n)
     out = {"n_units": n, "n_groups": len(set(groups)), "n_entries": len(pool),
            "mean_pool_size": float(len(pool) / n),
-           "random_baseline": _est(clustered_means(base, groups, n_boot=config.n_boot, rng=gen())[0]),
+           "random_baseline": clustered_means(base, groups, n_boot=config.n_boot, rng=gen())[0].to_dict(),
            "rankers": {}}
     lex = tops.get("lexical")
     for name, t in tops.items():
@@ -109,14 +105,14 @@ def _pool_summary(corpus: Corpus, pool: Pool, tops: dict[str, Top1], groups: lis
         correct = pool.gold[t.entry].astype(np.float64)
         rows = [correct[ok]] + ([pool.distractor[t.entry][ok].astype(np.float64)] if confusable else [])
         ests = clustered_means(np.vstack(rows), g, n_boot=config.n_boot, rng=gen())
-        entry = {"top1": _est(ests[0]), "n_tied": int(t.tied.sum()), "n_undefined": int(t.undefined.sum())}
+        entry = {"top1": ests[0].to_dict(), "n_tied": int(t.tied.sum()), "n_undefined": int(t.undefined.sum())}
         if confusable:
-            entry["fooled"] = _est(ests[1])
+            entry["fooled"] = ests[1].to_dict()
         if lex is not None and name != "lexical":
             both = ok & ~lex.undefined
             diff = correct[both] - pool.gold[lex.entry][both]
-            entry["vs_lexical"] = _est(clustered_means(diff, [groups[i] for i in np.flatnonzero(both)],
-                                                       n_boot=config.n_boot, rng=gen())[0])
+            entry["vs_lexical"] = clustered_means(diff, [groups[i] for i in np.flatnonzero(both)],
+                                                       n_boot=config.n_boot, rng=gen())[0].to_dict()
         out["rankers"][name] = entry
     return out
 
@@ -245,62 +241,4 @@ def run_provenance(sets: list[ProvenanceSet], config: ProvenanceConfig | None = 
         }
     finally:
         cache.close()
-    return ProvenanceResult(results)
-
-
-def _ci(e: dict) -> str:
-    return f"{e['estimate']:.3f} [{e['ci_low']:.3f}, {e['ci_high']:.3f}]"
-
-
-def _pm(s: dict) -> str:
-    return f"{s['mean']:.3f} ± {s['sd']:.3f}"
-
-
-def _grid(head: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-    fmt = lambda cols: "  ".join(c.ljust(w) for c, w in zip(cols, widths))  # noqa: E731
-    return [fmt(head), fmt(["-" * w for w in widths]), *map(fmt, rows)]
-
-
-def format_provenance(results: dict[str, Any]) -> str:
-    """Per dataset: top-1 accuracy [CI] per ranker vs the random baseline, confusable results, the α sweep."""
-    lines: list[str] = []
-    for d in results["datasets"]:
-        clean, conf = d["clean"], d["confusable"]
-        lines.append(f"== {d['dataset']}: {d['n_examples']} examples, {d['n_units']} units, "
-                     f"{clean['mean_pool_size']:.1f} passages per unit; skipped: {d['skipped'] or 'none'}")
-        k = conf["k"]
-        head = ["ranker", "clean top-1 [95% CI]", "vs random", "vs lexical [95% CI]"]
-        if conf["summary"]:
-            head += [f"confusable k={k} top-1 (mean ± sd, {conf['seeds']} seeds)", "fooled (mean ± sd)"]
-        rows = []
-        base = clean["random_baseline"]["estimate"]
-        for name, r in clean["rankers"].items():
-            row = [name, _ci(r["top1"]), f"{r['top1']['estimate'] - base:+.3f}",
-                   _ci(r["vs_lexical"]) if "vs_lexical" in r else "-"]
-            if conf["summary"]:
-                row += [_pm(conf["summary"][name]["top1"]), _pm(conf["summary"][name]["fooled"])]
-            rows.append(row)
-        rb = ["random", _ci(clean["random_baseline"]), "", ""]
-        if conf["summary"]:
-            rb += [_pm(conf["random_baseline"]), ""]
-        lines += _grid(head, rows + [rb])
-        sw = d.get("alpha_sweep")
-        if sw:
-            lines += ["", f"alpha sweep: {sw['formula']}"]
-            s = sw["series"]
-            rows = [[f"{a:.1f}", _ci(c)] + ([f"{s['confusable_top1_mean'][i]:.3f} ± {s['confusable_top1_sd'][i]:.3f}",
-                                            f"{s['confusable_fooled_mean'][i]:.3f}"] if "confusable_top1_mean" in s else [])
-                    for i, (a, c) in enumerate(zip(sw["alpha"], sw["clean"]))]
-            lines += _grid(["alpha", "clean top-1 [95% CI]"] + (["confusable top-1", "fooled"]
-                                                                 if "confusable_top1_mean" in s else []), rows)
-        lines.append("")
-    lines.append("top-1 = share of units whose best-scored passage is gold; fooled = share whose best is a distractor "
-                 "from another example; CIs: clustered bootstrap over example groups.")
-    for u in results.get("unavailable", []):
-        lines.append(f"not run: {u['ranker']} ({u['reason']})")
-    for sig, t in results.get("embedding_truncation", {}).items():
-        if t["texts_truncated"]:
-            lines.append(f"truncation: {t['texts_truncated']} of {t['texts']} texts cut at {t['window']} tokens "
-                         f"({t['tokens_truncated']} tokens) by {sig}")
-    return "\n".join(lines)
+    return ProvenanceResult(plain(results))

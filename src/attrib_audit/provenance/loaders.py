@@ -14,9 +14,10 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.loaders import file_sha256, iter_rows
-from attrib_audit.provenance.answers import normalize_answer, split_citations
+from attrib_audit.data.loaders import iter_rows
+from attrib_audit.files.hashing import file_sha256
 from attrib_audit.provenance.records import Passage, ProvenanceExample, ProvenanceSet
+from attrib_audit.text.answers import normalize_answer, split_citations
 from attrib_audit.text.sentences import split_sentences
 
 FORMATS = ("auto", "jsonl", "alce", "hotpotqa", "msmarco")

@@ -1,5 +1,3 @@
-"""Reports people look at: self-contained HTML, Markdown and plot files drawn from saved results only."""
-from attrib_audit.report.build import ReportPaths, build_report
-from attrib_audit.report.inputs import ReportError, load_inputs
-
-__all__ = ["ReportError", "ReportPaths", "build_report", "load_inputs"]
+"""Reports people look at, drawn from saved results only: `build` writes the self-contained HTML, the Markdown and
+the plots (matplotlib, imported only there); `console` is the one renderer of every table a command prints.
+Neither recomputes a statistic."""

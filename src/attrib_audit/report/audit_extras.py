@@ -8,6 +8,7 @@ import numpy as np
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Note, Para, Section, Table
+from attrib_audit.report.transfer import headline_blocks
 from attrib_audit.report.view import AuditView
 
 
@@ -49,8 +50,6 @@ def headline(inputs, plots: Path) -> Section | None:
     sec = Section("headline", "Headline")
     heavy = heavy_truncation(view)
     if isinstance(results.get("transfer"), dict):
-        from attrib_audit.report.transfer import headline_blocks
-
         sec.add(*headline_blocks(results["transfer"], heavy))
     else:
         sec.add(Note("These results hold no transfer statistics (portability verdicts, leave-one-dataset-out "

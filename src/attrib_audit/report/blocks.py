@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attrib_audit.files.jsonfile import LayoutError
+
 
 @dataclass
 class Para:
@@ -58,22 +60,7 @@ class Section:
         return self
 
 
-class LayoutError(KeyError):
-    """A key the report reads is missing from a saved results file: the file's layout, not a bug here."""
-
-    def __str__(self) -> str:
-        return f"missing key {self.args[0]!r}"
-
-
-class SavedDict(dict):
-    """A JSON object read from a results file; a missing key raises LayoutError, so only that (not any
-    KeyError, TypeError or AttributeError of report code) turns a section into a note."""
-
-    def __missing__(self, key):
-        raise LayoutError(key)
-
-
-LAYOUT_ERRORS = (LayoutError,)
+LAYOUT_ERRORS = (LayoutError,)  # a key missing from a saved file: a note; any other error propagates
 
 
 def guard(what: str, make, *args) -> list[Block]:

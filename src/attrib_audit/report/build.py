@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from attrib_audit.errors import LAYOUT_ERRORS as BROAD_LAYOUT_ERRORS
-from attrib_audit.outdir import check_out_dir, write_text_atomic
+from attrib_audit.files.outdir import check_out_dir, write_text_atomic
 from attrib_audit.report import agreement, audit_extras, auroc, probe, provenance, reproduce, sensitivity, transfer
 from attrib_audit.report.blocks import LAYOUT_ERRORS, Note, Section
 from attrib_audit.report.inputs import ReportInputs, load_inputs

@@ -1,4 +1,5 @@
-"""Number formatting shared by every section, so Markdown, HTML and plots print numbers alike."""
+"""Number formatting shared by every section and the terminal, so Markdown, HTML, plots and the console print
+numbers alike; a missing value is always `—`."""
 from __future__ import annotations
 
 import math
@@ -47,3 +48,10 @@ def evidence_caveat(trunc: dict | None, n_failed: int | None, n: int | None, n_c
     if n_clamped:
         parts.append(f"{n_clamped} answers outside [0, 1] clamped")
     return "; ".join(parts)
+
+
+def pvalue(x: Any) -> str:
+    """A p-value: four decimals, or scientific notation below 1e-4."""
+    if not finite(x):
+        return DASH
+    return f"{x:.4f}" if x >= 1e-4 else f"{x:.1e}"

@@ -1,14 +1,13 @@
 """Read the saved results a report is drawn from; the report never recomputes a statistic."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attrib_audit.audit.results import AuditResults, read_results
 from attrib_audit.data.errors import DataError
-from attrib_audit.outdir import is_sealed
-from attrib_audit.report.blocks import SavedDict
+from attrib_audit.files.jsonfile import is_sealed, read_json
 
 FILES = {"results": "results.json", "provenance": "provenance.json", "probe": "probe.json",
          "agreement": "agreement.json"}
@@ -21,13 +20,13 @@ class ReportError(DataError):
 @dataclass
 class ReportInputs:
     folder: Path
-    results: dict[str, Any] | None = None
+    results: AuditResults | None = None
     provenance: dict[str, Any] | None = None
     probe: dict[str, Any] | None = None
     agreement: dict[str, Any] | None = None
     sources: dict[str, Path] = field(default_factory=dict)  # which file each part came from
     ignored: list[str] = field(default_factory=list)  # files left out because another run wrote them
-    sealed_files: set[Path] = field(default_factory=set)  # files whose digest holds (outdir.sealed_json)
+    sealed_files: set[Path] = field(default_factory=set)  # files whose digest holds (files.jsonfile.sealed_json)
 
     @property
     def run_id(self) -> str | None:
@@ -40,18 +39,6 @@ class ReportInputs:
     def sealed(self, key: str) -> bool:
         """Whether the file `key` was read from is unchanged since attrib-audit wrote it (its digest holds)."""
         return self.sources.get(key) in self.sealed_files
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"), object_hook=SavedDict)
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read ({exc.strerror})") from None
-    if not isinstance(data, dict):
-        raise ReportError(f"{path}: expected a JSON object at the top level, found {type(data).__name__}")
-    return data
 
 
 # inputs computed from an audit's scores: they must carry the run id of the results.json they are drawn with
@@ -75,7 +62,7 @@ def _drop_other_runs(inputs: ReportInputs) -> None:
 def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInputs:
     """The saved files in `folder`; `explicit` (provenance=, probe=, agreement=) points at files elsewhere."""
     folder = Path(folder)
-    unknown = set(explicit) - set(FILES)
+    unknown = set(explicit) - set(FILES) | {"results"} & set(explicit)  # results.json is always the folder's own
     if unknown:
         raise ValueError(f"unknown report inputs: {sorted(unknown)}")
     if not folder.is_dir():
@@ -86,7 +73,8 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
         if explicit.get(key) and not path.is_file():
             raise ReportError(f"{path}: no such file (given for {key})")
         if path.is_file():
-            setattr(inputs, key, read_json(path))
+            setattr(inputs, key, read_results(folder, "report", ReportError) if key == "results" else
+                    read_json(path, ReportError))
             inputs.sources[key] = path
             if is_sealed(getattr(inputs, key)):
                 inputs.sealed_files.add(path)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Note, Para, Section, Table, guard
+from attrib_audit.report.verdict import pick
 
 
 def _ok(transfer: dict) -> dict[str, dict]:
@@ -21,30 +21,25 @@ def verdict(construct: str, e: dict, caveats: dict[tuple[str, str], str] | None 
     """Which metric to use for this construct and what the choice may cost, in plain words; `caveats`
     ((metric, dataset) → text) flags a recommended metric whose evidence was mostly cut."""
     reg = e["regret"]
-    fixed = {f["metric"]: f for f in reg["fixed"]}
-    portable = [p["metric"] for p in e["portability"] if p["portable"]]
-    paired = [p["metric"] for p in e["portability"] if p["paired_portable"]]
     n = len(e["datasets"])
     best = reg["lowest_regret_metric"]
-    if portable:
-        pick = min(portable, key=lambda m: fixed[m]["mean"]) if all(m in fixed for m in portable) else portable[0]
-        f = fixed[pick]
-        head = (f"{construct} ({n} datasets): use {pick}, the portable metric with the lowest held-out regret. It is "
-                f"within the 95% CI of the best metric on every dataset" + ("" if pick in paired else " (but not under the stricter paired test)")
+    p = pick(e)
+    f = p.regret
+    if p.portable:
+        head = (f"{construct} ({n} datasets): use {p.metric}, the portable metric with the lowest held-out regret. It "
+                f"is within the 95% CI of the best metric on every dataset"
+                + ("" if p.paired else " (but not under the stricter paired test)")
                 + f"; on a held-out dataset it loses on average {_regret_text(f)} to the best metric, and at worst "
                 f"{fmt.num(f['max'])} (on {f['worst_dataset']}).")
-        others = [m for m in portable if m != pick]
-        if others:
-            head += f" Also portable: {', '.join(others)}."
+        if p.others:
+            head += f" Also portable: {', '.join(p.others)}."
     else:
-        pick = best
-        f = fixed[best]
         head = (f"{construct} ({n} datasets): no single metric is safe — every metric falls outside the best "
                 f"metric's CI on at least one dataset. The lowest-regret choice, {best}, loses on average "
                 f"{_regret_text(f)} on a held-out dataset, and {fmt.num(f['max'])} on {f['worst_dataset']}.")
-    cut = [f"{d} ({caveats[(pick, d)]})" for d in e["datasets"] if (pick, d) in (caveats or {})]
+    cut = [f"{d} ({caveats[(p.metric, d)]})" for d in e["datasets"] if (p.metric, d) in (caveats or {})]
     if cut:
-        head += f" Caveat: {pick}'s AUROC rests on truncated evidence on " + "; ".join(cut) + "."
+        head += f" Caveat: {p.metric}'s AUROC rests on truncated evidence on " + "; ".join(cut) + "."
     s = reg["selector"]
     gap = s.get("minus_best_fixed_ci") or [None, None]
     head += (f" Picking the metric that was best on the other datasets (the naive selector) costs "

@@ -1,9 +1,9 @@
-"""The Scorer protocol, the per-row ScoreBatch it returns, and the scorer registry."""
+"""The Scorer protocol, the per-row ScoreBatch it returns, the registry entry (ScorerSpec) and the built-in table."""
 from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -129,59 +129,25 @@ class ScorerSpec:
         return tuple(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
-_REGISTRY: dict[str, ScorerSpec] = {}
+_REGISTRY: dict[str, ScorerSpec] = {}  # the built-in families, filled as their modules are imported (scorers.catalog)
 
 
 def register(spec: ScorerSpec) -> ScorerSpec:
+    """Add a built-in scorer; each family module registers its scorers when scorers.catalog imports it."""
     if spec.name in _REGISTRY:
         raise ValueError(f"scorer {spec.name!r} is registered twice")
     _REGISTRY[spec.name] = spec
     return spec
 
 
-def registry() -> dict[str, ScorerSpec]:
-    """Built-in scorers and the installed `attrib_audit.scorers` entry points (discovered on each call)."""
-    from attrib_audit import scorers  # noqa: F401  (importing the package registers the built-ins)
-    from attrib_audit.scorers.plugins import entry_point_specs
-
-    return {**entry_point_specs(set(_REGISTRY))[0], **_REGISTRY}
-
-
-def scorer_spec(name: str) -> ScorerSpec:
-    """The registry entry of a built-in or entry-point scorer (a built-in needs no scan of the entry points)."""
-    from attrib_audit import scorers  # noqa: F401  (importing the package registers the built-ins)
-
-    specs = _REGISTRY if name in _REGISTRY else registry()
-    if name not in specs:
-        raise ScorerOptionError(f"unknown scorer {name!r}; known: {', '.join(sorted(specs))}")
-    return specs[name]
+def resolver_check(resolver: Callable[[], Any]) -> tuple[bool, str]:
+    """A ScorerSpec.check for weights found by a resolver: a bare hub id counts as absent (it would download)."""
+    try:
+        r = resolver()
+    except ScorerUnavailable as exc:
+        return False, str(exc)
+    if r.origin == "hub":
+        return False, f"not installed locally (would download {r.location} from the hub)"
+    return True, f"{r.origin}: {r.location}"
 
 
-def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options `name`'s factory is called with: `device` is dropped for scorers that run on no device,
-    any other unknown key is a ScorerOptionError naming the valid ones."""
-    accepted = scorer_spec(name).option_names()
-    opts = dict(options)
-    if accepted is None:
-        return opts
-    if "device" not in accepted:
-        opts.pop("device", None)
-    unknown = sorted(set(opts) - set(accepted))
-    if unknown:
-        valid = ", ".join(sorted(a for a in accepted if a != "device")) or "none"
-        raise ScorerOptionError(f"scorer {name!r} has no option{'s' if len(unknown) > 1 else ''} "
-                                f"{', '.join(unknown)}; valid: {valid}")
-    return opts
-
-
-def get_scorer(name: str, **options: Any) -> Scorer:
-    """Build a registered scorer or a `module:factory` plugin.
-
-    Raises ScorerUnavailable with a one-line reason if it cannot run here, ScorerOptionError for an option
-    it does not take, PluginError for a broken plugin.
-    """
-    from attrib_audit.scorers.plugins import import_path_scorer, is_import_path
-
-    if is_import_path(name):
-        return import_path_scorer(name, **options)
-    return scorer_spec(name).factory(**check_options(name, options))

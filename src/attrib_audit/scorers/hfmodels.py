@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from attrib_audit.scorers.base import ScorerSpec, ScorerUnavailable
+from attrib_audit.scorers.base import ScorerSpec, ScorerUnavailable, resolver_check
 from attrib_audit.scorers.resolve import Resolved, offline, resolve_model
 
 
@@ -59,9 +59,7 @@ def keyword_options(cls: type) -> tuple[str, ...]:
 
 def check_resolved(resolver) -> tuple[bool, str]:
     """The foundation's `models list` rule (a bare hub id is absent unless cached), for a resolver."""
-    from attrib_audit.scorers import _check
-
-    return _check(resolver)
+    return resolver_check(resolver)
 
 
 def torch_device(device: str, what: str) -> str:

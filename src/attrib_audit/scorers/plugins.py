@@ -109,11 +109,3 @@ def entry_point_specs(builtin: set[str]) -> tuple[dict[str, ScorerSpec], list[st
         specs[ep.name] = ScorerSpec(ep.name, build, f"plugin scorer ({ep.value})", "plugin", check,
                                     f"pip install {ep.dist.metadata['Name'] if getattr(ep, 'dist', None) else '<package>'}")
     return specs, clashes
-
-
-def plugin_clashes() -> list[str]:
-    """Entry points left out because their name is taken (what `models list` prints after the scorers)."""
-    from attrib_audit.scorers.base import _REGISTRY, registry
-
-    registry()  # the built-ins register on import
-    return entry_point_specs(set(_REGISTRY))[1]

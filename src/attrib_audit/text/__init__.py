@@ -1,4 +1,5 @@
-"""Text room: offline tokenisation, sentence splitting and window chunking (no downloads)."""
+"""Text room: offline tokenisation, sentence splitting, window chunking (no downloads), answer normalisation and
+citation markers (`answers`), and the one reading of a text cell (`cells`)."""
 from attrib_audit.text.tokenize import jaccard, token_set, tokens
 from attrib_audit.text.sentences import split_sentences
 

@@ -1,4 +1,4 @@
-"""`attrib-audit label`: a local page to label sampled pairs, a SQLite store beside the file, and `--export`.
+"""`label`: a local page to label sampled pairs, a SQLite store beside the file, and `--export`.
 
 The server binds 127.0.0.1 only, answers only requests addressed to that host (no DNS
 rebinding) and takes labels only with the per-run token embedded in its own page (no
@@ -6,10 +6,8 @@ cross-site writes). The page loads nothing from elsewhere, so it works offline.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import secrets
-import sys
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -242,40 +240,3 @@ def write_annotator_table(pool: Pool, store: LabelStore, names: list[str], folde
         frame[f"{name}__label"] = [word.get(rows.get(pid, (None, 0))[0]) for pid in pool.ids]
     frame.to_parquet(folder / "scores.parquet", index=False)
     return folder
-
-
-def cmd_label(args: argparse.Namespace) -> int:
-    if args.export:
-        s = export(args.data, args.export, args.annotator)
-        print(f"exported {s['written']} labels by {s['annotator']} to {s['out']} ({s['skipped']} skipped and "
-              f"{s['unlabelled']} not yet labelled left out)")
-        if s["skipped"] or s["unlabelled"]:
-            print("note: pairs left out act like non-response; the weights assume they resemble the labelled ones")
-        if "agreement_dir" in s:
-            a, b = s["annotators"][:2]
-            print(f"{len(s['annotators'])} annotators: attrib-audit agree --results {s['agreement_dir']} --a {a} --b {b}")
-        print(f"next: attrib-audit audit {s['out']} --construct attribution --out audit-target, then "
-              "attrib-audit select --results audit-target")
-        return 0
-    if not args.annotator:
-        raise UsageError("give --annotator NAME (your labels are stored under it)")
-    try:
-        server = serve(args.data, args.annotator, args.port)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    print(f"labelling {len(server.pool.ids)} pairs as {server.annotator}; labels are saved to {server.store.path} after "
-          f"every key press\nopen {server.url}\n(Ctrl-C stops the server; rerun to resume)", flush=True)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        print("stopped; every label is saved", file=sys.stderr)
-    finally:
-        server.server_close()
-    return 0
-
-
-def add_label_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("data", help="pairs to label (the JSONL `attrib-audit sample` wrote, or any pair file)")
-    p.add_argument("--annotator", help="your name; labels are stored per annotator")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
-    p.add_argument("--export", metavar="OUT.jsonl", help="write the labelled pairs (our schema) instead of serving")

@@ -1,4 +1,4 @@
-"""`attrib-audit plan`: how many human labels a target dataset needs, by simulation with the audit's own bootstrap.
+"""`plan`: how many human labels a target dataset needs, by simulation with the audit's own bootstrap.
 
 A population model draws labelled samples of n pairs in clusters of m; each simulated sample
 gets the clustered bootstrap the audit runs (`bootstrap_aurocs`, vectorised over resamples),
@@ -13,16 +13,15 @@ Population models:
 """
 from __future__ import annotations
 
-import argparse
-import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from attrib_audit.errors import UsageError
+from attrib_audit.audit.results import read_results
+from attrib_audit.errors import UsageError, saved_layout
 from attrib_audit.stats.auroc import auroc, average_ranks, ht_auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
 
@@ -180,6 +179,26 @@ def hanley_mcneil_se(a: float, n_pos: float, n_neg: float) -> float:
     return float(np.sqrt((a * (1 - a) + (n_pos - 1) * (q1 - a * a) + (n_neg - 1) * (q2 - a * a)) / (n_pos * n_neg)))
 
 
+@dataclass(frozen=True)
+class PlanOptions:
+    """What `plan` simulates: the population (an audit folder, or assumed AUROCs) and the targets."""
+
+    results: str | None = None  # an audit folder: simulate from its score distributions
+    slice: str | None = None  # with results: this slice only (default: every two-class slice)
+    scorers: tuple[str, ...] | None = None  # with results: the candidates (default: all audited)
+    auroc: tuple[float, ...] | None = None  # assumed AUROC of the best metric (and others) instead of results
+    prevalence: float | None = None
+    corr: float = 0.5  # with auroc: correlation of the metrics' scores
+    half_width: float | None = None  # target 95% CI half-width of the best metric's AUROC
+    detect: float | None = None  # AUROC gap between best and runner-up to detect with power TARGET_POWER
+    pairs_per_cluster: int | None = None
+    icc: float | None = None
+    grid: tuple[int, ...] = DEFAULT_GRID
+    sims: int = 200
+    n_boot: int = 300
+    seed: int = 0
+
+
 @dataclass
 class Scenario:
     """One population to plan for, with the names the table prints."""
@@ -198,46 +217,46 @@ def pop_auroc(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None
     return auroc(scores, labels) if weights is None else ht_auroc(scores, labels, weights)
 
 
-def scenarios_from_results(folder: Path, args: argparse.Namespace) -> list[Scenario]:
-    """One scenario per usable slice of an audit (or the one named by --slice)."""
+def scenarios_from_results(folder: Path, opts: PlanOptions) -> list[Scenario]:
+    """One scenario per usable slice of an audit (or the one named by `opts.slice`)."""
     import pandas as pd
 
-    res_path, sc_path = folder / "results.json", folder / "scores.parquet"
-    for p in (res_path, sc_path):
+    for p in (folder / "results.json", folder / "scores.parquet"):
         if not p.exists():
             raise UsageError(f"{p} not found; run `attrib-audit audit --out {folder}` first")
-    results = json.loads(res_path.read_text())
-    frame = pd.read_parquet(sc_path)
-    audited = [s["scorer"] for s in results["scorers"]]
-    names = [s.strip() for s in args.scorers.split(",")] if args.scorers else audited
+    results = read_results(folder, "plan", UsageError)
+    frame = pd.read_parquet(folder / "scores.parquet")
+    with saved_layout(folder / "results.json", "plan"):
+        audited = [s["scorer"] for s in results["scorers"]]
+        ok = [s["slice"] for s in results["slices"] if s["status"] == "ok"]
+    names = list(opts.scorers) if opts.scorers else audited
     unknown = sorted(set(names) - set(audited))
     if unknown:
         raise UsageError(f"scorer(s) {', '.join(unknown)} not in this audit ({', '.join(audited)})")
-    ok = [s["slice"] for s in results["slices"] if s["status"] == "ok"]
-    if args.slice and args.slice not in ok:
-        raise UsageError(f"slice {args.slice!r} is not a two-class slice of {folder} ({', '.join(ok)})")
+    if opts.slice and opts.slice not in ok:
+        raise UsageError(f"slice {opts.slice!r} is not a two-class slice of {folder} ({', '.join(ok)})")
     out = []
-    for sl in [args.slice] if args.slice else ok:
+    for sl in [opts.slice] if opts.slice else ok:
         part = frame[frame["slice"].astype(str) == sl]
         scores = part[names].to_numpy(np.float64).T
         keep = np.isfinite(scores).all(axis=0)
         scores, y = scores[:, keep], part["label"].to_numpy(np.int64)[keep]
         groups = part["group"].astype(str).to_numpy()[keep]
         w = part["weight"].to_numpy(np.float64)[keep] if "weight" in part else None  # a sampled, weighted audit
-        prevalence = args.prevalence if args.prevalence is not None else float(
+        prevalence = opts.prevalence if opts.prevalence is not None else float(
             y.mean() if w is None else (w * y).sum() / w.sum())
         pop = EmpiricalPopulation(scores, y, prevalence, w)
         order = np.argsort(-pop.true_aurocs(), kind="stable")
-        best, runner = int(order[0]), int(order[1]) if len(names) > 1 and args.detect is not None else None
+        best, runner = int(order[0]), int(order[1]) if len(names) > 1 and opts.detect is not None else None
         notes = [f"{y.size} audited pairs, {len(set(groups))} clusters; prevalence {prevalence:.2f}"
                  + ("; Horvitz–Thompson weighted (the audited file was a weighted sample): the plan describes "
                     "the pool it was drawn from" if w is not None else "")]
         if runner is not None:
-            pop = pop.with_difference(best, runner, args.detect)
+            pop = pop.with_difference(best, runner, opts.detect)
             notes.append(f"runner-up {names[runner]} shifted to AUROC {pop.true_aurocs()[runner]:.3f} "
-                         f"(audited {pop_auroc(scores[runner], y, w):.3f}) so the true gap is {args.detect}")
-        m = args.pairs_per_cluster or max(1, int(round(y.size / len(set(groups)))))
-        icc = args.icc if args.icc is not None else estimate_icc(scores, y, groups)
+                         f"(audited {pop_auroc(scores[runner], y, w):.3f}) so the true gap is {opts.detect}")
+        m = opts.pairs_per_cluster or max(1, int(round(y.size / len(set(groups)))))
+        icc = opts.icc if opts.icc is not None else estimate_icc(scores, y, groups)
         if icc is None:
             notes.append("the audit has no multi-pair clusters to estimate the intra-cluster correlation: assuming 0 "
                          "(pass --icc)")
@@ -246,86 +265,50 @@ def scenarios_from_results(folder: Path, args: argparse.Namespace) -> list[Scena
     return out
 
 
-def scenario_from_assumptions(args: argparse.Namespace) -> Scenario:
-    aurocs = [float(a) for a in args.auroc.split(",")]
-    if args.prevalence is None:
+def scenario_from_assumptions(opts: PlanOptions) -> Scenario:
+    aurocs = list(opts.auroc or ())
+    if opts.prevalence is None:
         raise UsageError("--auroc needs --prevalence (share of supported pairs)")
-    if len(aurocs) == 1 and args.detect is not None:
-        aurocs.append(aurocs[0] - args.detect)
-    if not all(0.5 <= a < 1 for a in aurocs) or not 0 < args.prevalence < 1:
+    if len(aurocs) == 1 and opts.detect is not None:
+        aurocs.append(aurocs[0] - opts.detect)
+    if not all(0.5 <= a < 1 for a in aurocs) or not 0 < opts.prevalence < 1:
         raise UsageError("--auroc values must be in [0.5, 1) and --prevalence in (0, 1)")
-    runner = 1 if args.detect is not None and len(aurocs) > 1 else None
+    runner = 1 if opts.detect is not None and len(aurocs) > 1 else None
     names = [f"metric{i + 1}" for i in range(len(aurocs))]
-    notes = [f"binormal scores, AUROC {', '.join(f'{a:g}' for a in aurocs)}, prevalence {args.prevalence:g}, "
-             f"metric correlation {args.corr:g}"]
-    return Scenario("assumed", BinormalPopulation(tuple(aurocs), args.prevalence, args.corr), names, 0, runner,
-                    args.pairs_per_cluster or 1, args.icc or 0.0, notes)
+    notes = [f"binormal scores, AUROC {', '.join(f'{a:g}' for a in aurocs)}, prevalence {opts.prevalence:g}, "
+             f"metric correlation {opts.corr:g}"]
+    return Scenario("assumed", BinormalPopulation(tuple(aurocs), opts.prevalence, opts.corr), names, 0, runner,
+                    opts.pairs_per_cluster or 1, opts.icc or 0.0, notes)
 
 
-def format_plan(sc: Scenario, rows: list[PlanRow], rec: int | None, args: argparse.Namespace) -> str:
+def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOptions) -> dict:
+    """One scenario's plan as plain data (what report.console.format_plan prints)."""
     truth = sc.pop.true_aurocs()
-    head = f"plan for {sc.title}: best metric {sc.names[sc.best]} (AUROC {truth[sc.best]:.3f})"
-    lines = [head, *(f"  {n}" for n in sc.notes),
-             f"  {sc.m} pair{'s' if sc.m > 1 else ''} per cluster, intra-cluster correlation {sc.icc:.2f}; "
-             f"{args.sims} simulated samples × "
-             f"{args.n_boot} clustered-bootstrap resamples per n"]
-    power_head = f"power({sc.names[sc.best]} > {sc.names[sc.runner]})" if sc.runner is not None else ""
-    hw_head = f"half-width({sc.names[sc.best]})"
-    lines.append(f"  {'n pairs':>8}  {hw_head}  {power_head}")
-    for r in rows:
-        pw = f"{r.power:>{len(power_head)}.2f}" if r.power is not None else ""
-        und = f"  ({r.undefined} one-class samples)" if r.undefined else ""
-        lines.append(f"  {r.n:>8}  {r.half_width:>{len(hw_head)}.3f}  {pw}{und}")
-    goals = ([f"95% CI half-width ≤ {args.half_width}"] if args.half_width is not None else []) + \
-            ([f"power ≥ {TARGET_POWER} to show a {args.detect} AUROC gap"] if sc.runner is not None else [])
-    if rec is not None:
-        lines.append(f"  recommendation: label {rec} pairs ({' and '.join(goals)})")
-    else:
-        lines.append(f"  recommendation: more than {rows[-1].n} pairs are needed for {' and '.join(goals)}; "
-                     "widen --grid or relax the targets")
-    if sc.title == "assumed" and args.half_width is not None and sc.m == 1:
+    entry = {"title": sc.title, "best": sc.names[sc.best], "best_auroc": float(truth[sc.best]),
+             "runner": sc.names[sc.runner] if sc.runner is not None else None, "notes": list(sc.notes),
+             "pairs_per_cluster": sc.m, "icc": sc.icc, "sims": opts.sims, "n_boot": opts.n_boot,
+             "rows": [asdict(r) for r in rows], "recommended_n": rec,
+             "goals": ([f"95% CI half-width ≤ {opts.half_width}"] if opts.half_width is not None else [])
+             + ([f"power ≥ {TARGET_POWER} to show a {opts.detect} AUROC gap"] if sc.runner is not None else [])}
+    if sc.title == "assumed" and opts.half_width is not None and sc.m == 1:  # the textbook formula, as a cross-check
         a, p = truth[0], sc.pop.prevalence
-        hm = next((n for n in range(20, 100_000, 10) if 1.96 * hanley_mcneil_se(a, n * p, n * (1 - p)) <= args.half_width),
-                  None)
-        lines.append(f"  cross-check: the Hanley–McNeil formula (independent pairs) needs n ≈ {hm}")
-    return "\n".join(lines)
+        entry["hanley_mcneil_n"] = next((n for n in range(20, 100_000, 10)
+                                         if 1.96 * hanley_mcneil_se(a, n * p, n * (1 - p)) <= opts.half_width), None)
+    return entry
 
 
-def cmd_plan(args: argparse.Namespace) -> int:
-    if args.half_width is None and args.detect is None:
+def plan(opts: PlanOptions) -> list[dict]:
+    """One plan per scenario: each audited two-class slice of `opts.results`, or the assumed population."""
+    if opts.half_width is None and opts.detect is None:
         raise UsageError("give a target: --half-width W and/or --detect D")
-    if (args.results is None) == (args.auroc is None):
+    if (opts.results is None) == (opts.auroc is None):
         raise UsageError("give either --results DIR (an earlier audit) or --auroc A --prevalence P")
-    if args.icc is not None and not 0 <= args.icc < 1:
+    if opts.icc is not None and not 0 <= opts.icc < 1:
         raise UsageError("--icc must be in [0, 1)")
-    grid = sorted({int(x) for x in args.grid.split(",")}) if args.grid else DEFAULT_GRID
-    scenarios = scenarios_from_results(Path(args.results), args) if args.results else [scenario_from_assumptions(args)]
-    recs = []
+    scenarios = scenarios_from_results(Path(opts.results), opts) if opts.results else [scenario_from_assumptions(opts)]
+    out = []
     for sc in scenarios:
-        rows, rec = plan_curve(sc.pop, grid, best=sc.best, runner=sc.runner, m=sc.m, icc=sc.icc,
-                               half_width=args.half_width, n_sims=args.sims, n_boot=args.n_boot, seed=args.seed)
-        recs.append(rec)
-        print(format_plan(sc, rows, rec, args) + "\n")
-    if len(scenarios) > 1:
-        need = None if None in recs else max(recs)
-        print(f"overall: {'label ' + str(need) + ' pairs (the most any audited slice needs)' if need else 'some slice needs more than the grid allows'}")
-    return 0
-
-
-def add_plan_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--results", help="an earlier `attrib-audit audit --out` folder: simulate from its score distributions")
-    p.add_argument("--slice", help="plan for this slice of --results only (default: every two-class slice)")
-    p.add_argument("--scorers", help="candidate metrics from --results (default: all audited)")
-    p.add_argument("--auroc", help="assumed AUROC of the best metric (and others, comma-separated) instead of --results")
-    p.add_argument("--prevalence", type=float, help="share of supported pairs (default with --results: the slice's)")
-    p.add_argument("--corr", type=float, default=0.5, help="with --auroc: correlation of the metrics' scores (default 0.5)")
-    p.add_argument("--half-width", type=float, help="target 95%% CI half-width of the best metric's AUROC, e.g. 0.05")
-    p.add_argument("--detect", type=float,
-                   help=f"AUROC gap between the best metric and the runner-up to detect with power {TARGET_POWER}, e.g. 0.05")
-    p.add_argument("--pairs-per-cluster", type=int, help="pairs per question/document in your data (default: the audit's)")
-    p.add_argument("--icc", type=float, help="intra-cluster correlation of scores (default: estimated from the audit, or 0)")
-    p.add_argument("--grid", help="sample sizes to simulate, comma-separated (default "
-                                  + ",".join(map(str, DEFAULT_GRID)) + ")")
-    p.add_argument("--sims", type=int, default=200, help="simulated labelled samples per n (default 200)")
-    p.add_argument("--n-boot", type=int, default=300, help="bootstrap resamples per simulated sample (default 300)")
-    p.add_argument("--seed", type=int, default=0)
+        rows, rec = plan_curve(sc.pop, opts.grid, best=sc.best, runner=sc.runner, m=sc.m, icc=sc.icc,
+                               half_width=opts.half_width, n_sims=opts.sims, n_boot=opts.n_boot, seed=opts.seed)
+        out.append(plan_entry(sc, rows, rec, opts))
+    return out

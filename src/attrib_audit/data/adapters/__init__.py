@@ -9,6 +9,7 @@ from typing import Iterable
 from attrib_audit.data.adapters import aggrefact, attributionbench, begin, hagrid, summac, true, vitaminc, wice
 from attrib_audit.data.adapters.base import Adapter, AdapterOptions, Context, Skip
 from attrib_audit.data.adapters.wice import load_wice_provenance, wice_provenance_rows
+from attrib_audit.data.constructs import CONSTRUCTS
 from attrib_audit.data.errors import DataError
 
 PAIRS = "pairs"  # our own schema (id, dataset, claim, evidence, label, ...)
@@ -36,5 +37,17 @@ def detect_format(columns: Iterable[str], *, path: str | None = None) -> str:
     return hits[0].name if hits else PAIRS
 
 
-__all__ = ["ADAPTERS", "FORMATS", "PAIRS", "Adapter", "AdapterOptions", "Context", "Skip", "detect_format",
+def describe() -> dict:
+    """The format and construct registries as plain data (what `attrib-audit datasets` prints)."""
+    formats = [{"format": PAIRS, "construct": "from a `construct` column or --construct",
+                "fields": ["id", "dataset", "claim", "evidence", "label"],
+                "labels": ["0/1 or true/false; strings need --label-map"], "skips": ["nothing: bad rows are errors"],
+                "native": "our schema: id, dataset, source, question, claim, evidence, label, group, construct"}]
+    for a in ADAPTERS.values():
+        formats.append({"format": a.name, "construct": a.construct, "fields": list(a.fields), "labels": list(a.labels),
+                        "skips": list(a.skips), "native": a.native})
+    return {"formats": formats, "constructs": dict(CONSTRUCTS)}
+
+
+__all__ = ["ADAPTERS", "FORMATS", "PAIRS", "Adapter", "AdapterOptions", "Context", "Skip", "describe", "detect_format",
            "get_adapter", "load_wice_provenance", "wice_provenance_rows"]

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 import numpy as np
 
 from attrib_audit.data.errors import DataError
+from attrib_audit.text.cells import cell_text as text  # noqa: F401 - how every adapter reads a native text field
 
 _INTEGRAL = re.compile(r"^-?\d+\.0*$")
 
@@ -83,15 +84,6 @@ class Adapter:
 
     def dataset_of(self, stem: str) -> str:
         return self.dataset_for(stem) if self.dataset_for else self.dataset
-
-
-def text(value: Any) -> str | None:
-    """A native text field as str, or None when absent/NaN."""
-    if value is None:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value if isinstance(value, str) else str(value)
 
 
 def blank(value: str | None) -> bool:

@@ -1,0 +1,14 @@
+"""The audit pipeline: a run spec in, the typed results out.
+
+`spec` (what an audit runs) → `run` (score, then per-slice AUROC with CIs, `transfer` across the datasets of a
+construct, `sensitivity`) → `results` (results.json's model, its one writer and reader). Then, reading saved
+results: `select` (which metric for a new dataset), `check` (`audit --check`: rerun and compare) and
+`agreement` (Cohen's κ between raters). Nothing here prints or parses arguments.
+"""
+from attrib_audit.audit.config import DEFAULT_SCORERS, AuditConfig
+from attrib_audit.audit.results import AuditResult, AuditResults, read_results
+from attrib_audit.audit.run import run_audit, run_spec
+from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
+
+__all__ = ["DEFAULT_SCORERS", "AuditConfig", "AuditResult", "AuditResults", "Local", "RunSpec", "load_spec_file",
+           "read_results", "run_audit", "run_spec"]

@@ -1,0 +1,93 @@
+"""`agree`: agreement between two raters (judges or the human labels): Cohen's κ per slice with clustered CIs.
+
+A rater is `human` (the labels), a scorer with a discrete label column (`NAME__label`,
+e.g. judge-label), or any other scorer binarised at a threshold. Rows where either
+rater has no rating (a failed judgement) are left out and counted.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attrib_audit.data.errors import DataError
+from attrib_audit.files.jsonfile import plain, read_json, sealed_json
+from attrib_audit.files.outdir import run_id_of, write_text_atomic
+from attrib_audit.stats.agreement import clustered_kappa_ci, confusion_matrix
+from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
+
+LABELS = (0, 1)  # 0 = not attributable, 1 = attributable
+
+
+def ratings(frame, name: str, threshold: float) -> tuple[np.ndarray, str]:
+    """(0/1 ratings with -1 for missing, how they were derived) for one rater."""
+    if name == "human":
+        return frame["label"].to_numpy(np.int64), "human labels"
+    label_col = f"{name}__label"
+    if label_col in frame.columns:
+        lab = frame[label_col].to_numpy(object)
+        known = {"attributable": 1, "not_attributable": 0}
+        bad = [v for v in lab if v is not None and v == v and v not in known]
+        if bad:
+            raise DataError(f"scores.parquet column {label_col!r} holds unknown label {bad[0]!r}")
+        return np.array([known.get(v, -1) if isinstance(v, str) else -1 for v in lab], dtype=np.int64), \
+            f"discrete label column {label_col}"
+    if name not in frame.columns:
+        raters = ["human"] + [c for c in frame.columns if "__" not in c and c not in
+                              ("id", "dataset", "source", "slice", "label", "group", "construct")]
+        raise DataError(f"scores.parquet has no scorer {name!r}; raters here: {', '.join(raters)}")
+    s = frame[name].to_numpy(np.float64)
+    return np.where(np.isfinite(s), (s >= threshold).astype(np.int64), -1), f"score >= {threshold:g}"
+
+
+def _one(a: np.ndarray, b: np.ndarray, groups: np.ndarray, n_boot: int, rng) -> dict[str, Any]:
+    ok = (a >= 0) & (b >= 0)
+    est = clustered_kappa_ci(a[ok], b[ok], groups[ok], labels=LABELS, n_boot=n_boot, seed=rng)
+    _, cm = confusion_matrix(a[ok], b[ok], labels=LABELS)
+    return {"kappa": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
+            "n_groups": est.n_groups, "n_excluded": int((~ok).sum()), "raw_agreement": np.mean(a[ok] == b[ok]) if ok.any() else None,
+            "n_boot_dropped": est.n_boot_dropped,
+            "confusion": {"rows": "a", "cols": "b", "labels": ["not_attributable", "attributable"], "counts": cm.tolist()}}
+
+
+def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5, n_boot: int = DEFAULT_B,
+              seed: int = 0) -> dict[str, Any]:
+    """κ(a, b) overall and per slice of DIR/scores.parquet, added to DIR/agreement.json."""
+    import pandas as pd
+
+    path = Path(results_dir) / "scores.parquet"
+    if not path.exists():
+        raise DataError(f"{path} not found: run `attrib-audit audit ... --out {results_dir}` first")
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # arrow errors are OSError/ValueError subclasses
+        raise DataError(f"{path}: not a readable scores file ({' '.join(str(exc).split())[:200]})") from None
+    run_id = run_id_of(path)
+    recorded = run_id_of(Path(results_dir) / "results.json")
+    if run_id and recorded and run_id != recorded:
+        raise DataError(f"{path} is from run {run_id}, but results.json beside it from run {recorded}: "
+                        "rerun the audit into this folder")
+    groups = (frame["group"] if "group" in frame.columns else frame["id"]).astype(str).to_numpy(object)
+    ra, how_a = ratings(frame, a, threshold)
+    rb, how_b = ratings(frame, b, threshold)
+    slices = frame["slice"].astype(str).to_numpy(object)
+    out: dict[str, Any] = {"run_id": run_id, "a": a, "b": b, "a_from": how_a, "b_from": how_b, "n_boot": n_boot, "seed": seed,
+                           "ci": "95% percentile, clustered bootstrap over `group`",
+                           "overall": _one(ra, rb, groups, n_boot, slice_rng(seed, "__overall__")), "slices": []}
+    for sl in sorted(set(slices)):
+        rows = slices == sl
+        out["slices"].append({"slice": sl, **_one(ra[rows], rb[rows], groups[rows], n_boot, slice_rng(seed, sl))})
+    out = plain(out)
+    _save(Path(results_dir) / "agreement.json", out)
+    return out
+
+
+def _save(path: Path, comparison: dict[str, Any]) -> None:
+    """agreement.json keeps one entry per (a, b) of the same run: rerunning a comparison replaces it, others stay;
+    comparisons of another run's scores (another run id) are dropped."""
+    run_id = comparison["run_id"]
+    comparison = {k: v for k, v in comparison.items() if k != "run_id"}
+    kept = read_json(path).get("pairs", []) if path.exists() and run_id_of(path) == run_id else []
+    kept = [c for c in kept if (c["a"], c["b"]) != (comparison["a"], comparison["b"])] + [comparison]
+    write_text_atomic(path, sealed_json({"run_id": run_id, "pairs": kept}))

@@ -1,0 +1,254 @@
+"""The typed results of an audit: the model of results.json, its one writer and its one reader.
+
+`AuditResults` is results.json as data: TypedDicts, so the value `run_audit` returns is the very JSON object
+the file holds (key order included) and every reader indexes it the same way, while a type checker knows
+each row's fields. `run_audit` builds it whole, the run spec and the reproduce command included; nothing
+is added to it later. `to_json` is the one writer (plain values, sealed with a digest) and `read_results`
+the one reader: `report`, `select`, `audit --check` and `plan --results` all read results.json through it.
+A key missing from a file read back raises files.jsonfile.LayoutError, so each reader can say "this file is
+not the layout I read" instead of crashing.
+
+`AuditResult` is what `run_audit` returns in memory: those results plus the scores, the per-slice bootstraps
+and the table, which `save` writes beside results.json (scores.parquet, bootstrap.npz), all with one run id.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NotRequired, TypedDict
+
+import numpy as np
+
+from attrib_audit.data.records import PairTable
+from attrib_audit.errors import InputError
+from attrib_audit.files.jsonfile import read_json, sealed_json
+from attrib_audit.files.outdir import PARQUET_RUN_KEY, staged_dir
+from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.stats.bootstrap import BootstrapAUROC
+
+
+class ToolInfo(TypedDict):
+    name: str
+    version: str
+    python: str
+    platform: str
+
+
+class ConfigRecord(TypedDict):
+    """How the audit ran (machine-local settings included; `spec` is what reruns it)."""
+
+    scorers: list[str]
+    slice_by: str
+    n_boot: int
+    seed: int
+    ci: str
+    level: float
+    device: str
+    n_perm: int
+    window_sensitivity: int | None
+    scorer_options: dict[str, dict[str, Any]]
+    batch_size: int | None
+    engine: str
+    cache: str | None
+    on_error: str
+    precomputed: dict[str, dict[str, Any]]
+
+
+class Unavailable(TypedDict):
+    scorer: str
+    reason: str
+
+
+class SliceRow(TypedDict):
+    slice: str
+    n: int
+    n_pos: int
+    n_groups: int
+    construct: str  # a construct, "unspecified", or "mixed:a+b"
+    status: str  # ok | one_class
+    weighting: NotRequired[str]  # a weighted (sampled) file: Horvitz–Thompson
+
+
+class AurocRow(TypedDict):
+    scorer: str
+    slice: str
+    auroc: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    n_pos: int
+    n_groups: int
+    note: NotRequired[str]  # why there is no AUROC (one class)
+    n_failed: NotRequired[int]
+    n_boot: NotRequired[int]
+    n_boot_dropped: NotRequired[int]
+
+
+class PairedRow(TypedDict):
+    scorer_a: str
+    scorer_b: str
+    slice: str
+    diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    n_dropped: dict[str, int]
+    n_boot_dropped: int
+    excludes_zero: bool
+
+
+class TruncationRow(TypedDict):
+    scorer: str
+    slice: str
+    n: int
+    pairs_truncated: int
+    tokens_truncated: int
+    input_tokens: int
+    share_tokens_cut: float | None
+    mean_chunks: float
+
+
+class FailureRow(TypedDict):
+    scorer: str
+    slice: str
+    n: int
+    n_failed: int
+    n_clamped: int  # judge answers outside [0, 1], clamped
+    examples: list[str]
+
+
+class TransferBlock(TypedDict):
+    """audit.transfer.transfer_section: per construct, does metric quality carry across its datasets."""
+
+    level: float
+    n_perm: int
+    notes: list[str]
+    slices: list[dict[str, Any]]  # AUPRC and evidence length per two-class slice
+    excluded_slices: list[dict[str, Any]]
+    constructs: dict[str, dict[str, Any]]  # construct -> status, datasets and (status ok) every statistic
+
+
+class AuditResults(TypedDict):
+    """results.json, in the order of its keys (the file adds `digest` last)."""
+
+    run_id: str
+    tool: ToolInfo
+    config: ConfigRecord
+    data: list[dict[str, Any]]  # one entry per input: path, format, sha256, rows, load options, skipped rows
+    skipped: list[dict[str, Any]]
+    scorers: list[dict[str, Any]]  # engine.runner.RunStats of each scorer, as a dict
+    unavailable: list[Unavailable]
+    precomputed: list[dict[str, Any]]
+    slices: list[SliceRow]
+    auroc: list[AurocRow]
+    paired: list[PairedRow]
+    truncation: list[TruncationRow]
+    failures: list[FailureRow]
+    transfer: TransferBlock
+    sensitivity: dict[str, Any]  # audit.sensitivity.sensitivity_section
+    elapsed_s: float
+    spec: NotRequired[dict[str, Any]]  # the run spec (audit.spec.RunSpec.to_dict), data resolved
+    command: NotRequired[list[str]]  # the command line that reruns it (cli.rerun), never with secrets
+
+
+def to_json(results: AuditResults) -> str:
+    """results.json's text: plain values, indented, sealed with a digest of the content."""
+    return sealed_json(results)
+
+
+def results_path(folder: str | Path, command: str) -> Path:
+    """DIR/results.json of an earlier audit, or one line (naming `command`) saying why there is none."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(f"{command}: {folder} is not a folder" + (" (it is a file)" if folder.exists() else
+                                                                   " (no such folder)")
+                         + f"; give the folder of `attrib-audit audit --out {folder}`")
+    path = folder / "results.json"
+    if not path.is_file():
+        raise InputError(f"{command}: {path} not found; run `attrib-audit audit ... --out {folder}` first")
+    return path
+
+
+def read_results(folder: str | Path, command: str = "read_results",
+                 error: type[InputError] = InputError) -> AuditResults:
+    """FOLDER/results.json as its typed model; no such file, or one that is not a JSON object, is one line
+    (`command` names the reader in it, `error` is its type).
+
+    Files that are not exactly what attrib-audit wrote are read too (the report draws what it can of them): a key
+    the caller reads and the file lacks raises LayoutError, so wrap field access in errors.saved_layout.
+    """
+    return read_json(results_path(folder, command), error)  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class SliceBoot:
+    """The bootstrap of one slice, kept in memory for paired and transfer statistics."""
+
+    scorers: list[str]
+    boot: BootstrapAUROC
+    rows: np.ndarray
+    groups: list[str]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """What `run_audit` returns: the results (results.json) and what they were computed from."""
+
+    results: AuditResults
+    scores: dict[str, ScoreBatch]
+    boots: dict[str, SliceBoot]
+    table: PairTable
+    slice_keys: list[str]
+
+    def save(self, out: str | Path) -> Path:
+        """Write results.json, scores.parquet and bootstrap.npz (what `select` needs to replay the bootstrap),
+        all stamped with the run id, into a staged folder that replaces `out` as a whole."""
+        run_id = self.results["run_id"]
+        with staged_dir(out) as tmp:
+            (tmp / "results.json").write_text(to_json(self.results))
+            write_scores_parquet(tmp / "scores.parquet", self.table, self.slice_keys, self.scores, run_id=run_id)
+            write_bootstrap_npz(tmp / "bootstrap.npz", self.boots, run_id=run_id)
+        return Path(out) / "results.json"
+
+
+def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot], run_id: str = "") -> None:
+    """Each bootstrapped slice's inputs and generator state, so `select` replays the audit's exact draws
+    on the rows its candidate metrics have in common (all slices share the scorers and B)."""
+    names = sorted(boots)
+    first = boots[names[0]] if names else None
+    np.savez_compressed(
+        path, run_id=np.array(run_id), slices=np.array(names, dtype=str),
+        scorers=np.array(first.scorers if first else [], dtype=str),
+        n_boot=first.boot.n_boot if first else 0,
+        rng_states=np.array([json.dumps(boots[s].boot.rng_state) for s in names], dtype=str),
+        row_slice=np.concatenate([np.full(boots[s].rows.size, i) for i, s in enumerate(names)] or [[]]).astype(np.int64),
+        labels=np.concatenate([boots[s].boot.labels for s in names] or [[]]).astype(np.int64),
+        weights=np.concatenate([np.ones(boots[s].rows.size) if boots[s].boot.weights is None else boots[s].boot.weights
+                                for s in names] or [[]]),
+        weighted=np.array([boots[s].boot.weights is not None for s in names], dtype=bool),
+        groups=np.array([g for s in names for g in boots[s].groups], dtype=str),
+        scores=np.concatenate([boots[s].boot.scores for s in names], axis=1) if names else np.zeros((0, 0)))
+
+
+def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], scores: dict[str, ScoreBatch],
+                         run_id: str = "") -> None:
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame = pd.DataFrame({"id": table.ids, "dataset": table.datasets, "source": table.sources,
+                          "group": table.groups, "construct": table.constructs,
+                          "slice": slice_keys, "label": table.labels.astype(np.int64)})
+    if table.weights is not None:  # a sampled file's 1/π, so `plan --results` describes the pool
+        frame["weight"] = table.weights
+    for name, batch in scores.items():
+        frame[name] = batch.scores
+        frame[f"{name}__truncated_tokens"] = batch.truncated_tokens
+        frame[f"{name}__chunks"] = batch.chunks
+        frame[f"{name}__failure"] = batch.failures
+        for key, values in sorted(batch.extras.items()):  # e.g. a judge's label and raw answer
+            frame[f"{name}__{key}"] = values
+    arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    pq.write_table(arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), PARQUET_RUN_KEY: run_id.encode()}),
+                   path)

@@ -1,0 +1,207 @@
+"""The audit pipeline: score a PairTable with several scorers, then per slice AUROC with clustered CIs and
+paired differences, then the transfer and sensitivity sections; `run_spec` runs it from a run spec.
+
+Each step is a function a user can call from Python; the CLI is a thin layer over `run_spec`. Scoring
+(including the window-sensitivity rescoring) happens here and in the engine; the sections below receive
+scores and only compute statistics.
+"""
+from __future__ import annotations
+
+import dataclasses
+import platform
+import sys
+import time
+from itertools import combinations
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from attrib_audit import __version__
+from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.results import AuditResult, AuditResults, SliceBoot
+from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
+from attrib_audit.audit.spec import Local, RunSpec, audit_config
+from attrib_audit.audit.transfer import transfer_section
+from attrib_audit.data.errors import DataError
+from attrib_audit.data.records import PairTable
+from attrib_audit.data.sources import load_data
+from attrib_audit.engine.table import build_scorers, score_table
+from attrib_audit.external.sources import ScoreSource, precomputed_scores
+from attrib_audit.files.jsonfile import plain
+from attrib_audit.files.outdir import new_run_id
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
+from attrib_audit.scorers.judge.http import public_options
+from attrib_audit.scorers.catalog import get_scorer
+from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
+
+
+def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreBatch], config: AuditConfig):
+    """Per-slice AUROC with clustered CIs and all paired differences, from shared resamples."""
+    names = list(scores)
+    key_arr = np.asarray(keys, dtype=object)
+    slices, auroc_rows, paired_rows, trunc_rows, fail_rows = [], [], [], [], []
+    boots: dict[str, SliceBoot] = {}
+    for sl in sorted(set(keys)):
+        rows = np.flatnonzero(key_arr == sl)
+        y = table.labels[rows].astype(np.int64)
+        groups = [table.groups[i] for i in rows]
+        constructs = sorted({table.constructs[i] or "unspecified" for i in rows})
+        n_pos = int(y.sum())
+        status = "ok" if 0 < n_pos < rows.size else "one_class"
+        slices.append({"slice": sl, "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
+                       "construct": constructs[0] if len(constructs) == 1 else "mixed:" + "+".join(constructs),
+                       "status": status})
+        for name in names:
+            b = scores[name].take(rows)
+            n_trunc = int((b.truncated_tokens > 0).sum())
+            tok_in = int(b.input_tokens.sum())
+            trunc_rows.append({"scorer": name, "slice": sl, "n": int(rows.size), "pairs_truncated": n_trunc,
+                               "tokens_truncated": int(b.truncated_tokens.sum()), "input_tokens": tok_in,
+                               "share_tokens_cut": b.truncated_tokens.sum() / tok_in if tok_in else 0.0,
+                               "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0})
+            failed = [f for f in b.failures if f is not None]
+            fail_rows.append({"scorer": name, "slice": sl, "n": int(rows.size), "n_failed": len(failed),
+                              "n_clamped": sum(bool(c) for c in b.extras.get("clamped", [])),  # judge answers outside [0, 1]
+                              "examples": failed[:3]})
+        if status != "ok" or not names:
+            for name in names:
+                auroc_rows.append({"scorer": name, "slice": sl, "auroc": None, "ci_low": None, "ci_high": None,
+                                   "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
+                                   "note": "one class in slice: AUROC undefined"})
+            continue
+        matrix = np.vstack([scores[n].scores[rows] for n in names])
+        weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
+        if weights is not None:
+            slices[-1]["weighting"] = "horvitz-thompson: each pair weighs 1/inclusion_prob"
+        boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl), weights=weights)
+        boots[sl] = SliceBoot(names, boot, rows, [str(g) for g in groups])
+        for j, name in enumerate(names):
+            lo, hi, dropped = percentile_ci(boot.replicates[j], config.level)
+            finite = np.isfinite(matrix[j])
+            auroc_rows.append({"scorer": name, "slice": sl, "auroc": boot.point[j], "ci_low": lo,
+                               "ci_high": hi, "n": int(finite.sum()), "n_pos": int(y[finite].sum()),
+                               "n_groups": len({groups[i] for i in np.flatnonzero(finite)}),
+                               "n_failed": int((~finite).sum()), "n_boot": config.n_boot, "n_boot_dropped": dropped})
+        for a, b in combinations(range(len(names)), 2):
+            d = paired_difference(boot, a, b, config.level)
+            paired_rows.append({"scorer_a": names[a], "scorer_b": names[b], "slice": sl, "diff": d.estimate,
+                                "ci_low": d.ci_low, "ci_high": d.ci_high, "n": d.n,
+                                "n_dropped": {names[a]: int(rows.size - boot.n[a]),
+                                              names[b]: int(rows.size - boot.n[b])},
+                                "n_boot_dropped": d.n_boot_dropped,
+                                "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)})
+    return slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots
+
+
+def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable[[str], None] = print, *,
+              spec: RunSpec | None = None, command: Sequence[str] | None = None) -> AuditResult:
+    """Score `table`, compute every section, and return the whole results.
+
+    `spec` (the run spec this run realises) and `command` (the command line that reruns it) are recorded in the
+    results when given; the spec's data is recorded as loaded (each file's format and sha256).
+    """
+    config = config or AuditConfig()
+    t0 = time.time()
+    clash = sorted(set(config.precomputed) & set(config.scorers))
+    if clash:
+        raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
+    external = precomputed_scores(table, config.precomputed, on_error=config.on_error, log=log)
+    scorers, unavailable = build_scorers(config, log)
+    scores, run_stats = score_table(table, scorers, config)
+    for name, p in external.items():  # cache-free: the scores are given, only the statistics run
+        scores[name] = p.batch()
+        run_stats.append(p.run_stats())
+    keys = table.slice_keys(config.slice_by)
+    slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
+    key_arr = np.asarray(keys, dtype=object)
+    transfer = transfer_section(
+        slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
+        table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},
+        seed=config.seed, n_perm=config.n_perm, weights=table.weights)
+    window = rescore_at_window(table, scorers, scores, config, log) if config.window_sensitivity else None
+    sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window)
+    results = AuditResults(
+        run_id=new_run_id(),
+        tool={"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
+              "platform": platform.platform()},
+        config={"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
+                "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
+                "level": config.level, "device": config.device,
+                "n_perm": config.n_perm, "window_sensitivity": config.window_sensitivity,
+                "scorer_options": public_options(config.scorer_options), "batch_size": config.batch_size,
+                "engine": config.engine, "cache": config.cache_path, "on_error": config.on_error,
+                "precomputed": {n: v.to_dict() if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
+                                for (n, v), p in zip(config.precomputed.items(), external.values())}},
+        data=table.origin,
+        skipped=[s for o in table.origin for s in o.get("skipped", [])],
+        scorers=[dataclasses.asdict(s) for s in run_stats],
+        unavailable=unavailable,
+        precomputed=[p.record(table.ids) for p in external.values()],
+        slices=slices,
+        auroc=auroc_rows,
+        paired=paired_rows,
+        truncation=trunc_rows,
+        failures=fail_rows,
+        transfer=transfer,
+        sensitivity=sensitivity,
+        elapsed_s=round(time.time() - t0, 3),
+    )
+    if spec is not None:
+        results["spec"] = dataclasses.replace(spec, data=spec.data.resolved(table.origin)).to_dict()
+    if command is not None:
+        results["command"] = list(command)
+    return AuditResult(plain(results), scores, boots, table, keys)
+
+
+def run_spec(spec: RunSpec, local: Local, log: Callable[[str], None] = print,
+             command: Sequence[str] | None = None) -> AuditResult:
+    """Load the spec's data and run the audit it describes on this machine's settings (`local`)."""
+    table = load_data(spec.data, log=None if local.quiet else log)
+    return run_audit(table, audit_config(spec, local), log=log, spec=spec, command=command)
+
+
+# ---- window sensitivity: rescoring is pipeline work; the sensitivity section gets the scores ----------------
+
+def _token_window(scorer: Scorer) -> int | None:
+    w = getattr(scorer, "window", None)
+    return int(w) if isinstance(w, (int, np.integer)) else None
+
+
+def window_variants(scorers: Mapping[str, Scorer], config: AuditConfig, window: int,
+                    log: Callable[[str], None] = print) -> tuple[dict[str, Scorer], list[dict], list[dict]]:
+    """Build every scorer with a token window at `window`; the others are listed with the reason."""
+    built, info, skipped = {}, [], []
+    for name, scorer in scorers.items():
+        base = _token_window(scorer)
+        if base is None:
+            skipped.append({"scorer": name, "reason": "no token window"})
+            continue
+        if base == window:
+            skipped.append({"scorer": name, "reason": f"already runs at {window} tokens"})
+            continue
+        try:
+            alt = get_scorer(name, **{**config.factory_options(name), "window": window})
+        except (ValueError, ScorerUnavailable) as exc:
+            skipped.append({"scorer": name, "reason": str(exc)})
+            log(f"[skip] window sensitivity {name}@{window}: {exc}")
+            continue
+        if alt.signature == scorer.signature:
+            skipped.append({"scorer": name, "reason": "its window option changes nothing (same signature)"})
+            continue
+        built[name] = alt
+        info.append({"scorer": name, "window": base, "window_alt": _token_window(alt), "signature_alt": alt.signature})
+    return built, info, skipped
+
+
+def rescore_at_window(table: PairTable, scorers: Mapping[str, Scorer], scores: Mapping[str, ScoreBatch],
+                      config: AuditConfig, log: Callable[[str], None] = print) -> WindowRescore:
+    """Every scorer with a token window rescored at `config.window_sensitivity` tokens (through the cache)."""
+    window = int(config.window_sensitivity)
+    built, info, skipped = window_variants(scorers, config, window, log)
+    skipped += [{"scorer": n, "reason": "precomputed scores: nothing to rescore"} for n in scores if n not in scorers]
+    alt_scores, run_stats = {}, []
+    if built:
+        opts = {n: {**config.scorer_options.get(n, {}), "window": window} for n in built}
+        alt_config = dataclasses.replace(config, scorer_options={**config.scorer_options, **opts})
+        alt_scores, run_stats = score_table(table, built, alt_config)
+    return WindowRescore(window, alt_scores, info, skipped, run_stats)

@@ -1,0 +1,218 @@
+"""Which metric to use on a new dataset to use on a new dataset of a construct, and how far to trust it.
+
+The recommendation is the metric with the lowest mean regret over the audited datasets.
+How much that choice can be trusted on an unseen dataset is measured by the
+leave-one-dataset-out selector (the same rule, learned without the held-out dataset), so
+the caveat quotes that out-of-sample regret, not the optimistic in-sample one.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from attrib_audit.audit.results import AuditResults, read_results, results_path
+from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
+from attrib_audit.data.errors import DataError
+from attrib_audit.errors import UsageError, saved_layout
+from attrib_audit.files.jsonfile import plain
+from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
+from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
+
+DEFAULT_EPS = 0.02
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    construct: str
+    datasets: list[str]
+    candidates: list[str]
+    metric: str | None
+    verdict: str  # transfers | near-best-unproven | does-not-transfer | best-on-target | tied-on-target | no-recommendation
+    in_sample_regret: float | None
+    in_sample_regret_ci: tuple[float, float] | None
+    worst_regret: float | None
+    worst_dataset: str | None
+    selector_regret: float | None  # leave-one-dataset-out: the honest estimate for a new dataset
+    selector_regret_ci: tuple[float, float] | None
+    folds_agreeing: int | None
+    portable_metrics: list[str]
+    caveat: str
+    rows: dict[str, dict] = field(default_factory=dict)  # per dataset: rows used, rows each candidate's failures removed
+
+    def to_dict(self) -> dict:
+        return plain(asdict(self))
+
+
+def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None) -> Recommendation:
+    """Pick the lowest-regret metric and phrase the caveat its leave-one-dataset-out regret implies."""
+    d = len(mat.datasets)
+    lodo = lodo_regret(mat, LEVEL)
+    port = {p.metric: p for p in portability(mat, LEVEL)}
+    m = lodo.lowest_regret_metric
+    fixed = next(f for f in lodo.fixed if f.metric == m)
+    sel = lodo.selector
+    agree = sum(p == m for p in sel.picks.values())
+    portable = [p.metric for p in port.values() if p.portable]
+    worst_sel = max(sel.per_dataset, key=sel.per_dataset.get)
+    width = float(np.mean([b.ci_high - b.ci_low for b in best_per_dataset(mat, LEVEL)]))
+    held_out = (f"choosing the best-on-average metric from the other datasets cost {sel.mean:.3f} AUROC on the held-out "
+                f"dataset on average (95% CI [{sel.ci_low:.3f}, {sel.ci_high:.3f}]; worst {sel.per_dataset[worst_sel]:.3f} "
+                f"on {worst_sel}); the rule picked {m} in {agree} of {d} folds")
+    committed = (f"always using {m} cost {fixed.mean:.3f} [{fixed.ci_low:.3f}, {fixed.ci_high:.3f}] against the per-dataset "
+                 f"best, up to {fixed.max:.3f} on {fixed.worst_dataset}")
+    few = " Only two datasets: each fold learns from a single dataset." if d == 2 else ""
+    if port[m].portable and port[m].paired_portable and sel.ci_high <= eps:
+        verdict = "transfers"
+        caveat = (f"{m} stayed within the best metric's 95% CI on all {d} datasets of '{construct}', and {held_out}, "
+                  f"within ε = {eps:g}. Confirm on a labelled sample of the new dataset if you can.")
+    elif port[m].portable:
+        verdict = "near-best-unproven"
+        caveat = (f"{m} is within the best metric's 95% CI on every audited dataset of '{construct}' (those CIs are "
+                  f"{width:.2f} AUROC wide on average, so this screen is only as sharp as they are), but {held_out}. "
+                  f"That CI does not rule out a regret above ε = {eps:g}; {committed}. Use {m} as a provisional default "
+                  "and validate it on labelled pairs of the new dataset.")
+    else:
+        verdict = "does-not-transfer"
+        lead = (f"No audited metric is portable across the {d} datasets of '{construct}'" if not portable else
+                f"{m} has the lowest mean regret but is not portable (breaks on {', '.join(port[m].breaks_on)}); "
+                f"portable: {', '.join(portable)}")
+        caveat = (f"{lead}. {held_out[0].upper() + held_out[1:]}; {committed}. {m} is only a provisional default: label a "
+                  "sample of the new dataset and audit it before trusting any metric.")
+    return Recommendation(construct, list(mat.datasets), list(mat.metrics), m, verdict, fixed.mean,
+                          (fixed.ci_low, fixed.ci_high), fixed.max, fixed.worst_dataset, sel.mean,
+                          (sel.ci_low, sel.ci_high), agree, portable, caveat + few, rows or {})
+
+
+def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recommendation:
+    return Recommendation(construct, datasets, [], None, "no-recommendation", None, None, None, None, None, None, None,
+                          [], reason)
+
+
+def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUROC) -> Recommendation:
+    """One audited dataset: if it is the target (e.g. a labelled sample of it), the metric to use is its best one;
+    the paired bootstrap says which others it cannot be told apart from. Nothing here speaks for other datasets.
+
+    Candidates are compared on the rows every one of them scored (`boot.aligned`)."""
+    ok = [j for j in range(len(names)) if np.isfinite(boot.point[j])]
+    if len(ok) < 2:
+        return no_recommendation(construct, [dataset], f"fewer than two candidate metrics have an AUROC on {dataset}: "
+                                                       "nothing to choose between")
+    al = boot.aligned(ok)
+    rows = {dataset: {"n": int(boot.labels.size), "n_used": al.n,
+                      "dropped_by": {names[j]: int(k) for j, k in zip(ok, al.dropped)}}}
+    if not np.isfinite(al.point).all():
+        return no_recommendation(construct, [dataset], f"the rows every candidate scored on {dataset} hold one class: "
+                                                       "compare fewer candidates (--scorers)")
+    b = int(al.point.argmax())
+    best, point = ok[b], al.point[b]
+    tied = [names[j] for i, j in enumerate(ok) if i != b and percentile_ci(al.replicates[b] - al.replicates[i], LEVEL)[0] <= 0]
+    if tied:
+        verdict = "tied-on-target"
+        caveat = (f"{names[best]} has the highest AUROC on {dataset} ({point:.3f}), but the paired 95% CI does not "
+                  f"separate it from {', '.join(tied)}: any of them will do here (choose the cheapest), or label more "
+                  "pairs (`attrib-audit plan --detect`). This holds for this dataset only.")
+    else:
+        verdict = "best-on-target"
+        caveat = (f"{names[best]} beats every other candidate on {dataset} (AUROC {point:.3f}; each paired 95% CI "
+                  "excludes zero). This holds for this dataset only; a dataset that was not audited needs its own labels.")
+    return Recommendation(construct, [dataset], [names[j] for j in ok], names[best], verdict, None, None, None, None,
+                          None, None, None, [], caveat, rows)
+
+
+@dataclass(frozen=True)
+class AuditInputs:
+    """What an audit folder holds for `select`: results.json and each slice's bootstrap inputs (bootstrap.npz)."""
+
+    results: AuditResults
+    scorers: list[str]
+    slices: list[str]
+    n_boot: int
+    rng_states: list[dict]
+    row_slice: np.ndarray
+    labels: np.ndarray
+    groups: np.ndarray
+    scores: np.ndarray  # (scorers, rows)
+    weights: np.ndarray  # (rows,) Horvitz–Thompson row weights (ones where a slice is unweighted)
+    weighted: np.ndarray  # (slices,) whether the slice was weighted
+
+    def boots(self, datasets: list[str], idx: list[int]) -> dict[str, BootstrapAUROC]:
+        """The audit's bootstrap of scorers `idx` on each dataset, replaying its recorded draws."""
+        out = {}
+        for d in datasets:
+            i = self.slices.index(d)
+            r = self.row_slice == i
+            out[d] = bootstrap_aurocs(self.scores[np.ix_(idx, np.flatnonzero(r))], self.labels[r], self.groups[r],
+                                      n_boot=self.n_boot, rng=replay_rng(self.rng_states[i]),
+                                      weights=self.weights[r] if self.weighted[i] else None)
+        return out
+
+
+def load_audit(folder: Path) -> AuditInputs:
+    """An audit folder's results.json and bootstrap.npz, checked to be one run's pair in the layout audit writes."""
+    npz_path = results_path(folder, "select").with_name("bootstrap.npz")
+    if not npz_path.exists():
+        raise UsageError(f"{npz_path} not found; run `attrib-audit audit --out {folder}` first")
+    results = read_results(folder, "select", DataError)
+    try:
+        with np.load(npz_path, allow_pickle=False) as z:
+            if "rng_states" not in z:
+                raise UsageError(f"{npz_path} predates row-aligned comparisons (no bootstrap inputs); rerun the audit")
+            audit = AuditInputs(results, z["scorers"].tolist(), z["slices"].tolist(), int(z["n_boot"]),
+                                [json.loads(x) for x in z["rng_states"].tolist()], z["row_slice"], z["labels"],
+                                z["groups"], z["scores"], z["weights"], z["weighted"])
+            run_id = str(z["run_id"]) if "run_id" in z.files else None
+    except UsageError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - zip, pickle, key and shape errors all mean: not our bootstrap.npz
+        raise UsageError(f"{npz_path} is not a bootstrap.npz written by `attrib-audit audit` "
+                         f"({type(exc).__name__}: {' '.join(str(exc).split())[:160]})") from None
+    recorded = results.get("run_id")
+    if recorded and run_id != recorded:
+        raise UsageError(f"{npz_path} is from run {run_id or '(none recorded)'}, results.json from run {recorded}: "
+                         "rerun the audit into this folder")
+    return audit
+
+
+def select_from_results(folder: str | Path, *, construct: str | None = None, scorers: list[str] | None = None,
+                        eps: float = DEFAULT_EPS) -> list[Recommendation]:
+    """One recommendation per construct of an audit folder (or the named one), among `scorers` if given.
+
+    Each construct's statistics use, per dataset, the rows every candidate scored (the
+    audit's draws replayed on them), so a candidate's failures cannot flatter it.
+    """
+    audit = load_audit(Path(folder))
+    names = audit.scorers
+    with saved_layout(Path(folder) / "results.json", "select"):
+        groups, _ = construct_groups(audit.results["slices"])
+        declared = sorted({str(s["construct"]) for s in audit.results["slices"]})
+        missing = sorted(map(str, {d for ds in groups.values() for d in ds} - set(audit.slices)))
+    if missing:
+        raise UsageError(f"{Path(folder) / 'results.json'} names slices that bootstrap.npz does not hold "
+                         f"({', '.join(missing[:3])}): the two files do not belong together")
+    if construct is not None and construct not in groups:
+        raise UsageError(f"construct {construct!r} has no usable slice in {folder} (constructs there: "
+                         f"{', '.join(declared)})")
+    unknown = sorted(set(scorers or []) - set(names))
+    if unknown:
+        raise UsageError(f"scorer(s) {', '.join(unknown)} not in this audit ({', '.join(names)})")
+    pick = [n for n in names if not scorers or n in scorers]
+    out = []
+    for c, datasets in sorted(groups.items()):
+        if construct is not None and c != construct:
+            continue
+        boots = audit.boots(datasets, [names.index(n) for n in pick])
+        if len(datasets) < 2:
+            out.append(on_target(c, datasets[0], pick, boots[datasets[0]]))
+            continue
+        mat, dropped, rows = build_matrix(datasets, pick, boots)
+        if mat is None or len(mat.metrics) < 2:
+            why = "; ".join(f"{x['scorer']}: {x['reason']}" for x in dropped)
+            out.append(no_recommendation(c, datasets, "fewer than two candidate metrics are defined on every dataset (regret is "
+                                         "measured against the best candidate, so one alone says nothing)"
+                                         + (f" ({why})" if why else "")))
+            continue
+        out.append(recommend(c, mat, eps, rows))
+    return out

@@ -1,0 +1,207 @@
+"""The `transfer` section of an audit: per construct, does metric quality carry across its datasets?
+
+Slices are grouped by their construct and statistics run inside one group only. A slice
+whose construct is not declared ('unspecified') or that mixes constructs is listed as
+excluded with the reason: the code never guesses that two datasets measure the same thing.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from attrib_audit.files.jsonfile import plain
+from attrib_audit.stats.bootstrap import BootstrapAUROC, slice_rng
+from attrib_audit.stats.classification import average_precision, transferred_balanced_accuracy
+from attrib_audit.stats.rank import kendall_tau_matrix, kendall_w_test, spearman
+from attrib_audit.stats.transfer import (
+    DEFAULT_EPS_GRID, AurocMatrix, best_per_dataset, decompose, eps_regret_sweep, lodo_regret, paired_best_vs_rest,
+    portability, sign_flips,
+)
+from attrib_audit.text.sentences import split_sentences
+from attrib_audit.text.tokenize import tokens
+
+DEFAULT_N_PERM = 10_000
+LEVEL = 0.95
+THRESHOLD_NOTE = ("balanced accuracy uses, for each held-out dataset, the threshold that maximises balanced accuracy "
+                  "on the pooled rows of the OTHER datasets of the construct; it is never tuned on the slice itself")
+
+
+def construct_groups(slices: Sequence[dict]) -> tuple[dict[str, list[str]], list[dict]]:
+    """Usable slices per construct, and every other slice with the reason it is left out."""
+    groups: dict[str, list[str]] = {}
+    excluded = []
+    for s in slices:
+        c = s["construct"]
+        if s["status"] != "ok":
+            excluded.append({"slice": s["slice"], "construct": c, "reason": "one class in slice: AUROC undefined"})
+        elif c == "unspecified":
+            excluded.append({"slice": s["slice"], "construct": c, "reason": "construct not declared (set --construct "
+                             "or a construct column); datasets of unknown construct are never pooled"})
+        elif c.startswith("mixed:"):
+            excluded.append({"slice": s["slice"], "construct": c, "reason": "slice mixes constructs; constructs are "
+                             "never pooled (slice by dataset so each slice holds one construct)"})
+        else:
+            groups.setdefault(c, []).append(s["slice"])
+    return groups, excluded
+
+
+def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
+                 boots: Mapping[str, BootstrapAUROC]) -> tuple[AurocMatrix | None, list[dict], dict[str, dict]]:
+    """The metric × dataset matrix on each dataset's rows where every kept metric has a score.
+
+    A metric undefined on a dataset (own rows) is dropped with the reason; so is one whose
+    failures leave the common rows with one class. Also returns, per dataset, the rows used
+    and how many each metric's failures removed (`boots[d]` rows follow `metrics`).
+    """
+    pts = np.column_stack([boots[d].point for d in datasets])
+    keep = np.isfinite(pts).all(axis=1)
+    dropped = [{"scorer": m, "reason": "AUROC undefined on " + ", ".join(d for d, v in zip(datasets, pts[i])
+                                                                        if not np.isfinite(v))}
+               for i, m in enumerate(metrics) if not keep[i]]
+    idx = np.flatnonzero(keep)
+    while idx.size:
+        al = {d: boots[d].aligned(idx) for d in datasets}
+        bad = [d for d in datasets if not np.isfinite(al[d].point).all()]
+        if not bad:
+            break
+        worst = int(idx[np.sum([al[d].dropped for d in bad], axis=0).argmax()])
+        dropped.append({"scorer": metrics[worst], "reason": "its failures leave one class on the rows every metric "
+                                                            "scored on " + ", ".join(bad)})
+        idx = idx[idx != worst]
+    if idx.size == 0:
+        return None, dropped, {}
+    mat = AurocMatrix.from_columns([metrics[i] for i in idx], datasets, [al[d].point for d in datasets],
+                                   [al[d].replicates for d in datasets])
+    rows = {d: {"n": int(boots[d].labels.size), "n_used": al[d].n,
+                "dropped_by": {metrics[i]: int(k) for i, k in zip(idx, al[d].dropped)}} for d in datasets}
+    return mat, dropped, rows
+
+
+def matrix_statistics(mat: AurocMatrix, *, construct: str, seed: int, n_perm: int = DEFAULT_N_PERM,
+                      eps_grid: Sequence[float] = DEFAULT_EPS_GRID) -> dict:
+    """Every statistic that needs only the AUROC matrix and its replicates (also what `select` recomputes)."""
+    tau = kendall_tau_matrix(mat.point)
+    w = kendall_w_test(mat.point, n_perm, slice_rng(seed, f"transfer:W:{construct}"))
+    return {
+        "datasets": list(mat.datasets),
+        "metrics": list(mat.metrics),
+        "auroc": {m: dict(zip(mat.datasets, mat.point[i].tolist())) for i, m in enumerate(mat.metrics)},
+        "best_per_dataset": [b.to_dict() for b in best_per_dataset(mat, LEVEL)],
+        "portability": [p.to_dict() for p in portability(mat, LEVEL)],
+        "kendall_tau": {"datasets": list(mat.datasets), "tau": tau.tau, "p": tau.pvalue, "method": tau.method.tolist(),
+                        "note": "τ-b between two datasets' rankings of the metrics by AUROC; p as scipy.stats.kendalltau"},
+        "kendall_w": w.to_dict(),
+        "regret": lodo_regret(mat, LEVEL).to_dict(),
+        "eps_regret": eps_regret_sweep(mat, eps_grid),
+        "paired_best_vs_rest": [p.to_dict() for p in paired_best_vs_rest(mat, LEVEL)],
+        "sign_flips": [f.to_dict() for f in sign_flips(mat, LEVEL)],
+        "decomposition": decompose(mat, n_perm, slice_rng(seed, f"transfer:decomposition:{construct}")).to_dict(),
+    }
+
+
+def evidence_lengths(evidences: Sequence[str]) -> dict:
+    words = np.array([len(tokens(e)) for e in evidences], dtype=np.float64)
+    sents = np.array([len(split_sentences(e)) for e in evidences], dtype=np.float64)
+    return {"words_mean": float(words.mean()), "words_median": float(np.median(words)),
+            "sentences_mean": float(sents.mean()), "sentences_median": float(np.median(sents))}
+
+
+def slice_companions(slices: Sequence[dict], rows: Mapping[str, np.ndarray], labels: np.ndarray,
+                     evidences: Sequence[str], scores: Mapping[str, np.ndarray],
+                     weights: np.ndarray | None = None) -> list[dict]:
+    """AUPRC per scorer (failed rows left out and counted) and evidence length, for every two-class slice;
+    with `weights` (a sample's 1/π) AUPRC and prevalence are Horvitz–Thompson estimates for the pool."""
+    out = []
+    for s in slices:
+        if s["status"] != "ok":
+            continue
+        r = rows[s["slice"]]
+        y = labels[r]
+        w = np.ones(r.size) if weights is None else np.asarray(weights, dtype=np.float64)[r]
+        auprc = {}
+        for name, sc in scores.items():
+            v = sc[r]
+            ok = np.isfinite(v)
+            auprc[name] = {"auprc": average_precision(v[ok], y[ok], w[ok]) if y[ok].any() else float("nan"),
+                           "n": int(ok.sum()), "n_failed": int((~ok).sum())}
+        out.append({"slice": s["slice"], "construct": s["construct"], "n": int(r.size),
+                    "prevalence": float((w * y).sum() / w.sum()), "weighted": weights is not None, "auprc": auprc,
+                    "evidence_length": evidence_lengths([evidences[i] for i in r])})
+    return out
+
+
+def balanced_accuracy_rows(datasets: Sequence[str], metrics: Sequence[str], rows: Mapping[str, np.ndarray],
+                           labels: np.ndarray, scores: Mapping[str, np.ndarray]) -> list[dict]:
+    out = []
+    for m in metrics:
+        for d in datasets:
+            train = np.concatenate([rows[o] for o in datasets if o != d])
+            xs, ys = scores[m][train], labels[train]
+            xt, yt = scores[m][rows[d]], labels[rows[d]]
+            ks, kt = np.isfinite(xs), np.isfinite(xt)
+            row = {"scorer": m, "dataset": d, "threshold_from": [o for o in datasets if o != d],
+                   "n_failed_excluded": int((~ks).sum() + (~kt).sum())}
+            try:
+                row.update(transferred_balanced_accuracy(xs[ks], ys[ks], xt[kt], yt[kt]).to_dict())
+            except ValueError as exc:  # the other datasets' scored rows hold one class only
+                row.update({"test_balanced_accuracy": None, "reason": str(exc)})
+            out.append(row)
+    return out
+
+
+def length_correlates(mat: AurocMatrix, companions: Sequence[dict]) -> list[dict]:
+    """Spearman ρ across the construct's datasets between each metric's AUROC and mean evidence length."""
+    length = {c["slice"]: c["evidence_length"] for c in companions}
+    words = np.array([length[d]["words_mean"] for d in mat.datasets])
+    sents = np.array([length[d]["sentences_mean"] for d in mat.datasets])
+    out = []
+    for i, m in enumerate(mat.metrics):
+        rw, pw = spearman(mat.point[i], words)
+        rs, ps = spearman(mat.point[i], sents)
+        out.append({"scorer": m, "rho_words": rw, "p_words": pw, "rho_sentences": rs, "p_sentences": ps,
+                    "n_datasets": len(mat.datasets)})
+    return out
+
+
+def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: Sequence[str],
+                     rows: Mapping[str, np.ndarray], labels: np.ndarray, evidences: Sequence[str],
+                     scores: Mapping[str, np.ndarray], *, seed: int, n_perm: int = DEFAULT_N_PERM,
+                     weights: np.ndarray | None = None) -> dict:
+    """The whole `transfer` block of results.json; `boots` maps slice → SliceBoot (paired replicates)."""
+    groups, excluded = construct_groups(slices)
+    companions = slice_companions(slices, rows, labels, evidences, scores, weights)
+    constructs = {}
+    for c, datasets in sorted(groups.items()):
+        entry: dict[str, Any] = {"datasets": datasets}
+        if len(datasets) < 2:
+            entry["status"] = "insufficient"
+            entry["reason"] = "one dataset of this construct: transfer needs at least two"
+            constructs[c] = entry
+            continue
+        mat, dropped, used = build_matrix(datasets, list(metrics), {d: boots[d].boot for d in datasets})
+        entry["excluded_metrics"] = dropped
+        entry["rows"] = used
+        if mat is None or len(mat.metrics) < 2:
+            entry["status"] = "insufficient"
+            entry["reason"] = "fewer than two metrics defined on every dataset"
+            constructs[c] = entry
+            continue
+        entry["status"] = "ok"
+        entry.update(matrix_statistics(mat, construct=c, seed=seed, n_perm=n_perm))
+        entry["balanced_accuracy"] = balanced_accuracy_rows(datasets, mat.metrics, rows, labels, scores)
+        entry["length_correlates"] = length_correlates(mat, companions)
+        constructs[c] = entry
+    return plain({
+        "level": LEVEL, "n_perm": n_perm,
+        "notes": ["statistics run within one construct; constructs are never pooled",
+                  "replicate b of the metric × dataset matrix joins resample b of every dataset (paired within a "
+                  "dataset, independent across datasets); regret CIs recompute the best metric in every replicate, "
+                  "so they lean positive when metrics are close",
+                  "every comparison uses, per dataset, the rows where all of the construct's metrics have a score "
+                  "(`rows`: rows used and rows each metric's failures removed); single-metric AUROCs use their own",
+                  THRESHOLD_NOTE],
+        "slices": companions,
+        "excluded_slices": excluded,
+        "constructs": constructs,
+    })

@@ -1,0 +1,46 @@
+"""`attrib-audit` command line: the only layer that knows argparse, and a thin one.
+
+`parser` builds the parser from the command modules (`audit`, `score`, `models`, `results`, `report`,
+`probe`, `provenance`, `validate`); `options` holds the flags commands share; `convert` turns parsed
+flags into the run spec and configurations the layers below take; `rerun` rebuilds the command line that
+reruns an audit. `main` runs one command and turns a typed failure into one line and its exit code:
+2 bad input, 3 a backend failed, 1 a check found differences, 130 interrupted.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Sequence
+
+from attrib_audit.cli.parser import build_parser
+from attrib_audit.errors import AuditError, UsageError, one_line
+from attrib_audit.scorers.base import ScorerLoadError
+from attrib_audit.scorers.plugins import PluginError
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a typed failure (errors.AuditError) becomes one line on stderr and its exit code."""
+    # a warning (a cache moved aside, a key over plain http) is one line too, not file:line plus source
+    warnings.formatwarning = lambda message, category, *_a, **_k: f"attrib-audit: warning: {one_line(str(message))}\n"
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except AuditError as exc:  # a usage error names the command it was given to; the others their kind
+        where = f"attrib-audit {args.command}" if isinstance(exc, UsageError) else f"attrib-audit: {exc.kind}"
+        print(f"{where}: {one_line(str(exc))}", file=sys.stderr)
+        return exc.exit_code
+    except ScorerLoadError as exc:
+        print(f"attrib-audit: error: {one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except PluginError as exc:
+        print(f"attrib-audit: {one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)
+        return 130
+
+
+__all__ = ["build_parser", "main"]

@@ -1,0 +1,135 @@
+"""`attrib-audit audit` (also `--config FILE` and `--check DIR`) and `attrib-audit demo`.
+
+Both print the answer first (per construct the metric to use, then the AUROC table); `-v` prints every other
+section too, and the report holds them all.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from attrib_audit.audit.check import CheckError, check, recorded_spec, refuse_unasked_plugins
+from attrib_audit.audit.results import AuditResult, read_results, results_path
+from attrib_audit.audit.run import run_spec
+from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
+from attrib_audit.cli.convert import local_for, log_for, spec_from_args, stderr
+from attrib_audit.cli.options import add_audit_args, add_data_args
+from attrib_audit.cli.report import write_report
+from attrib_audit.cli.rerun import rerun_argv
+from attrib_audit.data.demo import DEMO_FILES, demo_paths
+from attrib_audit.data.sources import DataSpec, FileSource
+from attrib_audit.errors import SpecError, UsageError
+from attrib_audit.files.outdir import check_out_dir
+from attrib_audit.files.paths import default_cache_path, default_requests_path
+from attrib_audit.files.sqlite import check_cache_path
+from attrib_audit.report.console import format_answer
+
+# flags that set machine-local things, what is printed, or how to check: allowed beside --config and --check
+_LOCAL_FLAGS = {"config", "out", "report", "cache", "no_cache", "quiet", "verbose", "model_path", "judge_url",
+                "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command", "cli_parser"}
+
+
+def refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = frozenset()) -> None:
+    """With --config/--check the spec comes from a file: a flag that would change it is an error, not ignored."""
+    defaults = vars(args.cli_parser.parse_args([]))
+    given = sorted(k for k, v in vars(args).items() if k not in _LOCAL_FLAGS | also and v != defaults.get(k))
+    if given:
+        raise SpecError(f"{where} holds the run spec: {', '.join(given)} cannot be set by flags beside it")
+
+
+def check_caches(args: argparse.Namespace) -> None:
+    """Refuse a --cache path that is not a SQLite database before anything is loaded or scored."""
+    if not args.no_cache:
+        check_cache_path(Path(args.cache) if args.cache else default_cache_path(), "score cache")
+        check_cache_path(default_requests_path(args.cache), "judge request cache")
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    if args.check:
+        refuse_spec_flags(args, f"--check {args.check}", {"scorers"})  # --scorers names plugins to allow
+        results_path(args.check, "audit --check")
+        return cmd_check(args)
+    if not args.out:
+        raise UsageError("give --out DIR (or --check DIR to verify an earlier audit)")
+    check_out_dir(args.out)  # before any loading or scoring: a bad --out or --cache must not cost a run
+    check_caches(args)
+    if args.config:
+        refuse_spec_flags(args, f"--config {args.config}")
+        spec = load_spec_file(args.config)
+        return run_and_report(spec, local_for(spec, args), args)
+    return run_and_report(*spec_from_args(args, log=log_for(args)), args)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    check_out_dir(args.out)
+    check_caches(args)
+    data = DataSpec(files=tuple(FileSource(str(p), construct=DEMO_FILES[p.name]) for p in demo_paths()))
+    print("demo: human-labelled pairs (AttributionBench sample, Apache-2.0; BEGIN WoW sample, CC-BY-4.0)")
+    return run_and_report(*spec_from_args(args, data=data, log=log_for(args)), args)
+
+
+def run_and_report(spec: RunSpec, local: Local, args: argparse.Namespace) -> int:
+    """Run, save, print the answer (every section with -v), then the files written."""
+    command = ["attrib-audit", args.command, *rerun_argv(args.cli_parser, args), "--out", "OUT"]
+    result = run_spec(spec, local, log=log_for(args), command=command)
+    path = result.save(args.out)
+    print(format_answer(result.results, verbose=args.verbose))
+    print("\n" + summary(result, path, verbose=args.verbose, report=args.report))
+    if args.report:
+        return write_report(args.out)
+    return 0
+
+
+def summary(result: AuditResult, path: Path, *, verbose: bool, report: bool) -> str:
+    """What was scored, where the results are, and where every section not printed can be read."""
+    res = result.results
+    lines = []
+    if not verbose:
+        lines.append("transfer detail (rank agreement, paired differences, decomposition) and sensitivity: "
+                     + ("in the report" if report else "--report writes them to report.md") + ", or add -v")
+    for p in res["precomputed"]:
+        lines.append(f"precomputed {p['scorer']}: {p['column']} of {p['source']} (joined on {p['join']}, "
+                     f"{p['direction']}); {p['n_failed']} pairs without a usable score (ids in results.json)")
+    cached = sum(s["n_cached"] for s in res["scorers"])
+    scored = sum(s["n_scored"] for s in res["scorers"])
+    lines.append(f"{len(result.table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
+    return "\n".join(lines)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    spec = recorded_spec(read_results(args.check, "audit --check", CheckError), args.check)
+    refuse_unasked_plugins(spec, args.scorers)  # which scorers need local settings, and may run at all
+    diffs, rerun = check(args.check, local_for(spec, args), tolerance=args.tolerance, rescore=args.rescore, log=stderr)
+    if diffs:
+        print(f"NOT reproduced: {len(diffs)} difference(s) from {Path(args.check) / 'results.json'}")
+        for d in diffs:
+            print(f"  {d}")
+        return 1
+    res = rerun.results
+    n = sum(s["n_pairs"] for s in res["scorers"])
+    how = "recomputed" if args.rescore else f"{sum(s['n_cached'] for s in res['scorers'])} unique from the cache"
+    print(f"reproduced: every value of results.json, transfer included ({len(res['auroc'])} AUROC rows, "
+          f"{len(res['paired'])} paired differences), within ±{args.tolerance:g} ({n} scorer×pair scores, {how})")
+    return 0
+
+
+def add_audit(sub) -> None:
+    p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
+    add_data_args(p)
+    add_audit_args(p, None)
+    p.add_argument("--config", metavar="FILE", help="run the spec in FILE (JSON or TOML; see README 'Run spec'); "
+                                                    "caches, judge endpoint and model paths still come from the flags")
+    p.add_argument("--check", metavar="DIR", help="rerun the run spec recorded in DIR/results.json and confirm every "
+                                                  "value (exit 1 with a diff if not); caches, judge endpoint, key "
+                                                  "variable and model paths come from this command line, never the file")
+    p.add_argument("--rescore", action="store_true", help="with --check: recompute every score instead of "
+                                                          "replaying the score and judge request caches")
+    p.add_argument("--tolerance", type=float, default=1e-9,
+                   help="with --check: largest absolute difference two numbers may show (default 1e-9)")
+    p.set_defaults(func=cmd_audit, cli_parser=p)
+
+
+def add_demo(sub) -> None:
+    p = sub.add_parser("demo", help="audit the packaged demo set with the default CPU scorers")
+    add_audit_args(p, "attrib-audit-demo")
+    p.set_defaults(func=cmd_demo, slice_by="source", cli_parser=p)

@@ -1,0 +1,125 @@
+"""The flags commands share, each group added by one `add_*_args` (the commands' own flags sit with them)."""
+from __future__ import annotations
+
+import argparse
+
+from attrib_audit.data.adapters import FORMATS, PAIRS
+from attrib_audit.external.exports import SCORE_FORMATS
+
+
+def add_data_args(p: argparse.ArgumentParser) -> None:
+    """Flags every command that reads labelled pairs shares."""
+    p.add_argument("data", nargs="*", help="JSONL, CSV/TSV or Parquet files of labelled pairs (or use --hf)")
+    for f in ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct"):
+        p.add_argument(f"--{f}-col", dest=f"{f}_col", metavar="COL", help=f"column holding `{f}`")
+    p.add_argument("--label-map", help="explicit label mapping, e.g. 'attributable=1,not attributable=0'")
+    p.add_argument("--dataset", dest="dataset_name", help="dataset name when the file has no dataset column")
+    p.add_argument("--construct", help="construct of these pairs (e.g. attribution, fact-check)")
+    add_format_args(p)
+    p.add_argument("--on-error", choices=("fail", "skip"), default="fail",
+                   help="bad rows: fail (default) names the row and stops; skip leaves it out and lists it in results")
+
+
+def add_format_args(p: argparse.ArgumentParser) -> None:
+    """The data flags beyond our schema's: --format, the adapters' options, --hf."""
+    p.add_argument("--format", default="auto", choices=FORMATS,
+                   help="input format: a benchmark's published layout (see `attrib-audit datasets`), "
+                        f"'{PAIRS}' for our schema, or 'auto' (default: detect from the fields and say so)")
+    p.add_argument("--nei", choices=("drop", "0"), default="drop",
+                   help="vitaminc: NOT ENOUGH INFO rows dropped (default, counted) or labelled 0")
+    p.add_argument("--wice-partial", type=int, choices=(0, 1), default=0,
+                   help="wice: label of partially_supported claims (default 0)")
+    p.add_argument("--hf", metavar="DATASET_ID", help="load pairs from the Hugging Face hub (needs `datasets`, online)")
+    p.add_argument("--hf-split", metavar="SPLIT", help="split of --hf, e.g. test")
+    p.add_argument("--hf-revision", metavar="SHA", help="commit SHA of --hf (recorded in results.json; "
+                                                        "without it results may not be reproducible)")
+    p.add_argument("--hf-config", metavar="NAME", help="configuration name of --hf, when it has several")
+
+
+def add_scoring_args(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--scorers", default=default, help=f"comma-separated scorer names (default {default}); see "
+                   "`models list`; a plugin as module:factory; 'none' with --score-col/--scores only")
+    add_model_args(p)
+    add_engine_args(p)
+    add_judge_args(p)
+
+
+def add_model_args(p: argparse.ArgumentParser) -> None:
+    """Where weights come from, which device, and the score cache: shared by every command that scores."""
+    p.add_argument("--model-path", action="append", default=[], metavar="SCORER=PATH",
+                   help="local weights for a scorer (repeatable), e.g. minilm=/models/MiniLM")
+    p.add_argument("--scorer-opt", action="append", default=[], metavar="SCORER.KEY=VALUE",
+                   help="scorer option (repeatable), e.g. bertscore.num_layers=5, blend.w_lex=0.5")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or mps")
+    p.add_argument("--batch-size", type=int, help="pairs per scoring batch (default: per scorer)")
+    p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or notes")
+
+
+def add_engine_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: this process, streaming in chunks; ray: Ray Data actors (pip install 'attrib-audit[ray]')")
+    p.add_argument("--ray-address", default=None,
+                   help="Ray cluster to join, e.g. ray://head:10001 or auto (default $RAY_ADDRESS, else a local Ray)")
+    p.add_argument("--concurrency", type=int, default=2, help="Ray actors per scorer, each with one model copy (default 2)")
+    p.add_argument("--actor-gpus", type=float, default=None,
+                   help="GPUs per Ray actor (default 1 when --device cuda, else 0)")
+
+
+def add_stream_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--chunk-rows", type=int, default=None,
+                   help="rows read, scored and written at a time by the local engine (default 16384)")
+
+
+def add_judge_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("LLM judge (scorers judge, judge-label)")
+    g.add_argument("--judge-url", help="OpenAI-compatible server base URL, e.g. http://127.0.0.1:8000/v1 "
+                                       "(default: the local GGUF from `models install judge`)")
+    g.add_argument("--judge-model", help="model name the server expects (required with --judge-url)")
+    g.add_argument("--judge-api-key-env", default="ATTRIB_AUDIT_JUDGE_API_KEY",
+                   help="environment variable holding the server's API key (default ATTRIB_AUDIT_JUDGE_API_KEY)")
+    g.add_argument("--judge-concurrency", type=int, default=4, help="requests in flight at once (server; default 4)")
+    g.add_argument("--judge-timeout", type=float, default=60.0, help="seconds per request (server; default 60)")
+    g.add_argument("--judge-retries", type=int, default=4, help="retries on 429/5xx/connection errors (default 4)")
+    g.add_argument("--judge-grammar", action="store_true",
+                   help="constrain decoding to the answer format with a GBNF grammar (local GGUF or a llama.cpp "
+                        "server); lets a small model answer parseably")
+
+
+def add_precomputed_args(p: argparse.ArgumentParser) -> None:
+    """`--score-col` / `--scores`: audit a metric the user computed elsewhere."""
+    p.add_argument("--score-col", action="append", default=[], metavar="NAME=COL[:lower]",
+                   help="audit a numeric column of the data file as scorer NAME (repeatable); ':lower' when lower "
+                        "values mean better supported")
+    p.add_argument("--scores", action="append", default=[], metavar="FILE[:COLS]",
+                   help="join a score file on id (or on the scored text for evaluator exports); each numeric column, "
+                        "or the listed COL / NAME=COL[:lower] entries, becomes a scorer (repeatable)")
+    p.add_argument("--scores-format", choices=SCORE_FORMATS, default="auto",
+                   help="format of --scores files: table (id + columns), ragas, deepeval, trulens (default: detect)")
+
+
+def add_audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
+    """What `audit` and `demo` share: scoring, statistics, the output folder, precomputed metrics, the report."""
+    add_scoring_args(p, "lexical,minilm,blend,bertscore")
+    p.add_argument("--slice-by", choices=("dataset", "source"), default="dataset",
+                   help="one AUROC per dataset, or per dataset:source")
+    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-perm", type=int, default=10_000,
+                   help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
+    p.add_argument("--ci-level", type=float, default=0.95,
+                   help="coverage of the per-slice AUROC and paired-difference CIs (default 0.95)")
+    p.add_argument("--window-sensitivity", type=int, metavar="N",
+                   help="also rescore every scorer with a token window at N tokens and report the change")
+    p.add_argument("--out", default=out_default, help="output folder")
+    add_precomputed_args(p)
+    p.add_argument("--report", action="store_true", default=out_default is not None,
+                   help="also write report.html, report.md and plots/ in the output folder (demo: always)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also print every other section (transfer detail, sensitivity); the report holds them all")
+
+
+def add_report_inputs(p: argparse.ArgumentParser) -> None:
+    for key in ("provenance", "probe", "agreement"):
+        p.add_argument(f"--{key}", metavar="FILE", help=f"{key}.json saved elsewhere (default: DIR/{key}.json if present)")

@@ -1,0 +1,26 @@
+"""The `attrib-audit` argument parser: every command, in the order `--help` lists them.
+
+Building it imports no model library, matplotlib or pandas: those load when a command runs.
+"""
+from __future__ import annotations
+
+import argparse
+
+from attrib_audit import __version__
+from attrib_audit.cli import audit, models, probe, provenance, report, results, score, validate
+
+DESCRIPTION = "`attrib-audit` command line: a thin layer over the Python API."
+# (module, function adding its subcommand), in --help order
+COMMANDS = ((audit, "add_audit"), (audit, "add_demo"), (score, "add_score"), (models, "add_models"),
+            (models, "add_datasets"), (results, "add_select"), (probe, "add_probe"), (provenance, "add_provenance"),
+            (report, "add_report"), (results, "add_agree"), (validate, "add_plan"), (validate, "add_sample"),
+            (validate, "add_label"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="attrib-audit", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"attrib-audit {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for module, add in COMMANDS:
+        getattr(module, add)(sub)
+    return parser

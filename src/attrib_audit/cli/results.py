@@ -1,0 +1,53 @@
+"""Commands that read an audit folder: `select` (which metric for a new dataset) and `agree` (Cohen's κ)."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from attrib_audit.audit.agreement import agreement
+from attrib_audit.audit.select import DEFAULT_EPS, select_from_results
+from attrib_audit.report.console import format_agreement, format_recommendation
+
+
+def cmd_select(args: argparse.Namespace) -> int:
+    scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
+    recs = [r.to_dict() for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
+                                                     eps=args.eps)]
+    if args.json:
+        print(json.dumps(recs, indent=2))
+    elif not recs:
+        print("no construct with a usable slice in this audit: declare constructs (--construct) and audit again")
+    else:
+        print("\n\n".join(format_recommendation(r) for r in recs))
+    return 0
+
+
+def cmd_agree(args: argparse.Namespace) -> int:
+    res = agreement(args.results, args.a, args.b, threshold=args.threshold, n_boot=args.n_boot, seed=args.seed)
+    print(format_agreement(res))
+    print(f"\nagreement: {args.results}/agreement.json")
+    return 0
+
+
+def add_select(sub) -> None:
+    p = sub.add_parser("select", help="recommend a metric for a new dataset of a construct, with the regret caveat")
+    p.add_argument("--results", required=True, help="an `attrib-audit audit --out` folder (results.json + bootstrap.npz)")
+    p.add_argument("--construct", help="only this construct (default: every construct in the audit)")
+    p.add_argument("--scorers", help="restrict the candidates, e.g. to the metrics you can afford to run")
+    p.add_argument("--eps", type=float, default=DEFAULT_EPS,
+                   help=f"regret (AUROC) you accept on a new dataset; verdict 'transfers' needs the selector's CI "
+                        f"upper bound below it (default {DEFAULT_EPS})")
+    p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
+    p.set_defaults(func=cmd_select)
+
+
+def add_agree(sub) -> None:
+    p = sub.add_parser("agree", help="Cohen's kappa between two raters (judges or 'human') per slice, with CIs")
+    p.add_argument("--results", required=True, help="an audit output folder (reads scores.parquet)")
+    p.add_argument("--a", required=True, help="first rater: a scorer name or 'human'")
+    p.add_argument("--b", required=True, help="second rater: a scorer name or 'human'")
+    p.add_argument("--threshold", type=float, default=0.5,
+                   help="scorers without a discrete label count as attributable at score >= this (default 0.5)")
+    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_agree)

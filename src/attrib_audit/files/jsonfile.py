@@ -1,0 +1,89 @@
+"""JSON files attrib-audit writes and reads back.
+
+`plain` is the one sanitiser: numpy scalars and arrays, tuples and non-string keys become plain JSON, and
+NaN/inf become null, so a missing value is never written as a number. `sealed_json` writes an object with a
+`digest` of its content: a reader can tell a file as attrib-audit wrote it (a value of the wrong type there is
+a bug in the reader) from one edited or made elsewhere (bad input). `read_json` is the one reader of a saved
+JSON object; a key missing from what it returns raises LayoutError, so a reader of a saved file can tell "this
+file lacks a key" from a bug of its own.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from attrib_audit.errors import InputError
+
+
+def plain(obj: Any) -> Any:
+    """Plain JSON data: NaN/inf → None, numpy scalars/arrays and tuples → Python, keys → strings (order kept)."""
+    if isinstance(obj, Mapping):
+        return {str(k): plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return plain(obj.tolist())
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer, int)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        return float(obj) if math.isfinite(obj) else None
+    return obj
+
+
+def sealed_json(obj: Mapping[str, Any]) -> str:
+    """`obj` as plain, indented JSON with a `digest` of its content (any earlier digest replaced)."""
+    data = plain({k: v for k, v in obj.items() if k != "digest"})
+    return json.dumps({**data, "digest": _digest(data)}, indent=2, allow_nan=False)
+
+
+def _digest(data: dict) -> str:
+    canon = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return "sha256:" + hashlib.sha256(canon.encode()).hexdigest()
+
+
+def is_sealed(data: Any) -> bool:
+    """Whether parsed JSON is unchanged since sealed_json wrote it."""
+    if not isinstance(data, dict) or not isinstance(data.get("digest"), str):
+        return False
+    try:
+        return data["digest"] == _digest({k: v for k, v in data.items() if k != "digest"})
+    except (TypeError, ValueError):
+        return False
+
+
+class LayoutError(KeyError):
+    """A key a reader needs is missing from a saved file: the file's layout, not a bug in the reader."""
+
+    def __str__(self) -> str:
+        return f"missing key {self.args[0]!r}"
+
+
+class SavedDict(dict):
+    """A JSON object read from a saved file; a missing key raises LayoutError, so only that (not any KeyError,
+    TypeError or AttributeError of the reading code) says the file is not what the reader expects."""
+
+    def __missing__(self, key):
+        raise LayoutError(key)
+
+
+def read_json(path: str | Path, error: type[InputError] = InputError) -> SavedDict:
+    """The JSON object saved at `path`; one line naming the file (as `error`) when it cannot be read or parsed."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"), object_hook=SavedDict)
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: cannot read ({exc})") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror})") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: expected a JSON object at the top level, found {type(data).__name__}")
+    return data

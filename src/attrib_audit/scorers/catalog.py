@@ -1,0 +1,63 @@
+"""The catalogue of scorers (the registry): every built-in family, listed explicitly, plus the scorers other
+packages plug in.
+
+Importing this module imports each built-in family module, and each registers its scorers (`base.register`)
+as it is imported; nothing else registers a built-in. Plugins come from the `attrib_audit.scorers` entry-point
+group (discovered on each call, so a package installed mid-session is seen) or a `module:factory` path
+(scorers.plugins). A family's module imports nothing heavy at module level: listing the registry
+(`models list`) never loads torch.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+# every built-in family registers its scorers on import; AlignScore is left out (README, "Model scorers")
+from attrib_audit.scorers import bertscore, blend, cross_encoder, embedding, judge, lexical, minicheck, nli  # noqa: F401
+from attrib_audit.scorers.base import _REGISTRY, Scorer, ScorerOptionError, ScorerSpec
+from attrib_audit.scorers.plugins import entry_point_specs, import_path_scorer, is_import_path
+
+
+def registry() -> dict[str, ScorerSpec]:
+    """Built-in scorers and the installed `attrib_audit.scorers` entry points (discovered on each call)."""
+    return {**entry_point_specs(set(_REGISTRY))[0], **_REGISTRY}
+
+
+def scorer_spec(name: str) -> ScorerSpec:
+    """The registry entry of a built-in or entry-point scorer (a built-in needs no scan of the entry points)."""
+    specs = _REGISTRY if name in _REGISTRY else registry()
+    if name not in specs:
+        raise ScorerOptionError(f"unknown scorer {name!r}; known: {', '.join(sorted(specs))}")
+    return specs[name]
+
+
+def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options `name`'s factory is called with: `device` is dropped for scorers that run on no device,
+    any other unknown key is a ScorerOptionError naming the valid ones."""
+    accepted = scorer_spec(name).option_names()
+    opts = dict(options)
+    if accepted is None:
+        return opts
+    if "device" not in accepted:
+        opts.pop("device", None)
+    unknown = sorted(set(opts) - set(accepted))
+    if unknown:
+        valid = ", ".join(sorted(a for a in accepted if a != "device")) or "none"
+        raise ScorerOptionError(f"scorer {name!r} has no option{'s' if len(unknown) > 1 else ''} "
+                                f"{', '.join(unknown)}; valid: {valid}")
+    return opts
+
+
+def get_scorer(name: str, **options: Any) -> Scorer:
+    """Build a registered scorer or a `module:factory` plugin.
+
+    Raises ScorerUnavailable with a one-line reason if it cannot run here, ScorerOptionError for an option
+    it does not take, PluginError for a broken plugin.
+    """
+    if is_import_path(name):
+        return import_path_scorer(name, **options)
+    return scorer_spec(name).factory(**check_options(name, options))
+
+
+def plugin_clashes() -> list[str]:
+    """Entry points left out because their name is taken (what `models list` prints after the scorers)."""
+    return entry_point_specs(set(_REGISTRY))[1]

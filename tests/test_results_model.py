@@ -1,0 +1,77 @@
+"""results.json has one model, one writer and one reader: `run_audit` returns the results whole (run spec and
+reproduce command included, nothing patched on later), `to_json` writes them, `read_results` reads them back
+byte for byte, and the sensitivity section gets its rescored scores handed in instead of scoring."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from attrib_audit.audit import AuditConfig, read_results, run_audit
+from attrib_audit.audit.results import to_json
+from attrib_audit.audit.run import run_spec
+from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
+from attrib_audit.audit.spec import Local, RunSpec, ScorerChoice, StatsSpec
+from attrib_audit.data import DataSpec, FileSource, load_pairs
+from attrib_audit.files.jsonfile import LayoutError, plain
+from attrib_audit.scorers.base import ScoreBatch
+
+KEYS = ["run_id", "tool", "config", "data", "skipped", "scorers", "unavailable", "precomputed", "slices", "auroc",
+        "paired", "truncation", "failures", "transfer", "sensitivity", "elapsed_s"]
+
+
+@pytest.fixture
+def pairs(tmp_path):
+    rng = np.random.default_rng(3)
+    rows = []
+    for d in ("d1", "d2", "d3"):
+        for i in range(24):
+            y = i % 2
+            words = " ".join(rng.choice(["paris", "rome", "oslo", "bern", "lima", "cats"], 4))
+            rows.append({"id": f"{d}-{i}", "dataset": d, "claim": words, "evidence": words if y else "dogs bark loudly",
+                         "label": y, "construct": "attribution"})
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_run_spec_returns_the_results_whole_and_the_file_reads_back_byte_for_byte(pairs, tmp_path):
+    spec = RunSpec(data=DataSpec(files=(FileSource(str(pairs)),)), scorers=(ScorerChoice("lexical"),),
+                   stats=StatsSpec(n_boot=50, n_perm=50))
+    command = ["attrib-audit", "audit", str(pairs), "--scorers", "lexical", "--out", "OUT"]
+    result = run_spec(spec, Local(cache=":memory:", quiet=True), log=lambda _m: None, command=command)
+    res = result.results
+    assert list(res) == [*KEYS, "spec", "command"] and res["command"] == command
+    assert res["spec"]["data"]["files"][0]["format"] == "pairs" and len(res["spec"]["data"]["files"][0]["sha256"]) == 64
+    assert res == plain(res) and json.loads(json.dumps(res, allow_nan=False)) == res  # plain JSON values throughout
+    folder = tmp_path / "out"
+    result.save(folder)
+    text = (folder / "results.json").read_text()
+    back = read_results(folder, "test")
+    assert to_json(back) == text and back["auroc"] == res["auroc"]
+    with pytest.raises(LayoutError):  # a key the file lacks says so: the reader's callers turn it into one line
+        back["auroc"][0]["no such key"]
+
+
+def test_run_audit_from_python_records_no_spec_or_command(pairs):
+    res = run_audit(load_pairs(pairs), AuditConfig(scorers=("lexical",), n_boot=30, n_perm=30, cache_path=":memory:",
+                                                   quiet=True), log=lambda _m: None).results
+    assert list(res) == KEYS
+
+
+def test_the_sensitivity_section_takes_rescored_scores_and_scores_nothing(pairs):
+    result = run_audit(load_pairs(pairs), AuditConfig(scorers=("lexical",), n_boot=30, n_perm=30, cache_path=":memory:",
+                                                      quiet=True), log=lambda _m: None)
+    base = result.scores["lexical"]
+    flipped = ScoreBatch(1.0 - base.scores, base.truncated_tokens + 1, base.input_tokens, base.chunks, base.failures)
+    window = WindowRescore(64, {"lexical": flipped}, [{"scorer": "lexical", "window": 128, "window_alt": 64,
+                                                      "signature_alt": "lexical@64"}], [], [])
+    config = AuditConfig(n_boot=30, n_perm=30)
+    sen = sensitivity_section(result.table, result.slice_keys, result.scores, result.boots, result.results["slices"],
+                              result.results["transfer"], config, window)
+    rows = {r["slice"]: r for r in sen["window"]["rows"]}
+    assert sorted(rows) == ["d1", "d2", "d3"] and sen["window"]["scoring"] == []
+    for r in rows.values():  # reversed scores: AUROC at the window is 1 − AUROC, and every pair counts as cut
+        assert r["auroc_alt"] == pytest.approx(1 - r["auroc"]) and r["diff"] == pytest.approx(r["auroc_alt"] - r["auroc"])
+        assert r["pairs_truncated_alt"] == 24 and r["pairs_truncated"] == 0
