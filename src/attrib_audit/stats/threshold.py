@@ -193,9 +193,16 @@ def units_needed(risk: float, alpha: float, delta: float, method: str = "binomia
 
     None when the rate is not below α (no sample size certifies it) or n would pass `cap`.
     Counts are continued to real values (n·rate need not be whole), so the answer moves smoothly with n.
+    The p-value falls with n (up to a count's rounding), so n = 4^k probes bracket the answer first and only
+    n up to the bracket are scanned: a rate just below α costs a few probes, not a scan to `cap`.
     """
     if not 0.0 <= risk < alpha:
         return None
+    probes = np.unique(np.minimum(float(cap), 4.0 ** np.arange(int(math.log(max(cap, 1), 4)) + 2)))
+    hit = np.flatnonzero(pvalues(np.full(probes.size, risk), probes, alpha, method) <= delta)
+    if not hit.size:
+        return None
+    cap = int(probes[hit[0]])
     start = 1
     while start <= cap:
         stop = min(cap, start * 4)
