@@ -12,7 +12,9 @@ from typing import Callable
 
 from attrib_audit.errors import LAYOUT_ERRORS as BROAD_LAYOUT_ERRORS
 from attrib_audit.files.outdir import check_out_dir, write_text_atomic
-from attrib_audit.report import agreement, audit_extras, auroc, probe, provenance, reproduce, sensitivity, transfer
+from attrib_audit.report import (
+    agreement, audit_extras, auroc, probe, provenance, reproduce, sensitivity, thresholds, transfer,
+)
 from attrib_audit.report.blocks import LAYOUT_ERRORS, Note, Section
 from attrib_audit.report.inputs import ReportInputs, load_inputs
 from attrib_audit.report.render import to_html, to_markdown
@@ -33,6 +35,7 @@ SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("sensitivity", "Sensitivity: length, truncation and single datasets", "results", sensitivity.build),
     SectionSpec("paired", "Paired differences", "results", audit_extras.paired),
     SectionSpec("evidence", "Truncation and failures", "results", audit_extras.evidence),
+    SectionSpec("thresholds", "Deployable thresholds", "thresholds", thresholds.build),
     SectionSpec("provenance", "Provenance diagnostic", "provenance", provenance.build),
     SectionSpec("agreement", "Judge agreement (Cohen's κ)", "agreement", agreement.build),
     SectionSpec("probe", "Answer-level probe", "probe", probe.build),

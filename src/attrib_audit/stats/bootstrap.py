@@ -15,7 +15,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from attrib_audit.stats.auroc import auroc, cluster_auroc, ht_auroc
-from attrib_audit.stats.types import Estimate
+from attrib_audit.stats.types import Estimate, group_codes
 
 DEFAULT_B = 2000
 _MAX_CELLS = 1 << 25  # cap on B×n floats held at once (~256 MB)
@@ -24,11 +24,6 @@ _MAX_CELLS = 1 << 25  # cap on B×n floats held at once (~256 MB)
 def slice_rng(seed: int, name: str) -> np.random.Generator:
     """A generator that depends on the seed and the slice name only, not on slice order."""
     return np.random.default_rng([int(seed), zlib.crc32(name.encode("utf-8"))])
-
-
-def group_codes(groups: Sequence) -> np.ndarray:
-    _, codes = np.unique(np.asarray(groups, dtype=object).astype(str), return_inverse=True)
-    return codes.astype(np.int64)
 
 
 def cluster_count_blocks(n_clusters: int, n_boot: int, rng: np.random.Generator, width: int | None = None) -> Iterator[np.ndarray]:

@@ -6,6 +6,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 
+def group_codes(groups) -> np.ndarray:
+    """Cluster index per row, 0..K−1 in sorted order of the group names (as strings)."""
+    _, codes = np.unique(np.asarray(groups, dtype=object).astype(str), return_inverse=True)
+    return codes.astype(np.int64)
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A point estimate with its percentile bootstrap interval."""
@@ -72,8 +78,6 @@ class LabelledScores:
     @property
     def codes(self) -> np.ndarray:
         """Cluster index per row (0..K−1, in sorted order of the group names); each row its own without groups."""
-        from attrib_audit.stats.bootstrap import group_codes  # bootstrap imports this module
-
         return np.arange(self.n, dtype=np.int64) if self.groups is None else group_codes(self.groups)
 
     @property
