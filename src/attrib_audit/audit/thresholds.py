@@ -298,7 +298,8 @@ def _calibration(data: LabelledScores, sl: str, opts: ThresholdOptions) -> Calib
     return out
 
 
-def _slice_data(pairs: ScoredPairs, name: str, sl: str) -> tuple[LabelledScores, int]:
+def slice_data(pairs: ScoredPairs, name: str, sl: str) -> tuple[LabelledScores, int]:
+    """One scorer's scores on one slice with their labels, groups and weights; failed rows dropped and counted."""
     rows = pairs.slices == sl
     s = pairs.scores[name][rows]
     ok = np.isfinite(s)
@@ -385,7 +386,7 @@ def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Ma
     for name in names:
         mine, datas = [], {}
         for sl in slices:
-            data, n_failed = _slice_data(pairs, name, sl)
+            data, n_failed = slice_data(pairs, name, sl)
             datas[sl] = data
             mine.append(_entry(name, sl, constructs[sl], data, n_failed, opts))
         log(f"[threshold] {name}: {len(slices)} slices")

@@ -455,6 +455,29 @@ def format_plan(plan: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def format_gate_plan(plan: Mapping[str, Any]) -> str:
+    """One slice and scorer of `plan` with a gate target (validate.plan.gate_plans)."""
+    head = f"plan for {plan['title']}: a threshold certified for {plan['target']} at delta {plan['delta']:g} " \
+           f"(unit: {plan['unit']}; {plan['n']} pairs" + (f", {plan['n_failed']} failed" if plan["n_failed"] else "") + ")"
+    if plan["certified_threshold"] is not None:
+        return f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])} (attrib-audit threshold gives its rates)"
+    lines = [head, f"  not certified: {plan['reason']}"]
+    for key, what in (("fewest_labels", "the cheapest threshold"), ("label_need", "the loosest threshold under the target")):
+        n = plan[key]
+        if n:
+            lines.append(f"  {what} t={_threshold(n['threshold'])} ({n['unit']}: risk {_num(n['risk'])}): "
+                         + (f"label {n['labels_needed']} pairs in all ({n['more_labels']} more), {n['assumption']}"
+                            if n["labels_needed"] is not None else "no number of labels certifies it (risk not below the target)"))
+    sim = plan["simulated"]
+    if sim:
+        lines.append(f"  simulated: {sim['sims']} samples of {sim['n']} pairs from this slice's scores "
+                     f"({sim['pairs_per_cluster']} per cluster, intra-cluster correlation {sim['icc']:.2f}) certify a "
+                     f"threshold in {fmt.pct(sim['certified_share'])} of draws")
+    if not plan["fewest_labels"]:
+        lines.append("  recommendation: no number of labels certifies this target on data like these")
+    return "\n".join(lines)
+
+
 # ---- threshold: deployable gates (audit.thresholds) ----------------------------------------------------------------
 
 RATE_NAMES = {"false_pass": "false-pass", "precision": "precision", "catch": "catch"}
@@ -537,7 +560,7 @@ def format_thresholds(results: Mapping[str, Any], verbose: bool = False) -> str:
     sign = "≤" if kind == "false_pass" else "≥"
     out = [f"Deployable thresholds (pass when score ≥ t): {rate} {sign} {t['level']:g} with probability ≥ "
            f"{1 - cfg['delta']:g} (Learn-then-Test). held-out = cross-fitted on whole groups; +labels = the fewest "
-           "more labelled pairs that would certify some threshold, at the rates seen (-v: what the naive t needs)."]
+           "more labelled pairs that would certify some threshold, at the rates seen (-v: what looser ones need)."]
     for c, rows in _by_construct(results["entries"]).items():
         order = {sl: i for i, sl in enumerate(dict.fromkeys(e["slice"] for e in rows))}
         rows = sorted(rows, key=lambda e: order[e["slice"]])  # per slice, its scorers in the file's order
@@ -593,7 +616,7 @@ def _threshold_details(rows: Sequence[Mapping[str, Any]], kind: str, names: Mapp
             out.append(f"    certified: none — {e['certified_reason']}")
         out.append(f"    naive t={e['naive_threshold']!r}" if e["naive_threshold"] is not None
                    else f"    naive: none — {e['naive_reason']}")
-        for key, what in (("label_need", "the naive choice"), ("fewest_labels", "the cheapest threshold")):
+        for key, what in (("label_need", "the loosest threshold under the target"), ("fewest_labels", "the cheapest threshold")):
             n = e[key]
             if n and e["certified_threshold"] is None:
                 out.append(f"    labels to certify {what} t={_threshold(n['threshold'])} (risk {_num(n['risk'])} on "
