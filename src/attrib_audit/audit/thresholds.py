@@ -18,7 +18,7 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, NotRequired, Sequence, TypedDict
+from typing import Any, Mapping, NotRequired, Sequence, TypedDict
 
 import numpy as np
 
@@ -371,7 +371,7 @@ def _transfer_reason(construct: str, two_class: int) -> str | None:
 
 
 def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Mapping[str, Any], run_id: str,
-                       slice_by: str, log: Callable[[str], None] = lambda _m: None) -> ThresholdsResults:
+                       slice_by: str) -> ThresholdsResults:
     """Every scorer × slice entry, and the transfer rows within each declared construct."""
     t0 = time.time()
     names = list(pairs.scores)
@@ -389,7 +389,6 @@ def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Ma
             data, n_failed = slice_data(pairs, name, sl)
             datas[sl] = data
             mine.append(_entry(name, sl, constructs[sl], data, n_failed, opts))
-        log(f"[threshold] {name}: {len(slices)} slices")
         for c in dict.fromkeys(constructs.values()):
             group = [e for e in mine if e["construct"] == c and e["status"] == "ok"]
             reason = _transfer_reason(c, len(group))
@@ -413,12 +412,12 @@ def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Ma
     if weighted:
         notes.append("weighted: Horvitz–Thompson (each pair weighs 1/inclusion probability), so every rate describes "
                      "the pool the labelled sample was drawn from")
-    return plain({
-            "run_id": run_id,
-            "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
-                     "platform": platform.platform()},
-            "source": dict(source),
-            "config": {"target": opts.target.to_dict(), "delta": opts.delta, "unit": opts.unit, "folds": opts.folds,
-                       "n_boot": opts.n_boot, "seed": opts.seed, "level": opts.level, "n_bins": opts.n_bins,
-                       "recalibrate": opts.recalibrate, "scorers": names, "slice_by": slice_by},
-            "notes": notes, "entries": entries, "elapsed_s": round(time.time() - t0, 3)})  # type: ignore[return-value]
+    return plain({  # type: ignore[return-value]
+        "run_id": run_id,
+        "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
+                 "platform": platform.platform()},
+        "source": dict(source),
+        "config": {"target": opts.target.to_dict(), "delta": opts.delta, "unit": opts.unit, "folds": opts.folds,
+                   "n_boot": opts.n_boot, "seed": opts.seed, "level": opts.level, "n_bins": opts.n_bins,
+                   "recalibrate": opts.recalibrate, "scorers": names, "slice_by": slice_by},
+        "notes": notes, "entries": entries, "elapsed_s": round(time.time() - t0, 3)})

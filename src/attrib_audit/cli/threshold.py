@@ -68,7 +68,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         pairs, slice_by, run_id = scored_from_table(table, table.slice_keys(args.slice_by), scores), args.slice_by, new_run_id()
         source = {"data": table.origin, "scorers": {s.scorer: s.signature for s in run_stats},
                   "unavailable": unavailable}
-    results = compute_thresholds(pairs, opts, source=source, run_id=run_id, slice_by=slice_by, log=log)
+    results = compute_thresholds(pairs, opts, source=source, run_id=run_id, slice_by=slice_by)
     out.mkdir(parents=True, exist_ok=True)
     path = out / FILE
     write_text_atomic(path, to_json(results))

@@ -88,7 +88,7 @@ def build_report(folder: str | Path, out: str | Path | None = None, **explicit: 
                 + "; ".join(inputs.ignored) + ".")]))
         drawn = sorted(p for p in (stage / "plots").iterdir() if p.suffix in (".png", ".svg"))
         title = "attrib-audit report"
-        tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe)
+        tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe, inputs.thresholds)
                      if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {})
         run = inputs.run_id
         meta = (f"attrib-audit {tool.get('version', '?')} · " + (f"run {run} · " if run else "")

@@ -494,7 +494,7 @@ def _rate(rates: Mapping[str, Any] | None, kind: str) -> str:
 def _held_out(e: Mapping[str, Any], which: str, kind: str) -> str:
     """The cross-fitted rate of the certified or naive threshold, with the folds that fitted one when not all did."""
     h = e["held_out"]
-    if not h or (which == "certified" and e["certified_threshold"] is None):
+    if not h or e[f"{which}_threshold"] is None:
         return MISSING
     if not h[which]:  # e.g. certified on the whole slice, but no fold's training part has enough labels
         return f"{MISSING} (0/{h['folds']} folds)" if h["folds"] else MISSING
@@ -511,8 +511,13 @@ def _more_labels(e: Mapping[str, Any]) -> str:
     return f"+{f['more_labels']} (t={_threshold(f['threshold'])})"
 
 
-def _short_reason(reason: str) -> str:
-    return reason.split(":")[0] if reason else MISSING
+_SHORT = (("too few labels", "too few labels"), ("one class", "one class"), ("no threshold meets", "unmet in-sample"),
+          ("not certified", "not certified"), ("no scores", "no scores"))
+
+
+def _short_reason(reason: str | None) -> str:
+    """The kind of a certificate's one-line reason, for a table cell (the line itself is printed below the table)."""
+    return next((short for start, short in _SHORT if (reason or "").startswith(start)), (reason or MISSING).split(":")[0])
 
 
 def _by_construct(entries: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:

@@ -35,10 +35,10 @@ def _answer(e: dict) -> str:
 
 def _held_out(e: dict, which: str, kind: str) -> str:
     h = e["held_out"]
-    if not h or (which == "certified" and e["certified_threshold"] is None):
+    if not h or e[f"{which}_threshold"] is None:
         return fmt.DASH
-    if not h[which]:
-        return f"{fmt.DASH} (no fold certifies)" if which == "certified" else fmt.DASH
+    if not h[which]:  # e.g. certified on the whole slice, but no fold's training part has enough labels
+        return f"{fmt.DASH} (no fold has one)"
     done = h[f"{which}_folds"]
     return _rates(h[which], kind) + (f" ({done}/{h['folds']} folds)" if done < h["folds"] else "")
 
