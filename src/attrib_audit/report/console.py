@@ -613,7 +613,7 @@ def _threshold_details(rows: Sequence[Mapping[str, Any]], kind: str, names: Mapp
         c = e["certificate"]
         if c and c["threshold"] is not None:
             out.append(f"    certified t={c['threshold']!r}: {RATE_NAMES[kind]} {_num(c['certified_rate'])} in-sample on "
-                       f"{c['n_effective']:.4g} {c['unit']} units, risk bound {_num(c['upper_bound'])} ≤ "
+                       f"{c['n_effective']:.4g} {c['unit']}s that count, risk bound {_num(c['upper_bound'])} ≤ "
                        f"{_num(1 - e['target']['level'] if kind != 'false_pass' else e['target']['level'])} "
                        f"(p = {fmt.pvalue(c['p_value'])}, {c['p_value_method']}, {c['tested']} of {c['candidates']} "
                        "thresholds tested)")
