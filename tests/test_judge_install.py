@@ -5,6 +5,7 @@ import hashlib
 
 import pytest
 
+from attrib_audit.scorers import pinned
 from attrib_audit.scorers.judge import models
 from attrib_audit.scorers.base import ScorerUnavailable
 from fake_weights import pins_for
@@ -24,10 +25,9 @@ def test_assemble_concatenates_parts_into_a_loadable_gguf(tmp_path, monkeypatch)
     src = models.smollm2_gguf_path()
     data = open(src, "rb").read()
     parts = _split(data, tmp_path)
-    monkeypatch.setattr(models, "_part_files", lambda: parts)
-    monkeypatch.setattr(models, "at_pinned_versions", lambda pins: True)
+    monkeypatch.setattr(pinned, "installed_parts", lambda pins: parts)
     assert models.judge_gguf_path() is None
-    out = models.assemble_judge(pins_for(parts, "judge", models.JUDGE_FILE))
+    out = models.assemble_judge(pins_for(parts, "judge", pinned.JUDGE.target))
     assert out == models.judge_gguf_path() and models.resolve_judge().location == out
     assert hashlib.sha256(open(out, "rb").read()).digest() == hashlib.sha256(data).digest()
     assert "smollm2" in models.gguf_name(out).lower()
@@ -35,10 +35,9 @@ def test_assemble_concatenates_parts_into_a_loadable_gguf(tmp_path, monkeypatch)
 
 def test_assemble_rejects_parts_that_are_not_a_gguf(tmp_path, monkeypatch):
     parts = _split(b"PK\x03\x04" + b"x" * 100, tmp_path)
-    monkeypatch.setattr(models, "_part_files", lambda: parts)
-    monkeypatch.setattr(models, "at_pinned_versions", lambda pins: True)
+    monkeypatch.setattr(pinned, "installed_parts", lambda pins: parts)
     with pytest.raises(ScorerUnavailable, match="not a GGUF"):
-        models.assemble_judge(pins_for(parts, "judge", models.JUDGE_FILE))
+        models.assemble_judge(pins_for(parts, "judge", pinned.JUDGE.target))
     assert models.judge_gguf_path() is None
 
 

@@ -105,8 +105,9 @@ def test_mpnet_assembly_from_split_zip_parts(tmp_path, monkeypatch):
         p.parent.mkdir(parents=True)
         p.write_bytes(blob[cut[i]:cut[i + 1]])
         parts[models.MPNET_PARTS[i]] = p
-    monkeypatch.setattr(models, "dist_files", lambda dist, suffix: [parts[dist]] if dist in parts else [])
-    monkeypatch.setattr(models, "at_pinned_versions", lambda pins: True)
+    from attrib_audit.scorers import pinned
+
+    monkeypatch.setattr(pinned, "installed_parts", lambda pins: list(parts.values()))
     assert models.mpnet_package_path() is None
     from fake_weights import pins_for
 

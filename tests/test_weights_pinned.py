@@ -7,6 +7,7 @@ import re
 import pytest
 
 from attrib_audit.cli import main
+from attrib_audit.scorers import pinned
 from attrib_audit.scorers.judge import models as judge_models
 from attrib_audit.scorers.pinned import JUDGE, MPNET, WeightsCheckError, assemble_checked
 from fake_weights import pins_for
@@ -62,11 +63,10 @@ def test_whole_file_hash_is_checked_too(tmp_path):
 
 def test_cli_install_of_a_corrupted_part_is_one_line_exit_3(tmp_path, monkeypatch, capsys):
     files = _parts(tmp_path, [b"GGUF" + b"w" * 100, b"x" * 100])
-    pins = pins_for(files, "judge", judge_models.JUDGE_FILE)
+    pins = pins_for(files, "judge", JUDGE.target)
     files[0].write_bytes(b"GGUF" + b"v" * 100)
-    monkeypatch.setattr(judge_models, "JUDGE", pins)
-    monkeypatch.setattr(judge_models, "at_pinned_versions", lambda p: True)
-    monkeypatch.setattr(judge_models, "_part_files", lambda: files)
+    monkeypatch.setattr(pinned, "JUDGE", pins)
+    monkeypatch.setattr(pinned, "installed_parts", lambda p: files)
     assert main(["models", "install", "judge"]) == 3
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "part01.bin" in err and "sha256" in err and "pip install --force-reinstall" in err

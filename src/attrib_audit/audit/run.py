@@ -93,15 +93,9 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
     return slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots
 
 
-def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable[[str], None] = print, *,
-              spec: RunSpec | None = None, command: Sequence[str] | None = None) -> AuditResult:
-    """Score `table`, compute every section, and return the whole results.
-
-    `spec` (the run spec this run realises) and `command` (the command line that reruns it) are recorded in the
-    results when given; the spec's data is recorded as loaded (each file's format and sha256).
-    """
-    config = config or AuditConfig()
-    t0 = time.time()
+def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] = print):
+    """(scorers built, scores by name, run stats, precomputed sources, unavailable scorers): the config's scorers
+    through the engine and its precomputed metrics joined, as every command that scores a labelled table needs."""
     clash = sorted(set(config.precomputed) & set(config.scorers))
     if clash:
         raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
@@ -111,6 +105,19 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     for name, p in external.items():  # cache-free: the scores are given, only the statistics run
         scores[name] = p.batch()
         run_stats.append(p.run_stats())
+    return scorers, scores, run_stats, external, unavailable
+
+
+def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable[[str], None] = print, *,
+              spec: RunSpec | None = None, command: Sequence[str] | None = None) -> AuditResult:
+    """Score `table`, compute every section, and return the whole results.
+
+    `spec` (the run spec this run realises) and `command` (the command line that reruns it) are recorded in the
+    results when given; the spec's data is recorded as loaded (each file's format and sha256).
+    """
+    config = config or AuditConfig()
+    t0 = time.time()
+    scorers, scores, run_stats, external, unavailable = score_all(table, config, log)
     keys = table.slice_keys(config.slice_by)
     slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
     key_arr = np.asarray(keys, dtype=object)

@@ -16,12 +16,13 @@ from attrib_audit.audit.spec import LOCAL_OPTIONS, EngineSpec, Local, RunSpec, S
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.records import FIELDS
 from attrib_audit.data.sources import DataSpec, FileSource, HFSource
-from attrib_audit.errors import SpecError
+from attrib_audit.errors import SpecError, UsageError
 from attrib_audit.external.sources import ScoreSource, parse_score_col, parse_scores_arg
 from attrib_audit.files.paths import default_requests_path
 from attrib_audit.scorers.catalog import scorer_spec
 from attrib_audit.scorers.judge import JUDGE_SCORERS
 from attrib_audit.scorers.plugins import is_import_path
+from attrib_audit.stats.threshold import Target, make_target
 
 
 def stderr(message: str) -> None:
@@ -179,3 +180,14 @@ def sources_from_args(args: argparse.Namespace, log: Callable[[str], None]) -> d
             raise DataError(f"two precomputed scorers are named {s.name!r}: rename one with NAME=COLUMN")
         out[s.name] = s
     return out
+
+
+def target_from_args(args: argparse.Namespace) -> Target | None:
+    """The gate target of --max-false-pass / --min-precision / --min-catch, None if none is given."""
+    given = {k: getattr(args, k, None) for k in ("max_false_pass", "min_precision", "min_catch")}
+    if all(v is None for v in given.values()):
+        return None
+    try:
+        return make_target(**given)
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("_", "-")) from None

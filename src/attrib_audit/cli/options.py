@@ -126,3 +126,17 @@ def add_audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
 def add_report_inputs(p: argparse.ArgumentParser) -> None:
     for key in ("provenance", "probe", "agreement"):
         p.add_argument(f"--{key}", metavar="FILE", help=f"{key}.json saved elsewhere (default: DIR/{key}.json if present)")
+
+
+def add_target_args(p: argparse.ArgumentParser, required: bool) -> None:
+    """A gate's target (`threshold`, `plan`): exactly one rate and the confidence it is certified with."""
+    g = p.add_argument_group("gate target (pass the answer when score ≥ t)")
+    one = g.add_mutually_exclusive_group(required=required)
+    one.add_argument("--max-false-pass", type=float, metavar="RATE",
+                     help="largest share of unsupported pairs the gate may pass, e.g. 0.05")
+    one.add_argument("--min-precision", type=float, metavar="RATE",
+                     help="smallest share of passed pairs that must be supported, e.g. 0.95")
+    one.add_argument("--min-catch", type=float, metavar="RATE",
+                     help="smallest share of unsupported pairs the gate must flag, e.g. 0.9")
+    g.add_argument("--delta", type=float, default=0.1,
+                   help="the guarantee holds with probability ≥ 1 − delta over the labelled sample (default 0.1)")

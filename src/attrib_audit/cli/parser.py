@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse
 
 from attrib_audit import __version__
-from attrib_audit.cli import audit, models, probe, provenance, report, reproduce, results, score, validate
+from attrib_audit.cli import audit, models, probe, provenance, report, reproduce, results, score, threshold, validate
 
 DESCRIPTION = "`attrib-audit` command line: a thin layer over the Python API."
 # (module, function adding its subcommand), in --help order
 COMMANDS = ((audit, "add_audit"), (audit, "add_demo"), (score, "add_score"), (models, "add_models"),
-            (models, "add_datasets"), (results, "add_select"), (probe, "add_probe"), (provenance, "add_provenance"),
+            (models, "add_datasets"), (results, "add_select"), (threshold, "add_threshold"), (probe, "add_probe"), (provenance, "add_provenance"),
             (report, "add_report"), (results, "add_agree"), (validate, "add_plan"), (validate, "add_sample"),
             (validate, "add_label"), (reproduce, "add_reproduce"))
 

