@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from attrib_audit.scorers.pairclf import plan_batches
-from attrib_audit.text.chunk import pack, sentence_windows, word_count, word_windows
+from attrib_audit.text.chunk import pack, sentence_windows, word_count
 
 
 def test_pack_greedy_spans():
@@ -24,14 +24,14 @@ def test_sentence_windows_fit_and_cover_text():
 
 def test_long_sentence_is_split_by_words_not_dropped():
     long = "Long " + " ".join(f"w{i}" for i in range(1000)) + "."
-    wins = word_windows("Short one. " + long, 400)
+    wins = sentence_windows("Short one. " + long, 400, word_count)
     assert [len(w.split()) for w in wins] == [2, 400, 400, 201]
     assert " ".join(wins).split() == ("Short one. " + long).split()
 
 
 def test_empty_evidence_gives_one_empty_window():
-    assert word_windows("") == [""]
-    assert word_windows("   \n ") == [""]
+    assert sentence_windows("", 400, word_count) == [""]
+    assert sentence_windows("   \n ", 400, word_count) == [""]
 
 
 def test_plan_batches_sorted_and_token_budget():

@@ -95,6 +95,21 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
     return slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots
 
 
+def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] = print):
+    """(scorers built, scores by name, run stats, precomputed sources, unavailable scorers): the config's scorers
+    through the engine and its precomputed metrics joined, as every command that scores a labelled table needs."""
+    clash = sorted(set(config.precomputed) & set(config.scorers))
+    if clash:
+        raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
+    external = precomputed_scores(table, config.precomputed, on_error=config.on_error, log=log)
+    scorers, unavailable = build_scorers(config, log)
+    scores, run_stats = score_table(table, scorers, config)
+    for name, p in external.items():  # cache-free: the scores are given, only the statistics run
+        scores[name] = p.batch()
+        run_stats.append(p.run_stats())
+    return scorers, scores, run_stats, external, unavailable
+
+
 def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable[[str], None] = print, *,
               spec: RunSpec | None = None, command: Sequence[str] | None = None) -> AuditResult:
     """Score `table`, compute every section, and return the whole results.
@@ -104,7 +119,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     """
     config = config or AuditConfig()
     t0 = time.time()
-    external, scorers, unavailable, scores, run_stats = score_all(table, config, log)
+    scorers, scores, run_stats, external, unavailable = score_all(table, config, log)
     keys = table.slice_keys(config.slice_by)
     slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
     key_arr = np.asarray(keys, dtype=object)
@@ -149,20 +164,6 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     return AuditResult(plain(results), scores, boots, table, keys)
 
 
-def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None]):
-    """(precomputed sources, scorers built, unavailable ones, scores by name, run stats): every metric's scores."""
-    clash = sorted(set(config.precomputed) & set(config.scorers))
-    if clash:
-        raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
-    external = precomputed_scores(table, config.precomputed, on_error=config.on_error, log=log)
-    scorers, unavailable = build_scorers(config, log)
-    scores, run_stats = score_table(table, scorers, config)
-    for name, p in external.items():  # cache-free: the scores are given, only the statistics run
-        scores[name] = p.batch()
-        run_stats.append(p.run_stats())
-    return external, scorers, unavailable, scores, run_stats
-
-
 # ---- the system level: when rows name the system that generated them -----------------------------------------
 
 def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBatch], auroc_rows: list[dict],
@@ -186,7 +187,7 @@ def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print)
     if not table.has_systems:
         raise UsageError("no row names the system that generated it: map that column with --system-col NAME")
     config = audit_config(spec, local)
-    *_, scores, _ = score_all(table, config, log)
+    _, scores, *_ = score_all(table, config, log)
     keys = table.slice_keys(config.slice_by)
     auroc_rows = slice_statistics(table, keys, scores, config)[1]
     return system_level(table, keys, scores, auroc_rows, config, log)

@@ -27,9 +27,11 @@ from attrib_audit.scorers.catalog import check_options
 
 SPEC_VERSION = 1
 # scorer options that name a place on this machine or on the network: Local only, never in a spec
-LOCAL_OPTIONS = frozenset({"path", "url", "api_key_env", "request_cache", "baseline_path"})
+# (and `trust_remote_code`: running a checkpoint's own code is asked on each command line, never inherited)
+LOCAL_OPTIONS = frozenset({"path", "url", "api_key_env", "request_cache", "baseline_path", "trust_remote_code"})
 _LOCAL_FLAG = {"path": "--model-path SCORER=PATH", "url": "--judge-url", "api_key_env": "--judge-api-key-env",
-               "request_cache": "--cache / --no-cache", "baseline_path": "--model-path (baseline files beside it)"}
+               "request_cache": "--cache / --no-cache", "baseline_path": "--model-path (baseline files beside it)",
+               "trust_remote_code": "--trust-remote-code"}
 
 
 @dataclass(frozen=True)

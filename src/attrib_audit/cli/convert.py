@@ -9,17 +9,20 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from attrib_audit.audit.config import AuditConfig
 from attrib_audit.audit.spec import LOCAL_OPTIONS, EngineSpec, Local, RunSpec, ScorerChoice, StatsSpec, audit_config
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.records import FIELDS
 from attrib_audit.data.sources import DataSpec, FileSource, HFSource
-from attrib_audit.errors import SpecError
+from attrib_audit.errors import SpecError, UsageError
 from attrib_audit.external.sources import ScoreSource, parse_score_col, parse_scores_arg
 from attrib_audit.files.paths import default_requests_path
+from attrib_audit.scorers.catalog import scorer_spec
 from attrib_audit.scorers.judge import JUDGE_SCORERS
+from attrib_audit.scorers.plugins import is_import_path
+from attrib_audit.stats.threshold import Target, make_target
 
 
 def stderr(message: str) -> None:
@@ -51,6 +54,8 @@ def scorer_options_from_args(args: argparse.Namespace, names_flag: str = "scorer
     for item in getattr(args, "model_path", []):
         name, _, path = item.partition("=")
         opts.setdefault(name.strip(), {})["path"] = path.strip()
+    for name in trusting(names, args):
+        opts.setdefault(name, {})["trust_remote_code"] = True
     for item in getattr(args, "scorer_opt", []):
         key, sep, value = item.partition("=")
         name, _, opt = key.rpartition(".")  # rpartition: a `pkg.mod:factory` plugin name holds dots
@@ -58,6 +63,13 @@ def scorer_options_from_args(args: argparse.Namespace, names_flag: str = "scorer
             raise SpecError(f"--scorer-opt {item!r} must be SCORER.KEY=VALUE")
         opts.setdefault(name.strip(), {})[opt.strip()] = coerce(value.strip())
     return names, opts
+
+
+def trusting(names: Sequence[str], args: argparse.Namespace) -> list[str]:
+    """The scorers `--trust-remote-code` applies to: built-ins that take the option (so --check re-asks it)."""
+    if not getattr(args, "trust_remote_code", False):
+        return []
+    return [n for n in names if not is_import_path(n) and "trust_remote_code" in (scorer_spec(n).option_names() or ())]
 
 
 def scorers_from_args(args: argparse.Namespace) -> tuple[tuple[ScorerChoice, ...], dict[str, dict[str, Any]]]:
@@ -134,6 +146,8 @@ def local_for(spec: RunSpec, args: argparse.Namespace) -> Local:
         name, _, path = item.partition("=")
         if name.strip() in spec.scorer_names:
             local.setdefault(name.strip(), {})["path"] = path.strip()
+    for name in trusting(spec.scorer_names, args):
+        local.setdefault(name, {})["trust_remote_code"] = True
     return local_from_args(args, local)
 
 
@@ -167,3 +181,14 @@ def sources_from_args(args: argparse.Namespace, log: Callable[[str], None]) -> d
             raise DataError(f"two precomputed scorers are named {s.name!r}: rename one with NAME=COLUMN")
         out[s.name] = s
     return out
+
+
+def target_from_args(args: argparse.Namespace) -> Target | None:
+    """The gate target of --max-false-pass / --min-precision / --min-catch, None if none is given."""
+    given = {k: getattr(args, k, None) for k in ("max_false_pass", "min_precision", "min_catch")}
+    if all(v is None for v in given.values()):
+        return None
+    try:
+        return make_target(**given)
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("_", "-")) from None

@@ -54,6 +54,9 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scorer-opt", action="append", default=[], metavar="SCORER.KEY=VALUE",
                    help="scorer option (repeatable), e.g. bertscore.num_layers=5, blend.w_lex=0.5")
     p.add_argument("--device", default="cpu", help="cpu, cuda or mps")
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help="let model scorers run Python code shipped with a checkpoint (e.g. bespoke-minicheck); "
+                        "asked on this command line only, never read from a spec or results file")
     p.add_argument("--batch-size", type=int, help="pairs per scoring batch (default: per scorer)")
     p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
@@ -134,3 +137,17 @@ def add_system_args(p: argparse.ArgumentParser) -> None:
 def add_report_inputs(p: argparse.ArgumentParser) -> None:
     for key in ("provenance", "probe", "agreement"):
         p.add_argument(f"--{key}", metavar="FILE", help=f"{key}.json saved elsewhere (default: DIR/{key}.json if present)")
+
+
+def add_target_args(p: argparse.ArgumentParser, required: bool) -> None:
+    """A gate's target (`threshold`, `plan`): exactly one rate and the confidence it is certified with."""
+    g = p.add_argument_group("gate target (pass the answer when score ≥ t)")
+    one = g.add_mutually_exclusive_group(required=required)
+    one.add_argument("--max-false-pass", type=float, metavar="RATE",
+                     help="largest share of unsupported pairs the gate may pass, e.g. 0.05")
+    one.add_argument("--min-precision", type=float, metavar="RATE",
+                     help="smallest share of passed pairs that must be supported, e.g. 0.95")
+    one.add_argument("--min-catch", type=float, metavar="RATE",
+                     help="smallest share of unsupported pairs the gate must flag, e.g. 0.9")
+    g.add_argument("--delta", type=float, default=0.1,
+                   help="the guarantee holds with probability ≥ 1 − delta over the labelled sample (default 0.1)")

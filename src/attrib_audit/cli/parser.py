@@ -7,15 +7,16 @@ from __future__ import annotations
 import argparse
 
 from attrib_audit import __version__
-from attrib_audit.cli import audit, models, probe, provenance, report, results, score, systems, validate
+from attrib_audit.cli import (audit, models, probe, provenance, report, reproduce, results, score, systems, threshold,
+                              validate)
 
 DESCRIPTION = "`attrib-audit` command line: a thin layer over the Python API."
 # (module, function adding its subcommand), in --help order
 COMMANDS = ((audit, "add_audit"), (audit, "add_demo"), (score, "add_score"), (models, "add_models"),
-            (models, "add_datasets"), (results, "add_select"), (systems, "add_systems"),
+            (models, "add_datasets"), (results, "add_select"), (systems, "add_systems"), (threshold, "add_threshold"),
             (probe, "add_probe"), (provenance, "add_provenance"),
             (report, "add_report"), (results, "add_agree"), (validate, "add_plan"), (validate, "add_sample"),
-            (validate, "add_label"))
+            (validate, "add_label"), (reproduce, "add_reproduce"))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from attrib_audit.cli.convert import config_from_args
-from attrib_audit.cli.options import add_judge_args, add_model_args
+from attrib_audit.cli.convert import config_from_args, target_from_args
+from attrib_audit.cli.options import add_judge_args, add_model_args, add_target_args
 from attrib_audit.errors import UsageError
-from attrib_audit.report.console import format_plan
+from attrib_audit.report.console import format_gate_plan, format_plan
 from attrib_audit.validate.label import DEFAULT_PORT, export, serve
 from attrib_audit.validate.plan import DEFAULT_GRID, TARGET_POWER, PlanOptions, plan
 from attrib_audit.validate.sample import STRATEGIES, sample
@@ -22,8 +22,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
                        prevalence=args.prevalence, corr=args.corr, half_width=args.half_width, detect=args.detect,
                        pairs_per_cluster=args.pairs_per_cluster, icc=args.icc,
                        grid=tuple(sorted({int(x) for x in args.grid.split(",")})) if args.grid else DEFAULT_GRID,
-                       sims=args.sims, n_boot=args.n_boot, seed=args.seed)
+                       sims=args.sims, n_boot=args.n_boot, seed=args.seed, gate=target_from_args(args), delta=args.delta)
     plans = plan(opts)
+    if opts.gate is not None:
+        print("\n\n".join(format_gate_plan(p) for p in plans))
+        return 0
     for p in plans:
         print(format_plan(p) + "\n")
     if len(plans) > 1:
@@ -101,6 +104,7 @@ def add_plan(sub) -> None:
     p.add_argument("--sims", type=int, default=200, help="simulated labelled samples per n (default 200)")
     p.add_argument("--n-boot", type=int, default=300, help="bootstrap resamples per simulated sample (default 300)")
     p.add_argument("--seed", type=int, default=0)
+    add_target_args(p, required=False)  # instead of an AUROC target: labels that certify a gate threshold
     p.set_defaults(func=cmd_plan)
 
 

@@ -23,6 +23,7 @@ from attrib_audit.data.loaders import iter_rows, rows_to_records
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import DataSpec
 from attrib_audit.engine.cache import ScoreCache
+from attrib_audit.engine.gate import check_before_long_run
 from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.scorers.base import ScoreBatch, Scorer
@@ -207,6 +208,9 @@ def stream_score(paths: Iterable[str | Path], scorers: Mapping[str, Scorer], out
             for table in iter_tables(paths, data, chunk_rows, origin):
                 scores = {}
                 for name, scorer in scorers.items():
+                    if not n_chunks:  # a long stream first checks each scorer on the known-answer set
+                        check_before_long_run(name, scorer, table.claims, table.evidences,
+                                              cache_path=cache.path if cache is not None else ":memory:", quiet=quiet)
                     scores[name], st = score_pairs(scorer, table.claims, table.evidences, cache=cache,
                                                    batch_size=batch_size, quiet=quiet)
                     totals[name] = _merge(totals[name], st)

@@ -8,6 +8,7 @@ from typing import Any, Callable, Protocol
 
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.cache import ScoreCache
+from attrib_audit.engine.gate import check_before_long_run
 from attrib_audit.engine.ray_engine import RayScorer, ray_score
 from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.errors import BackendError
@@ -44,6 +45,9 @@ def build_scorers(config: ScoringConfig, log: Callable[[str], None] = print) -> 
 
 def score_table(table: PairTable, scorers: dict[str, Scorer],
                 config: ScoringConfig) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
+    for name, scorer in scorers.items():  # a long run first checks each scorer on the known-answer set
+        check_before_long_run(name, scorer, table.claims, table.evidences, questions=table.questions,
+                              cache_path=config.cache_path, quiet=config.quiet)
     if config.engine == "ray":
         specs = {n: RayScorer(config.factory_options(n), s.signature, getattr(s, "wants_questions", False))
                  for n, s in scorers.items()}

@@ -19,7 +19,8 @@ from attrib_audit.errors import InputError
 from attrib_audit.files.jsonfile import read_json
 
 # what one audit writes or derives from its scores: replaced as a set, never carried into a new run's folder
-RUN_ARTEFACTS = ("results.json", "scores.parquet", "bootstrap.npz", "agreement.json", "report.md", "report.html", "plots")
+RUN_ARTEFACTS = ("results.json", "scores.parquet", "bootstrap.npz", "agreement.json", "thresholds.json", "report.md",
+                 "report.html", "plots")
 PARQUET_RUN_KEY = b"attrib_audit.run_id"
 
 

@@ -12,8 +12,9 @@ from typing import Callable
 
 from attrib_audit.errors import LAYOUT_ERRORS as BROAD_LAYOUT_ERRORS
 from attrib_audit.files.outdir import check_out_dir, write_text_atomic
-from attrib_audit.report import (agreement, audit_extras, auroc, probe, provenance, reproduce, sensitivity, systems,
-                                 transfer)
+from attrib_audit.report import (
+    agreement, audit_extras, auroc, probe, provenance, reproduce, sensitivity, systems, thresholds, transfer,
+)
 from attrib_audit.report.blocks import LAYOUT_ERRORS, Note, Section
 from attrib_audit.report.inputs import ReportInputs, load_inputs
 from attrib_audit.report.render import to_html, to_markdown
@@ -35,6 +36,7 @@ SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("systems", "System level: ranking generators", "results", systems.build),
     SectionSpec("paired", "Paired differences", "results", audit_extras.paired),
     SectionSpec("evidence", "Truncation and failures", "results", audit_extras.evidence),
+    SectionSpec("thresholds", "Deployable thresholds", "thresholds", thresholds.build),
     SectionSpec("provenance", "Provenance diagnostic", "provenance", provenance.build),
     SectionSpec("agreement", "Judge agreement (Cohen's κ)", "agreement", agreement.build),
     SectionSpec("probe", "Answer-level probe", "probe", probe.build),
@@ -87,7 +89,7 @@ def build_report(folder: str | Path, out: str | Path | None = None, **explicit: 
                 + "; ".join(inputs.ignored) + ".")]))
         drawn = sorted(p for p in (stage / "plots").iterdir() if p.suffix in (".png", ".svg"))
         title = "attrib-audit report"
-        tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe)
+        tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe, inputs.thresholds)
                      if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {})
         run = inputs.run_id
         meta = (f"attrib-audit {tool.get('version', '?')} · " + (f"run {run} · " if run else "")

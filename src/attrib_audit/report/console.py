@@ -567,3 +567,262 @@ def format_plan(plan: Mapping[str, Any]) -> str:
     if "hanley_mcneil_n" in plan:
         lines.append(f"  cross-check: the Hanley–McNeil formula (independent pairs) needs n ≈ {plan['hanley_mcneil_n']}")
     return "\n".join(lines)
+
+
+def format_gate_plan(plan: Mapping[str, Any]) -> str:
+    """One slice and scorer of `plan` with a gate target (validate.plan.gate_plans)."""
+    head = f"plan for {plan['title']}: a threshold certified for {plan['target']} at delta {plan['delta']:g} " \
+           f"(unit: {plan['unit']}; {plan['n']} pairs" + (f", {plan['n_failed']} failed" if plan["n_failed"] else "") + ")"
+    if plan["certified_threshold"] is not None:
+        return f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])} (attrib-audit threshold gives its rates)"
+    lines = [head, f"  not certified: {plan['reason']}"]
+    for key, what in (("fewest_labels", "the cheapest threshold"), ("label_need", "the loosest threshold under the target")):
+        n = plan[key]
+        if n:
+            lines.append(f"  {what} t={_threshold(n['threshold'])} ({n['unit']}: risk {_num(n['risk'])}): "
+                         + (f"label {n['labels_needed']} pairs in all ({n['more_labels']} more), {n['assumption']}"
+                            if n["labels_needed"] is not None else "no number of labels certifies it (risk not below the target)"))
+    sim = plan["simulated"]
+    if sim:
+        lines.append(f"  simulated: {sim['sims']} samples of {sim['n']} pairs from this slice's scores "
+                     f"({sim['pairs_per_cluster']} per cluster, intra-cluster correlation {sim['icc']:.2f}) certify a "
+                     f"threshold in {fmt.pct(sim['certified_share'])} of draws")
+    if not plan["fewest_labels"]:
+        lines.append("  recommendation: no number of labels certifies this target on data like these")
+    return "\n".join(lines)
+
+
+# ---- threshold: deployable gates (audit.thresholds) ----------------------------------------------------------------
+
+RATE_NAMES = {"false_pass": "false-pass", "precision": "precision", "catch": "catch"}
+
+
+def _threshold(t: Any) -> str:
+    return fmt.num(t, 4)
+
+
+def _rate(rates: Mapping[str, Any] | None, kind: str) -> str:
+    return MISSING if not rates else _ci(rates[kind])
+
+
+def _held_out(e: Mapping[str, Any], which: str, kind: str) -> str:
+    """The cross-fitted rate of the certified or naive threshold, with the folds that fitted one when not all did."""
+    h = e["held_out"]
+    if not h or e[f"{which}_threshold"] is None:
+        return MISSING
+    if not h[which]:  # e.g. certified on the whole slice, but no fold's training part has enough labels
+        return f"{MISSING} (0/{h['folds']} folds)" if h["folds"] else MISSING
+    done = h[f"{which}_folds"]
+    return _rate(h[which], kind) + (f" ({done}/{h['folds']} folds)" if done < h["folds"] else "")
+
+
+def _more_labels(e: Mapping[str, Any]) -> str:
+    if e["certified_threshold"] is not None or e["status"] != "ok":
+        return MISSING
+    f = e["fewest_labels"]
+    if not f or f["more_labels"] is None:
+        return "no amount"
+    return f"+{f['more_labels']} (t={_threshold(f['threshold'])})"
+
+
+_SHORT = (("too few labels", "too few labels"), ("one class", "one class"), ("no threshold meets", "unmet in-sample"),
+          ("not certified", "not certified"), ("no scores", "no scores"))
+
+
+def _short_reason(reason: str | None) -> str:
+    """The kind of a certificate's one-line reason, for a table cell (the line itself is printed below the table)."""
+    return next((short for start, short in _SHORT if (reason or "").startswith(start)), (reason or MISSING).split(":")[0])
+
+
+def _by_construct(entries: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    for e in entries:
+        out.setdefault(e["construct"], []).append(e)
+    return out
+
+
+def _units(rows: Sequence[Mapping[str, Any]]) -> str:
+    units = sorted({e["unit"] for e in rows if e["unit"]})
+    return "/".join(units) or MISSING
+
+
+def _transfer_counts(rows: Sequence[Mapping[str, Any]], which: str) -> tuple[int, int]:
+    cells = [c for e in rows if e["transfer"] for c in e["transfer"][which] if not c["in_sample"]]
+    return sum(c["broken"] for c in cells), len(cells)
+
+
+def format_threshold_matrix(rows: Sequence[Mapping[str, Any]], which: str, kind: str,
+                            names: Mapping[str, str]) -> list[str]:
+    """One transfer matrix: rows the slice a threshold was fitted on, columns the slice it is applied to."""
+    slices = rows[0]["transfer"]["slices"]
+    body = []
+    for e in rows:
+        cells = {c["applied_to"]: c for c in e["transfer"][which]}
+        if not cells:
+            continue
+        body.append([f"{names[e['slice']]} (t={_threshold(e[f'{which}_threshold'])})",
+                     *(_ci(cells[s][kind]) + (" !" if cells[s]["broken"] else "") + (" ·" if cells[s]["in_sample"] else "")
+                       for s in slices)])
+    if not body:
+        return [f"    {which}: no slice has a {which} threshold"]
+    return [f"    {which} thresholds:"] + grid(["fitted on \\ applied to", *(names[s] for s in slices)], body,
+                                                indent="      ")
+
+
+def format_thresholds(results: Mapping[str, Any], verbose: bool = False) -> str:
+    """What `threshold` prints: per construct and slice the deployable threshold or why none, with held-out rates;
+    `verbose` adds every reason, the certificates, the transfer matrices and calibration."""
+    cfg = results["config"]
+    t = cfg["target"]
+    kind = t["kind"]
+    rate = RATE_NAMES[kind]
+    sign = "≤" if kind == "false_pass" else "≥"
+    out = [f"Deployable thresholds (pass when score ≥ t): {rate} {sign} {t['level']:g} with probability ≥ "
+           f"{1 - cfg['delta']:g} (Learn-then-Test). held-out = cross-fitted on whole groups; +labels = the fewest "
+           "more labelled pairs that would certify some threshold, at the rates seen (-v: what looser ones need)."]
+    for c, rows in _by_construct(results["entries"]).items():
+        order = {sl: i for i, sl in enumerate(dict.fromkeys(e["slice"] for e in rows))}
+        rows = sorted(rows, key=lambda e: order[e["slice"]])  # per slice, its scorers in the file's order
+        names = short_names(list(dict.fromkeys(e["slice"] for e in rows)))
+        out.append(f"\nconstruct {c} (unit of exchangeability: {_units(rows)}):")
+        out += grid(["slice", "scorer", "certified t", f"held-out {rate}", "+labels", "naive t", f"in-sample {rate}",
+                     f"held-out {rate}"],
+                    [[names[e["slice"]], e["scorer"],
+                      _threshold(e["certified_threshold"]) if e["certified_threshold"] is not None
+                      else "none: " + _short_reason(e["certified_reason"]),
+                      _held_out(e, "certified", kind), _more_labels(e), _threshold(e["naive_threshold"]),
+                      _rate(e["in_sample"]["naive"], kind), _held_out(e, "naive", kind)] for e in rows],
+                    indent="  ", rule=True)
+        why: dict[tuple[str, str], list[str]] = {}
+        for e in rows:
+            if e["certified_threshold"] is None:
+                why.setdefault((e["slice"], e["certified_reason"]), []).append(e["scorer"])
+        scorers = list(dict.fromkeys(e["scorer"] for e in rows))
+        for (sl, reason), who in why.items():
+            out.append(f"  {names[sl]} ({'every scorer' if len(who) == len(scorers) > 1 else ', '.join(who)}): "
+                       f"{reason}")
+        counts = [(s, _transfer_counts([e for e in rows if e["scorer"] == s], "certified"),
+                   _transfer_counts([e for e in rows if e["scorer"] == s], "naive")) for s in scorers]
+        if any(n for _, (_, n), (_, m) in counts for n in (n, m)):
+            out.append("  transfer to the other slices, cells whose CI breaks the target: " + "; ".join(
+                f"{s} certified {b}/{n}, naive {b2}/{n2}" for s, (b, n), (b2, n2) in counts)
+                + ("" if verbose else " (-v: the matrices)"))
+        elif rows[0]["transfer_reason"]:
+            out.append(f"  transfer: {rows[0]['transfer_reason']}")
+        if verbose:
+            out += _threshold_details(rows, kind, names, scorers)
+    if not verbose:
+        out.append("\n-v: every reason, certificate, label count, transfer matrix and the calibration (ECE)")
+    return "\n".join(out)
+
+
+def _threshold_details(rows: Sequence[Mapping[str, Any]], kind: str, names: Mapping[str, str],
+                       scorers: Sequence[str]) -> list[str]:
+    out = ["  assumption: " + a for a in dict.fromkeys(e["assumption"] for e in rows if e["assumption"])]
+    for e in rows:
+        head = f"  {names[e['slice']]} {e['scorer']}: n {e['n']} ({e['n_pos']} supported, {e['n_groups']} groups"
+        head += f", {e['n_failed']} failed" if e["n_failed"] else ""
+        head += ", weighted" if e["weighted"] else ""
+        out.append(head + ")")
+        c = e["certificate"]
+        if c and c["threshold"] is not None:
+            out.append(f"    certified t={c['threshold']!r}: {RATE_NAMES[kind]} {_num(c['certified_rate'])} in-sample on "
+                       f"{c['n_effective']:.4g} {c['unit']}s that count, risk bound {_num(c['upper_bound'])} ≤ "
+                       f"{_num(1 - e['target']['level'] if kind != 'false_pass' else e['target']['level'])} "
+                       f"(p = {fmt.pvalue(c['p_value'])}, {c['p_value_method']}, {c['tested']} of {c['candidates']} "
+                       "thresholds tested)")
+        else:
+            out.append(f"    certified: none — {e['certified_reason']}")
+        out.append(f"    naive t={e['naive_threshold']!r}" if e["naive_threshold"] is not None
+                   else f"    naive: none — {e['naive_reason']}")
+        for key, what in (("label_need", "the loosest threshold under the target"), ("fewest_labels", "the cheapest threshold")):
+            n = e[key]
+            if n and e["certified_threshold"] is None:
+                out.append(f"    labels to certify {what} t={_threshold(n['threshold'])} (risk {_num(n['risk'])} on "
+                           f"{n['unit']}): " + (f"{n['labels_needed']} in all, {n['more_labels']} more"
+                                                if n["labels_needed"] is not None else "no amount (risk not below target)"))
+        h = e["held_out"]
+        if h and h["reason"]:
+            out.append(f"    held-out: {h['reason']}")
+        cal = e["calibration"]
+        rel = cal["reliability"]
+        out.append("    calibration: " + (f"ECE {_ci(rel['ece'])} ({len(rel['count'])} bins)" if rel else
+                                          f"not computed — {cal['reason']}"))
+        if "recalibration" in cal:
+            r = cal["recalibration"]
+            out.append(f"    recalibrated ({r['method']}, held-out over {r['folds']} folds): ECE {_ci(r['held_out']['ece'])}"
+                       + (f", improvement {fmt.ci(r['improvement']['estimate'], r['improvement']['ci_low'], r['improvement']['ci_high'], signed=True)}"
+                          if r["improvement"] else "") if r else f"    recalibration: not computed — {cal['recalibration_reason']}")
+            if cal.get("transfer"):
+                broken = [names.get(x["applied_to"], x["applied_to"]) for x in cal["transfer"]
+                          if not x["holds"] and not x["held_out"]]
+                out.append("    its map on the other slices: " + ("holds on all" if not broken else
+                                                                   "fails on " + ", ".join(broken)))
+            elif cal.get("transfer_reason"):
+                out.append(f"    its map on the other slices: not computed — {cal['transfer_reason']}")
+    for s in scorers:
+        mine = [e for e in rows if e["scorer"] == s and e["transfer"]]
+        if mine:
+            out.append(f"  transfer matrix, {s}: {RATE_NAMES[kind]} [95% CI] (! = the CI breaks the target; · = in-sample)")
+            for which in ("certified", "naive"):
+                out += format_threshold_matrix(mine, which, kind, names)
+    return out
+
+
+# ---- models list (issue 26) -------------------------------------------------------------------------------------
+
+def format_models(entries: Sequence[Mapping[str, Any]]) -> str:
+    """`models list`: per scorer one aligned line (name, ready/absent, what it computes), then indented: where its
+    weights resolve, what else it needs, how to install it, and its last known-answer check."""
+    heads = grid(None, [[e["name"], "ready " if e["ready"] else "absent", e["description"]] for e in entries])
+    lines = []
+    for head, e in zip(heads, entries):
+        lines += [head, f"    {e['where']}"]
+        lines += [f"    {n}" for n in e.get("needs", ())]
+        if not e["ready"]:
+            lines.append(f"    install: {e['install']}")
+        if e.get("check"):
+            lines.append(f"    {e['check']}")
+    return "\n".join(lines)
+
+
+# ---- reproduce (issue 26) ---------------------------------------------------------------------------------------
+
+def format_reproduce(rep: Mapping[str, Any]) -> str:
+    """`reproduce`: per paper row and scorer that ran, the paper's AUROC beside ours with the difference and whether
+    the paper's number lies outside our CI; then what could not run (data, weights) and why."""
+    head = ["table", "row", "data", "n", "scorer", "paper", "ours [95% CI]", "ours − paper", "vs our CI"]
+    rows, stand_ins = [], {}
+    for r in rep["rows"]:
+        d = r["data"]
+        if not d:
+            continue
+        mark = "†" * stand_ins.setdefault(d["stand_in"], len(stand_ins) + 1) if d["stand_in"] else ""
+        n = str(d["n"]) + (f" (paper {d['paper_n']})" if d["paper_n"] and d["paper_n"] != d["n"] else "")
+        for c in r["cells"]:
+            o = c["ours"]
+            if o is None:
+                continue
+            verdict = {"differs": "DIFFERS", "within CI": "within"}.get(c["verdict"], MISSING)
+            rows.append([r["table"], r["row"], f"stand-in{mark}" if mark else "paper's", n, c["scorer"],
+                         c["paper"]["text"] if c["paper"] else MISSING, fmt.ci(o["auroc"], o["ci_low"], o["ci_high"]),
+                         fmt.num(c["diff"], signed=True), verdict])
+    s = rep["summary"]
+    lines = [f"Reproducing {rep['paper']}", ""]
+    lines += grid(head, rows, rule=True) if rows else ["no row of the paper could run here"]
+    lines += ["", f"{s['cells_run']} cells run; {s['compared']} of the paper's {s['paper_numbers']} stated numbers "
+                  f"compared, {s['differ']} outside our CI (DIFFERS). CI: {rep['settings']['ci']}. A paper number is "
+                  "an interval: ± half its last digit, or the range the text gives; * = derived from a stated difference."]
+    for note, i in stand_ins.items():
+        lines.append(f"{'†' * i} {note}")
+    for r in rep["rows"]:
+        if r["data"] and r["data"]["status"] != "ok":
+            lines.append(f"{r['table']}:{r['row']}: {r['data']['status']} in {r['data']['title']}")
+    if rep["absent_data"]:
+        lines += ["", "absent data (not run):"]
+        lines += [f"  {a['title']} ({', '.join(a['rows'])}): {a['reason']}" for a in rep["absent_data"]]
+    if rep["absent_scorers"]:
+        lines += ["", "absent scorers (not run):"]
+        lines += [f"  {a['scorer']} ({a['model'] or 'built in'}; {a['paper_numbers']} paper number"
+                  f"{'s' if a['paper_numbers'] != 1 else ''} not compared): {a['reason']}" for a in rep["absent_scorers"]]
+    return "\n".join(lines)

@@ -116,6 +116,7 @@ class ScorerSpec:
     install: str  # the command that makes it available
     # accepted options (or a function giving them, read when first needed); None: the factory's signature
     options: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
+    needs: tuple[str, ...] = ()  # what `models list` says it needs beyond its weights, e.g. "needs --trust-remote-code"
 
     def option_names(self) -> tuple[str, ...] | None:
         """The options the factory takes (`device` included when it uses one); None when it takes **anything."""

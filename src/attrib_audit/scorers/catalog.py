@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-# every built-in family registers its scorers on import; AlignScore is left out (README, "Model scorers")
-from attrib_audit.scorers import bertscore, blend, cross_encoder, embedding, judge, lexical, minicheck, nli  # noqa: F401
+# every built-in family registers its scorers on import
+from attrib_audit.scorers import (  # noqa: F401
+    alignscore, bertscore, bespoke, blend, cross_encoder, embedding, hhem, judge, lexical, minicheck, nli,
+)
 from attrib_audit.scorers.base import _REGISTRY, Scorer, ScorerOptionError, ScorerSpec
 from attrib_audit.scorers.plugins import entry_point_specs, import_path_scorer, is_import_path
 

@@ -6,6 +6,7 @@ and a hub id counts as available only when it is already in the local Hugging Fa
 from __future__ import annotations
 
 import re
+from importlib import metadata
 from typing import Any, Callable
 
 from attrib_audit.scorers.base import ScorerSpec, ScorerUnavailable, resolver_check
@@ -33,7 +34,7 @@ def hub_resolver(name: str, hub_id: str, package: Callable[[], str | None] | Non
 
 
 def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make: Callable[..., Any],
-                    options_of: type | None = None) -> ScorerSpec:
+                    options_of: type | None = None, needs: tuple[str, ...] = ()) -> ScorerSpec:
     """The registry entry of a hub-only model scorer: resolve offline first, report honestly, hint how to install.
 
     `make(resolved, device=..., install_hint=..., **options)` builds the scorer; its options are the
@@ -46,7 +47,7 @@ def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make:
         return make(resolver(path), device=device, install_hint=hint, **opts)
 
     return ScorerSpec(name, build, description, family, lambda: check_resolved(resolver), hint,
-                      ("path", *keyword_options(options_of or make)))
+                      ("path", *keyword_options(options_of or make)), needs)
 
 
 def keyword_options(cls: type) -> tuple[str, ...]:
@@ -83,3 +84,31 @@ def refuse_hub_offline(resolved: Resolved, what: str, install_hint: str) -> None
     """With HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE set, an uncached hub id is absent now, not after network timeouts."""
     if resolved.origin == "hub" and offline():
         raise ScorerUnavailable(f"{what}: weights not installed locally and the hub is offline ({install_hint})")
+
+
+# The oldest releases whose APIs the model scorers call (pyproject's floors say the same; a test keeps them equal):
+# transformers 4.56 brought `from_pretrained(dtype=...)`; sentence-transformers 6.0 the CrossEncoder
+# `preprocess`/`predict(processing_kwargs=...)` API the cross-encoder scorer counts cuts with.
+MIN_VERSIONS = {"transformers": "4.56", "sentence-transformers": "6.0"}
+
+
+def require(dist: str, what: str) -> None:
+    """An install older than MIN_VERSIONS[dist] is one line naming the floor, not a misleading
+    'weights not installed' from an API error deep inside loading."""
+    from packaging.version import Version
+
+    try:
+        installed = metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        raise ScorerUnavailable(f"{what}: needs {dist}>={MIN_VERSIONS[dist]} (not installed): "
+                                f"pip install '{dist}>={MIN_VERSIONS[dist]}'") from None
+    if Version(installed) < Version(MIN_VERSIONS[dist]):
+        raise ScorerUnavailable(f"{what}: needs {dist}>={MIN_VERSIONS[dist]} (installed {installed}): "
+                                f"pip install -U '{dist}>={MIN_VERSIONS[dist]}'")
+
+
+def refuse_remote_code(loc: str, what: str, exc: Exception) -> None:
+    """A checkpoint whose config asks for code from its repository runs only with --trust-remote-code."""
+    if "trust_remote_code" in str(exc):
+        raise ScorerUnavailable(f"{what}: {loc} runs Python code shipped with the model; pass "
+                                f"--trust-remote-code to allow it (never read from a spec or results file)") from None

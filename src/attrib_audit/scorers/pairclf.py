@@ -1,9 +1,13 @@
-"""Shared machinery of the (evidence, claim) classifiers: NLI, MiniCheck.
+"""Shared machinery of the (evidence, claim) classifiers: NLI, MiniCheck, AlignScore, HHEM.
 
-Premise = evidence (or one window of it), hypothesis = claim. Only the evidence side is
-ever cut (`truncation="only_first"`), and the cut is counted exactly: untruncated
-premise + claim + special tokens minus the length the model actually saw. A claim that
-leaves no room for evidence is a reported failure, never a silently mangled input.
+Two input templates, named by each scorer's Recipe:
+- "pair": the tokenizer's own pair template with premise = evidence (or one chunk of it) first and
+  hypothesis = claim second (NLI heads, AlignScore); only the evidence side is cut (`only_first`);
+- "joined": one text `prefix + evidence + eos + claim` (MiniCheck's `doc + eos_token + claim`, with
+  "predict: " for Flan-T5). When it is over the window the evidence tokens before the eos are cut,
+  never the claim.
+Every cut is counted exactly: untruncated evidence + claim + special tokens minus what the model saw.
+A claim that leaves no room for evidence is a reported failure, never a silently mangled input.
 Batches are sorted by token length so padding is small; everything runs under
 `torch.inference_mode`, in fp16 on a GPU.
 """
@@ -17,11 +21,12 @@ import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, ScorerLoadError
 from attrib_audit.scorers.chunked import aggregate
-from attrib_audit.scorers.hfmodels import refuse_hub_offline, torch_device
+from attrib_audit.scorers.hfmodels import refuse_hub_offline, refuse_remote_code, require, torch_device
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
 # position ids of these families start after the padding index, so 514 positions hold 512 tokens
-_POSITION_OFFSET = {"roberta": 2, "xlm-roberta": 2, "camembert": 2, "longformer": 2}
+_POSITION_OFFSET = {"roberta": 2, "xlm-roberta": 2, "xlm-roberta-xl": 2, "camembert": 2, "longformer": 2,
+                    "mpnet": 2, "data2vec-text": 2}
 _RELATIVE = {"t5", "mt5", "umt5", "longt5"}
 _NEGATED = re.compile(r"\b(not|non|no)\b|^(not|non)[_ -]?")
 
@@ -60,8 +65,31 @@ def model_window(tokenizer, config, requested: int | None = None) -> int:
     return min(limits) if limits else 512
 
 
-def load_pair_model(resolved: Resolved, device: str, *, what: str, install_hint: str):
-    """(tokenizer, model) from a local folder or cached hub id; seq2seq when the config is encoder-decoder."""
+def is_seq2seq_lm(config) -> bool:
+    """An encoder-decoder read at decoding step 1 (T5); a BART/T5 *sequence classifier* is not one."""
+    archs = getattr(config, "architectures", None) or []
+    return bool(config.is_encoder_decoder) and not any(a.endswith("ForSequenceClassification") for a in archs)
+
+
+def refuse_headless(info: dict, loc: str, what: str) -> None:
+    """Weights missing from a checkpoint would be freshly initialised (a base encoder has no trained
+    classification head) and score noise behind a library warning: refuse in one line instead."""
+    missing = sorted(k for k in info.get("missing_keys") or () if not k.endswith("position_ids"))
+    if missing:
+        shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+        raise ModelConfigError(f"{what}: {loc} has no trained weights for {shown}; they would be freshly "
+                               f"initialised and score noise (a base model without its fine-tuned head?)")
+
+
+def load_pair_model(resolved: Resolved, device: str, *, what: str, install_hint: str, kind: str = "auto",
+                    trust_remote_code: bool = False):
+    """(tokenizer, model) from a local folder or cached hub id.
+
+    kind="seqcls" loads a sequence classifier (NLI heads, BART-MNLI included); "auto" also takes a
+    seq2seq LM (MiniCheck-Flan-T5). A checkpoint that would need code from its repository is refused
+    unless `trust_remote_code`; one with untrained (missing) weights is refused.
+    """
+    require("transformers", what)
     import torch
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
 
@@ -69,11 +97,21 @@ def load_pair_model(resolved: Resolved, device: str, *, what: str, install_hint:
     refuse_hub_offline(resolved, what, install_hint)
 
     def load(loc: str):
-        config = AutoConfig.from_pretrained(loc)
-        cls = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForSequenceClassification
+        try:
+            config = AutoConfig.from_pretrained(loc, trust_remote_code=trust_remote_code)
+        except ValueError as exc:
+            refuse_remote_code(loc, what, exc)
+            raise
+        seq2seq = is_seq2seq_lm(config)
+        if seq2seq and kind == "seqcls":
+            raise ModelConfigError(f"{what}: {loc} is a sequence-to-sequence LM "
+                                   f"({', '.join(config.architectures or [])}), not a classifier")
+        cls = AutoModelForSeq2SeqLM if seq2seq else AutoModelForSequenceClassification
         dtype = torch.float16 if device != "cpu" else torch.float32
-        model = cls.from_pretrained(loc, dtype=dtype).to(device).eval()
-        return AutoTokenizer.from_pretrained(loc), model
+        model, info = cls.from_pretrained(loc, dtype=dtype, output_loading_info=True,
+                                          trust_remote_code=trust_remote_code)
+        refuse_headless(info, loc, what)
+        return AutoTokenizer.from_pretrained(loc, trust_remote_code=trust_remote_code), model.to(device).eval()
 
     return load_or_unavailable(resolved, load, what=what, install_hint=install_hint)
 
@@ -119,15 +157,27 @@ def plan_batches(lengths: np.ndarray, batch_size: int, *, sort: bool = True,
 
 
 class PairClassifier:
-    """P(claim supported by premise) for (premise, claim) pairs, with exact evidence-side truncation counts."""
+    """P(claim supported by premise) for (premise, claim) inputs built by one template, with exact cut counts.
 
-    def __init__(self, tokenizer, model, head: Head, *, window: int, device: str, prefix: str = "",
-                 batch_size: int = 16, max_batch_tokens: int | None = None) -> None:
+    template="pair": the tokenizer's pair encoding, premise first, cut `only_first`;
+    template="joined": one text `prefix + premise + eos + claim`, the premise tokens cut from their end.
+    """
+
+    def __init__(self, tokenizer, model, head: Head, *, window: int, device: str, template: str = "pair",
+                 prefix: str = "", batch_size: int = 16, max_batch_tokens: int | None = None) -> None:
+        if template not in ("pair", "joined"):
+            raise ValueError(f"unknown input template {template!r}")
         tokenizer.truncation_side = "right"
         self.tokenizer, self.model, self.head = tokenizer, model, head
-        self.window, self.device, self.prefix = int(window), device, prefix
+        self.window, self.device, self.template, self.prefix = int(window), device, template, prefix
         self.batch_size, self.max_batch_tokens = int(batch_size), max_batch_tokens
-        self.n_special = int(tokenizer.num_special_tokens_to_add(pair=True))
+        self.n_special = int(tokenizer.num_special_tokens_to_add(pair=template == "pair"))
+        if template == "joined":
+            self.n_special += 1  # the eos between evidence and claim
+            # the special tokens a single text starts with (<s>, [CLS]; none for T5)
+            probe = tokenizer("a", add_special_tokens=False)["input_ids"]
+            full = tokenizer("a")["input_ids"]
+            self.lead = next(i for i in range(len(full)) if full[i:i + len(probe)] == probe)
         self.prefix_tokens = int(self.count([prefix])[0]) if prefix else 0
         names = set(getattr(tokenizer, "model_input_names", ("input_ids", "attention_mask")))
         if head.kind == "seq2seq":
@@ -146,17 +196,42 @@ class PairClassifier:
         return self.window - self.n_special - self.prefix_tokens - np.asarray(claim_tokens, dtype=np.int64)
 
     def encode(self, premises: Sequence[str], claims: Sequence[str]):
-        """Tokenised pairs cut on the premise side only, the premise's full token count and the tokens cut."""
+        """The model inputs, each premise's full token count (prefix included) and the premise tokens cut."""
         full = self.count(premises)
-        claim_tok = self.count(claims)
-        enc = self.tokenizer(list(premises), list(claims), truncation="only_first", max_length=self.window,
-                             verbose=False)
-        seen = np.fromiter((len(x) for x in enc["input_ids"]), dtype=np.int64, count=len(premises))
-        cut = full + claim_tok + self.n_special - seen
-        return enc, seen, full, cut
+        if self.template == "pair":
+            claim_tok = self.count(claims)
+            enc = self.tokenizer(list(premises), list(claims), truncation="only_first", max_length=self.window,
+                                 verbose=False)
+            seen = np.fromiter((len(x) for x in enc["input_ids"]), dtype=np.int64, count=len(premises))
+            return {k: list(v) for k, v in enc.items()}, full, full + claim_tok + self.n_special - seen
+        return self._encode_joined(premises, claims, full)
+
+    def _encode_joined(self, premises: Sequence[str], claims: Sequence[str], full: np.ndarray):
+        """`prefix + premise + eos + claim` tokenised as one text (the authors' input, byte for byte when it
+        fits); over the window, the last premise tokens before the eos are dropped, never the claim."""
+        tok = self.tokenizer
+        eos = tok.eos_token
+        ids_all = tok([p + eos + c for p, c in zip(premises, claims)], truncation=False, verbose=False)["input_ids"]
+        eos_id = tok.convert_tokens_to_ids(eos)
+        wants_types = "token_type_ids" in self.input_names
+        out: dict[str, list] = {"input_ids": [], "attention_mask": [], **({"token_type_ids": []} if wants_types else {})}
+        cut = np.zeros(len(premises), dtype=np.int64)
+        for i, ids in enumerate(ids_all):
+            split = self.lead + int(full[i])  # the eos after the premise
+            if ids[split] != eos_id:
+                raise ModelConfigError(f"tokenizer {type(tok).__name__} merges evidence and claim across its eos "
+                                       f"token; the joined input cannot be cut on the evidence side")
+            over = min(max(len(ids) - self.window, 0), int(full[i]) - self.prefix_tokens)
+            cut[i] = over
+            ids = ids[:split - over] + ids[split:] if over else list(ids)
+            out["input_ids"].append(ids)
+            out["attention_mask"].append([1] * len(ids))
+            if wants_types:
+                out["token_type_ids"].append([0] * len(ids))
+        return out, full, cut
 
     def probabilities(self, enc, lengths: np.ndarray, *, sort: bool = True) -> np.ndarray:
-        """P(positive) for every encoded pair, batch by batch (length-sorted unless sort=False)."""
+        """P(positive) for every encoded input, batch by batch (length-sorted unless sort=False)."""
         import torch
 
         out = np.empty(len(lengths), dtype=np.float64)
@@ -177,6 +252,8 @@ class PairClassifier:
             logits = self.model(**batch, decoder_input_ids=dec).logits[:, 0, list(self.head.token_ids)]
             return torch.softmax(logits.float(), dim=-1)[:, 1].cpu().double().numpy()
         logits = self.model(**batch).logits.float()
+        if logits.dim() == 3:  # a token classifier read at its first position (HHEM's T5ForTokenClassification)
+            logits = logits[:, 0, :]
         return torch.softmax(logits, dim=-1)[:, self.head.index].cpu().double().numpy()
 
     def score_windows(self, claims: Sequence[str], windows: Sequence[Sequence[str]], how: str = "max") -> ScoreBatch:
@@ -204,8 +281,9 @@ class PairClassifier:
         cut = np.zeros(n, dtype=np.int64)
         ev_tokens = np.zeros(n, dtype=np.int64)
         if premises:
-            enc, seen, full, cut_flat = self.encode(premises, hyps)
-            probs = self.probabilities(enc, seen)
+            enc, full, cut_flat = self.encode(premises, hyps)
+            lengths = np.fromiter((len(x) for x in enc["input_ids"]), dtype=np.int64, count=len(premises))
+            probs = self.probabilities(enc, lengths)
             scores = aggregate(probs, owner_arr, n, how)
             np.add.at(cut, owner_arr, cut_flat)
             np.add.at(ev_tokens, owner_arr, full - self.prefix_tokens)

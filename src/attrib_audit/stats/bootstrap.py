@@ -15,7 +15,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from attrib_audit.stats.auroc import auroc, cluster_auroc, ht_auroc
-from attrib_audit.stats.types import Estimate
+from attrib_audit.stats.types import Estimate, group_codes
 
 DEFAULT_B = 2000
 _MAX_CELLS = 1 << 25  # cap on B×n floats held at once (~256 MB)
@@ -24,11 +24,6 @@ _MAX_CELLS = 1 << 25  # cap on B×n floats held at once (~256 MB)
 def slice_rng(seed: int, name: str) -> np.random.Generator:
     """A generator that depends on the seed and the slice name only, not on slice order."""
     return np.random.default_rng([int(seed), zlib.crc32(name.encode("utf-8"))])
-
-
-def group_codes(groups: Sequence) -> np.ndarray:
-    _, codes = np.unique(np.asarray(groups, dtype=object).astype(str), return_inverse=True)
-    return codes.astype(np.int64)
 
 
 def cluster_count_blocks(n_clusters: int, n_boot: int, rng: np.random.Generator, width: int | None = None) -> Iterator[np.ndarray]:
@@ -190,3 +185,29 @@ def paired_auroc_difference(scores_a: np.ndarray, scores_b: np.ndarray, labels: 
                             weights: np.ndarray | None = None) -> Estimate:
     res = bootstrap_aurocs(np.vstack([scores_a, scores_b]), labels, groups, n_boot=n_boot, rng=seed, weights=weights)
     return paired_difference(res, 0, 1, level)
+
+
+def group_folds(codes: np.ndarray, folds: int, rng: np.random.Generator) -> np.ndarray:
+    """Fold (0..folds−1) of each row, whole clusters to one fold: a random order of the clusters dealt round-robin.
+
+    Cross-fitting on these folds never lets a cluster inform its own held-out estimate.
+    """
+    k = int(codes.max()) + 1 if codes.size else 0
+    if not 2 <= folds <= k:
+        raise ValueError(f"cross-fitting needs 2 ≤ folds ≤ clusters; got {folds} folds for {k} clusters")
+    fold_of_cluster = np.empty(k, dtype=np.int64)
+    fold_of_cluster[rng.permutation(k)] = np.arange(k) % folds
+    return fold_of_cluster[codes]
+
+
+def cluster_sum_replicates(values: np.ndarray, codes: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """(B, m) column sums of `values` (n, m) over B clustered resamples: per-cluster sums, then one product per block.
+
+    Ratios of such sums (a weighted rate = Σ w·hit / Σ w) give every resample of a rate at once.
+    """
+    v = np.asarray(values, dtype=np.float64).reshape(codes.size, -1)
+    k = int(codes.max()) + 1 if codes.size else 0
+    per_cluster = np.zeros((k, v.shape[1]))
+    np.add.at(per_cluster, codes, v)
+    blocks = [counts @ per_cluster for counts in cluster_count_blocks(k, n_boot, rng)]
+    return np.concatenate(blocks, axis=0) if blocks else np.zeros((0, v.shape[1]))

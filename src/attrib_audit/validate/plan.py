@@ -10,6 +10,9 @@ Population models:
   slice, so the joint distribution of the metrics' scores within each class is kept. Pairs of one
   cluster share a latent quantile (intra-cluster correlation `icc`) that picks rows by mean rank.
 - `BinormalPopulation` (assumed AUROCs): score_k = d_k·y + noise, d_k = √2·Φ⁻¹(AUROC_k).
+
+A gate target (`--max-false-pass` etc.) asks instead how many labels certify a threshold (`gate_plans`): the count
+`threshold` reports, with the share of simulated samples of that size that do certify.
 """
 from __future__ import annotations
 
@@ -21,9 +24,12 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from attrib_audit.audit.results import read_results
+from attrib_audit.audit.thresholds import scored_from_results, slice_data
 from attrib_audit.errors import UsageError, saved_layout
 from attrib_audit.stats.auroc import auroc, average_ranks, ht_auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
+from attrib_audit.stats.threshold import Target, certify, fewest_labels, label_need
+from attrib_audit.stats.types import LabelledScores
 
 DEFAULT_GRID = (50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000)
 TARGET_POWER = 0.8
@@ -197,6 +203,9 @@ class PlanOptions:
     sims: int = 200
     n_boot: int = 300
     seed: int = 0
+    gate: Target | None = None  # with results: labels that would certify a gate threshold for this target
+    delta: float = 0.1
+    unit: str = "auto"
 
 
 @dataclass
@@ -298,9 +307,17 @@ def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOpt
 
 
 def plan(opts: PlanOptions) -> list[dict]:
-    """One plan per scenario: each audited two-class slice of `opts.results`, or the assumed population."""
+    """One plan per scenario: each audited two-class slice of `opts.results`, or the assumed population;
+    with a gate target, one per slice and scorer (`gate_plans`)."""
+    if opts.gate is not None:
+        if opts.half_width is not None or opts.detect is not None:
+            raise UsageError("plan either a gate (--max-false-pass/--min-precision/--min-catch) or an AUROC target "
+                             "(--half-width/--detect), not both at once")
+        if opts.results is None:
+            raise UsageError("a gate target is planned from an audit's scores: give --results DIR")
+        return gate_plans(Path(opts.results), opts)
     if opts.half_width is None and opts.detect is None:
-        raise UsageError("give a target: --half-width W and/or --detect D")
+        raise UsageError("give a target: --half-width W and/or --detect D (or a gate: --max-false-pass R, ...)")
     if (opts.results is None) == (opts.auroc is None):
         raise UsageError("give either --results DIR (an earlier audit) or --auroc A --prevalence P")
     if opts.icc is not None and not 0 <= opts.icc < 1:
@@ -311,4 +328,60 @@ def plan(opts: PlanOptions) -> list[dict]:
         rows, rec = plan_curve(sc.pop, opts.grid, best=sc.best, runner=sc.runner, m=sc.m, icc=sc.icc,
                                half_width=opts.half_width, n_sims=opts.sims, n_boot=opts.n_boot, seed=opts.seed)
         out.append(plan_entry(sc, rows, rec, opts))
+    return out
+
+
+# ---- gates: how many labels certify a threshold ---------------------------------------------------------------------
+
+def gate_power(pop: EmpiricalPopulation, n: int, *, m: int, icc: float, target: Target, delta: float, unit: str,
+               n_sims: int, seed: Sequence[int]) -> float:
+    """Share of n_sims labelled samples of n pairs (clusters of m) from `pop` on which Learn-then-Test certifies a
+    threshold: the chance that labelling n pairs gives a deployable gate, not only the count at the rates seen."""
+    rng = np.random.default_rng([*seed, 2])
+    hits = 0
+    for _ in range(n_sims):  # each certificate is one vectorised scan
+        scores, y, groups = pop.draw(n, m, icc, rng)
+        hits += certify(LabelledScores(scores[0], y, groups if m > 1 else None), target, delta, unit=unit).certified
+    return hits / n_sims
+
+
+def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
+    """Per slice and scorer of an audit: certified already, or the labels that would certify a threshold.
+
+    The count is `threshold`'s own (stats.threshold.label_need and fewest_labels on the same data, so both commands
+    give one answer); the plan adds its simulation: how often a sample of that many pairs, drawn from the slice's
+    score distributions in clusters of its size, does certify.
+    """
+    pairs, _ = scored_from_results(folder, "plan")
+    names = list(opts.scorers) if opts.scorers else list(pairs.scores)
+    unknown = sorted(set(names) - set(pairs.scores))
+    if unknown:
+        raise UsageError(f"scorer(s) {', '.join(unknown)} not in this audit ({', '.join(pairs.scores)})")
+    slices = sorted(set(pairs.slices.tolist()))
+    if opts.slice and opts.slice not in slices:
+        raise UsageError(f"slice {opts.slice!r} is not a slice of {folder} ({', '.join(slices)})")
+    out = []
+    for sl in [opts.slice] if opts.slice else slices:
+        for name in names:
+            data, n_failed = slice_data(pairs, name, sl)
+            cert = certify(data, opts.gate, opts.delta, unit=opts.unit)
+            entry = {"title": f"slice {sl}, {name}", "target": opts.gate.describe(), "delta": opts.delta,
+                     "unit": cert.unit, "n": data.n, "n_failed": n_failed, "certified_threshold": cert.threshold,
+                     "reason": cert.reason, "label_need": None, "fewest_labels": None, "simulated": None}
+            if cert.threshold is None and data.n and 0 < data.labels.sum() < data.n:
+                need, fewest = label_need(data, cert), fewest_labels(data, cert)
+                entry.update(label_need=need and need.to_dict(), fewest_labels=fewest and fewest.to_dict())
+                if fewest and fewest.labels_needed is not None:
+                    m = opts.pairs_per_cluster or (max(1, int(round(data.n / np.unique(data.codes).size)))
+                                                   if cert.unit == "group" else 1)
+                    icc = opts.icc if opts.icc is not None else (estimate_icc(data.scores[None, :], data.labels,
+                                                                              data.groups) or 0.0) if m > 1 else 0.0
+                    prevalence = float((data.w * data.labels).sum() / data.w.sum())
+                    pop = EmpiricalPopulation(data.scores[None, :], data.labels, prevalence, data.weights)
+                    entry["simulated"] = {
+                        "n": fewest.labels_needed, "pairs_per_cluster": m, "icc": icc, "sims": opts.sims,
+                        "certified_share": gate_power(pop, fewest.labels_needed, m=m, icc=icc, target=opts.gate,
+                                                      delta=opts.delta, unit=cert.unit, n_sims=opts.sims,
+                                                      seed=(opts.seed, fewest.labels_needed))}
+            out.append(entry)
     return out

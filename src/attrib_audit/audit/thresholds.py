@@ -1,0 +1,423 @@
+"""Deployable thresholds: the model of thresholds.json, its one writer and one reader, and what fills it.
+
+For a gate "pass the answer when score ≥ t", per scorer and slice: the threshold Learn-then-Test certifies for
+the team's target (or none, with the reason, and the labels that would certify one), the naive empirical
+threshold people pick, both thresholds' in-sample and cross-fitted held-out rates, each slice's thresholds
+applied to every other slice of its construct (the transfer rows), and the scores' calibration. The
+statistics are stats.threshold and stats.calibration; this module only gathers slices and records.
+
+The scores come from an audit folder (`scored_from_results`: scores.parquet and results.json, weights
+included, nothing rescored) or from a freshly scored table (`scored_from_table`). thresholds.json beside an
+audit carries that audit's run id, so the report never draws thresholds of another run's scores.
+"""
+from __future__ import annotations
+
+import platform
+import sys
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, NotRequired, Sequence, TypedDict
+
+import numpy as np
+
+from attrib_audit import __version__
+from attrib_audit.audit.results import AuditResults, ToolInfo, read_results
+from attrib_audit.data.records import PairTable
+from attrib_audit.errors import InputError, UsageError, saved_layout
+from attrib_audit.files.jsonfile import plain, read_json, sealed_json
+from attrib_audit.files.outdir import run_id_of
+from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
+from attrib_audit.stats.calibration import METHODS, calibration_transfer, recalibrate, reliability
+from attrib_audit.stats.threshold import UNITS, Target, slice_thresholds, transfer_matrix
+from attrib_audit.stats.types import LabelledScores
+
+FILE = "thresholds.json"
+
+
+# --- the model of thresholds.json ---------------------------------------------------------------------------------
+
+class TargetRecord(TypedDict):
+    kind: str  # false_pass | precision | catch
+    level: float
+
+
+class EstimateRecord(TypedDict):
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    n_groups: int
+    method: str
+    n_boot: int
+    n_boot_dropped: int
+
+
+class GateRatesRecord(TypedDict):
+    """A gate's pair-level rates on labelled pairs (stats.threshold.GateRates)."""
+
+    threshold: float | None  # None: cross-fitted, each pair judged by its own fold's threshold
+    n: int
+    false_pass: EstimateRecord
+    catch: EstimateRecord
+    precision: EstimateRecord
+    supported_pass: EstimateRecord
+
+
+class TransferCellRecord(GateRatesRecord):
+    fitted_on: str
+    applied_to: str
+    in_sample: bool  # the diagonal
+    broken: bool  # the target's rate CI lies wholly on the wrong side of the target
+
+
+class TransferRow(TypedDict):
+    """This slice's thresholds applied to every slice of its construct (one row of each transfer matrix)."""
+
+    construct: str
+    slices: list[str]  # the matrix's slices, in order
+    certified: list[TransferCellRecord]  # empty when this slice certifies nothing
+    naive: list[TransferCellRecord]
+
+
+class HeldOutRecord(TypedDict):
+    folds: int
+    fold_thresholds: list[list[float | None]]  # (certified, naive) fitted without each fold
+    certified_folds: int
+    naive_folds: int
+    certified: GateRatesRecord | None
+    naive: GateRatesRecord | None
+    reason: str | None
+
+
+class LabelNeedRecord(TypedDict):
+    threshold: float
+    risk: float
+    unit: str
+    units_at_hand: float
+    units_needed: int | None
+    labels_at_hand: int
+    labels_needed: int | None
+    more_labels: int | None
+    assumption: str
+
+
+class CalibrationRecord(TypedDict):
+    reliability: dict[str, Any] | None  # stats.calibration.Reliability.to_dict: bins and ECE with its CI
+    reason: str | None  # why there is no reliability diagram (scores not in [0, 1], one class)
+    recalibration: NotRequired[dict[str, Any] | None]  # with --recalibrate: held-out ECE of a map fitted per fold
+    recalibration_reason: NotRequired[str | None]
+    transfer: NotRequired[list[dict[str, Any]] | None]  # this slice's map applied to every slice of its construct
+    transfer_reason: NotRequired[str | None]
+
+
+class ThresholdEntry(TypedDict):
+    """One scorer on one slice."""
+
+    scorer: str
+    slice: str
+    construct: str  # a construct, "unspecified" or "mixed:a+b"
+    status: str  # ok | one_class | no_scores
+    n: int  # pairs with a score (failed rows left out, counted in n_failed)
+    n_pos: int
+    n_groups: int
+    n_failed: int
+    weighted: bool  # Horvitz–Thompson weights (a sampled file)
+    unit: str | None  # the unit of exchangeability: pair or group
+    assumption: str | None  # what the guarantee assumes, in words
+    target: TargetRecord
+    delta: float
+    certified_threshold: float | None
+    certified_reason: str | None  # one line when none is certified
+    naive_threshold: float | None
+    naive_reason: str | None
+    certificate: dict[str, Any] | None  # stats.threshold.Certificate.to_dict
+    naive: dict[str, Any] | None
+    in_sample: dict[str, GateRatesRecord | None]  # certified, naive
+    held_out: HeldOutRecord | None
+    label_need: LabelNeedRecord | None  # labels that would certify the threshold picked by eye
+    fewest_labels: LabelNeedRecord | None  # labels that would certify any candidate at all
+    transfer: TransferRow | None
+    transfer_reason: str | None
+    calibration: CalibrationRecord
+
+
+class ThresholdConfig(TypedDict):
+    target: TargetRecord
+    delta: float
+    unit: str  # as asked: auto, pair or group
+    folds: int
+    n_boot: int
+    seed: int
+    level: float
+    n_bins: int
+    recalibrate: str | None
+    scorers: list[str]
+    slice_by: str
+
+
+class ThresholdsResults(TypedDict):
+    """thresholds.json, in the order of its keys (the file adds `digest` last)."""
+
+    run_id: str  # the audit's run id (--results), or this run's own (a scored file)
+    tool: ToolInfo
+    source: dict[str, Any]  # {"results": {folder, run_id}} or {"data": [loaded files], "scorers": {name: signature}}
+    config: ThresholdConfig
+    notes: list[str]
+    entries: list[ThresholdEntry]
+    elapsed_s: float
+
+
+def to_json(results: ThresholdsResults) -> str:
+    """thresholds.json's text: plain values (NaN → null), indented, sealed with a digest of the content."""
+    return sealed_json(results)
+
+
+def read_thresholds(where: str | Path, command: str = "read_thresholds",
+                    error: type[InputError] = InputError) -> ThresholdsResults:
+    """thresholds.json (in the folder `where`, or the file `where`) as its typed model; a missing or unreadable file
+    is one line naming `command`. A key the caller reads and the file lacks raises files.jsonfile.LayoutError."""
+    path = Path(where) / FILE if Path(where).is_dir() else Path(where)
+    if not path.is_file():
+        raise error(f"{command}: {path} not found; run `attrib-audit threshold --results DIR ...` first")
+    return read_json(path, error)  # type: ignore[return-value]
+
+
+# --- the scores thresholds are computed from ----------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class ScoredPairs:
+    """Labelled pairs with each scorer's scores (NaN: failed), their slice, construct, group and weight."""
+
+    slices: np.ndarray  # slice name per row
+    constructs: np.ndarray  # construct per row ("unspecified" when undeclared)
+    labels: np.ndarray
+    groups: np.ndarray
+    weights: np.ndarray | None  # 1/π of a sampled file
+    scores: dict[str, np.ndarray]
+
+    def slice_construct(self, sl: str) -> str:
+        """The slice's construct, or mixed:a+b (as the audit names it)."""
+        found = sorted(set(self.constructs[self.slices == sl].tolist()))
+        return found[0] if len(found) == 1 else "mixed:" + "+".join(found)
+
+
+def scored_from_table(table: PairTable, keys: Sequence[str], scores: Mapping[str, ScoreBatch]) -> ScoredPairs:
+    return ScoredPairs(np.asarray(keys, dtype=object).astype(str),
+                       np.array([c or "unspecified" for c in table.constructs], dtype=object),
+                       table.labels.astype(np.int64), np.asarray(table.groups, dtype=object).astype(str),
+                       table.weights, {n: np.asarray(b.scores, dtype=np.float64) for n, b in scores.items()})
+
+
+def scored_from_results(folder: str | Path, command: str = "threshold") -> tuple[ScoredPairs, AuditResults]:
+    """An audit folder's saved scores (scores.parquet, its `weight` column included) and its results.json."""
+    import pandas as pd
+
+    folder = Path(folder)
+    results = read_results(folder, command)
+    path = folder / "scores.parquet"
+    if not path.is_file():
+        raise InputError(f"{command}: {path} not found; run `attrib-audit audit ... --out {folder}` again")
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # arrow errors are OSError/ValueError subclasses
+        raise InputError(f"{command}: {path}: not a readable scores file ({' '.join(str(exc).split())[:200]})") from None
+    with saved_layout(folder / "results.json", command):
+        run_id, names = results["run_id"], [s["scorer"] for s in results["scorers"]]
+    if run_id_of(path) != run_id:
+        raise InputError(f"{command}: {path} is from run {run_id_of(path)}, but results.json beside it from run "
+                         f"{run_id}: rerun the audit into this folder")
+    missing = [c for c in ("slice", "label", "group", "construct", *names) if c not in frame.columns]
+    if missing:
+        raise InputError(f"{command}: {path} has no column {missing[0]!r}; it is not the scores file of this audit")
+    labels = frame["label"].to_numpy()
+    if not np.isin(labels, (0, 1)).all():
+        raise InputError(f"{command}: {path}: column 'label' holds values other than 0 and 1")
+    weights = frame["weight"].to_numpy(np.float64) if "weight" in frame.columns else None
+    if weights is not None and not (np.isfinite(weights).all() and (weights > 0).all()):
+        raise InputError(f"{command}: {path}: column 'weight' must hold positive finite weights (1/inclusion probability)")
+    constructs = frame["construct"].astype(object).where(frame["construct"].notna(), None).to_numpy(object)
+    return ScoredPairs(frame["slice"].astype(str).to_numpy(object),
+                       np.array([c or "unspecified" for c in constructs], dtype=object),
+                       labels.astype(np.int64), frame["group"].astype(str).to_numpy(object), weights,
+                       {n: frame[n].to_numpy(np.float64) for n in names}), results
+
+
+# --- computing it ---------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ThresholdOptions:
+    """What `threshold` computes: the target and its confidence, the unit, the resampling, calibration."""
+
+    target: Target
+    delta: float = 0.1
+    unit: str = "auto"  # auto: groups where a slice's groups hold several pairs, else pairs
+    folds: int = 5  # cross-fitting folds (whole groups)
+    n_boot: int = DEFAULT_B
+    seed: int = 0
+    level: float = 0.95  # coverage of every rate's and ECE's CI
+    n_bins: int = 10  # reliability diagram bins on [0, 1]
+    recalibrate: str | None = None  # isotonic | platt: fitted on one part, judged on another
+    scorers: tuple[str, ...] | None = None  # restrict to these
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.delta < 1.0:
+            raise UsageError(f"--delta must lie strictly between 0 and 1, got {self.delta}")
+        if self.unit not in UNITS:
+            raise UsageError(f"--unit must be one of {', '.join(UNITS)}, not {self.unit!r}")
+        if self.folds < 2:
+            raise UsageError(f"--folds must be at least 2, got {self.folds}")
+        if self.recalibrate is not None and self.recalibrate not in METHODS:
+            raise UsageError(f"--recalibrate must be one of {', '.join(METHODS)}, not {self.recalibrate!r}")
+        if self.n_boot < 1 or self.n_bins < 1 or not 0.0 < self.level < 1.0:
+            raise UsageError("--n-boot and --n-bins must be positive and the CI level in (0, 1)")
+
+
+def _stream(seed: int, sl: str, what: str) -> np.random.Generator:
+    """A generator for one slice and one purpose, independent of the slice's threshold draws (slice_rng)."""
+    return np.random.default_rng([int(seed), zlib.crc32(sl.encode("utf-8")), zlib.crc32(what.encode("utf-8"))])
+
+
+def _calibration(data: LabelledScores, sl: str, opts: ThresholdOptions) -> CalibrationRecord:
+    out: CalibrationRecord = {"reliability": None, "reason": None}
+    try:
+        out["reliability"] = reliability(data, n_bins=opts.n_bins, level=opts.level, n_boot=opts.n_boot,
+                                         rng=_stream(opts.seed, sl, "reliability")).to_dict()
+    except ValueError as exc:  # scores not in [0, 1]: not probabilities
+        out["reason"] = str(exc)
+    if opts.recalibrate:
+        out["recalibration"] = out["recalibration_reason"] = None
+        try:
+            out["recalibration"] = recalibrate(data, method=opts.recalibrate, folds=opts.folds, n_bins=opts.n_bins,
+                                               level=opts.level, n_boot=opts.n_boot,
+                                               rng=_stream(opts.seed, sl, "recalibration")).to_dict()
+        except ValueError as exc:
+            out["recalibration_reason"] = str(exc)
+    return out
+
+
+def slice_data(pairs: ScoredPairs, name: str, sl: str) -> tuple[LabelledScores, int]:
+    """One scorer's scores on one slice with their labels, groups and weights; failed rows dropped and counted."""
+    rows = pairs.slices == sl
+    s = pairs.scores[name][rows]
+    ok = np.isfinite(s)
+    w = None if pairs.weights is None else pairs.weights[rows][ok]
+    return LabelledScores(s[ok], pairs.labels[rows][ok], pairs.groups[rows][ok], w), int((~ok).sum())
+
+
+def _entry(name: str, sl: str, construct: str, data: LabelledScores, n_failed: int,
+           opts: ThresholdOptions) -> ThresholdEntry:
+    n_pos = int(data.labels.sum())
+    status = "no_scores" if data.n == 0 else "ok" if 0 < n_pos < data.n else "one_class"
+    base = {"scorer": name, "slice": sl, "construct": construct, "status": status, "n": data.n, "n_pos": n_pos,
+            "n_groups": int(np.unique(data.groups).size) if data.n else 0, "n_failed": n_failed,
+            "weighted": data.weights is not None}
+    if status == "no_scores":
+        reason = f"no scores: all {n_failed} pairs failed for {name}"
+        return {**base, "unit": None, "assumption": None, "target": opts.target.to_dict(), "delta": opts.delta,
+                "certified_threshold": None, "certified_reason": reason, "naive_threshold": None,
+                "naive_reason": reason, "certificate": None, "naive": None,
+                "in_sample": {"certified": None, "naive": None}, "held_out": None, "label_need": None,
+                "fewest_labels": None, "transfer": None, "transfer_reason": reason,
+                "calibration": {"reliability": None, "reason": reason}}  # type: ignore[return-value]
+    st = slice_thresholds(data, opts.target, opts.delta, folds=opts.folds, rng=slice_rng(opts.seed, sl),
+                          unit=opts.unit, level=opts.level, n_boot=opts.n_boot).to_dict()
+    cert = st["certificate"]
+    return {**base, "unit": cert["unit"], "assumption": cert["assumption"], "target": st["target"],
+            "delta": st["delta"], "certified_threshold": st["certified_threshold"],
+            "certified_reason": st["certified_reason"], "naive_threshold": st["naive_threshold"],
+            "naive_reason": st["naive_reason"], "certificate": cert, "naive": st["naive"],
+            "in_sample": st["in_sample"], "held_out": st["held_out"], "label_need": st["label_need"],
+            "fewest_labels": st["fewest_labels"], "transfer": None, "transfer_reason": None,
+            "calibration": _calibration(data, sl, opts)}  # type: ignore[return-value]
+
+
+def _transfer(entries: list[ThresholdEntry], datas: dict[str, LabelledScores], construct: str,
+              opts: ThresholdOptions) -> None:
+    """Fill the transfer rows of one scorer's two-class slices of one construct (matrices on shared draws)."""
+    by_slice = {e["slice"]: e for e in entries}
+    names = list(by_slice)
+    matrices = {kind: transfer_matrix({s: datas[s] for s in names},
+                                      {s: by_slice[s][f"{kind}_threshold"] for s in names}, opts.target,
+                                      level=opts.level, n_boot=opts.n_boot, seed=opts.seed).to_dict()
+                for kind in ("certified", "naive")}
+    for s in names:
+        by_slice[s]["transfer"] = {"construct": construct, "slices": names,
+                                   **{k: [c for c in m["cells"] if c["fitted_on"] == s] for k, m in matrices.items()}}
+    cal = {s: by_slice[s]["calibration"] for s in names}
+    if opts.recalibrate:
+        try:
+            ct = calibration_transfer({s: datas[s] for s in names}, method=opts.recalibrate, folds=opts.folds,
+                                      n_bins=opts.n_bins, level=opts.level, n_boot=opts.n_boot, seed=opts.seed)
+        except ValueError as exc:
+            for s in names:
+                cal[s]["transfer"], cal[s]["transfer_reason"] = None, str(exc)
+        else:
+            for s in names:
+                cal[s]["transfer"] = [c.to_dict() for c in ct.cells if c.fitted_on == s]
+                cal[s]["transfer_reason"] = None
+
+
+def _transfer_reason(construct: str, two_class: int) -> str | None:
+    if construct == "unspecified":
+        return "construct not declared (set --construct or a construct column): slices of unknown construct are never compared"
+    if construct.startswith("mixed:"):
+        return "the slice mixes constructs; constructs are never pooled"
+    if two_class < 2:
+        return f"the only two-class slice of construct {construct}: no other slice to apply its thresholds to"
+    return None
+
+
+def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Mapping[str, Any], run_id: str,
+                       slice_by: str) -> ThresholdsResults:
+    """Every scorer × slice entry, and the transfer rows within each declared construct."""
+    t0 = time.time()
+    names = list(pairs.scores)
+    if opts.scorers:
+        unknown = [s for s in opts.scorers if s not in names]
+        if unknown:
+            raise UsageError(f"scorer {unknown[0]!r} is not among the scored ones ({', '.join(names)})")
+        names = list(dict.fromkeys(opts.scorers))
+    slices = sorted(set(pairs.slices.tolist()))
+    constructs = {sl: pairs.slice_construct(sl) for sl in slices}
+    entries: list[ThresholdEntry] = []
+    for name in names:
+        mine, datas = [], {}
+        for sl in slices:
+            data, n_failed = slice_data(pairs, name, sl)
+            datas[sl] = data
+            mine.append(_entry(name, sl, constructs[sl], data, n_failed, opts))
+        for c in dict.fromkeys(constructs.values()):
+            group = [e for e in mine if e["construct"] == c and e["status"] == "ok"]
+            reason = _transfer_reason(c, len(group))
+            if reason is None:
+                _transfer(group, datas, c, opts)
+            for e in mine:
+                if e["construct"] == c and e["transfer"] is None and e["transfer_reason"] is None:
+                    e["transfer_reason"] = reason or "one class in the slice: no threshold to transfer"
+        entries += mine
+    weighted = pairs.weights is not None
+    notes = [f"target: {opts.target.describe()} with probability ≥ {1 - opts.delta:g} (delta {opts.delta:g}), "
+             "Learn-then-Test: candidate thresholds from the most conservative down, each tested with a valid p-value, "
+             "fixed-sequence testing",
+             "unit of exchangeability: " + ("as asked, " + opts.unit if opts.unit != "auto" else
+                                             "the group where a slice's groups hold several pairs (its risk is the mean "
+                                             "over groups), else the pair") + "; each entry states its own",
+             f"held-out rates: thresholds fitted without each of up to {opts.folds} folds of whole groups, judged on "
+             "that fold (cross-fitting)",
+             "transfer: each slice's threshold applied to every slice of its construct; broken = the rate's CI lies "
+             "wholly on the wrong side of the target"]
+    if weighted:
+        notes.append("weighted: Horvitz–Thompson (each pair weighs 1/inclusion probability), so every rate describes "
+                     "the pool the labelled sample was drawn from")
+    return plain({  # type: ignore[return-value]
+        "run_id": run_id,
+        "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
+                 "platform": platform.platform()},
+        "source": dict(source),
+        "config": {"target": opts.target.to_dict(), "delta": opts.delta, "unit": opts.unit, "folds": opts.folds,
+                   "n_boot": opts.n_boot, "seed": opts.seed, "level": opts.level, "n_bins": opts.n_bins,
+                   "recalibrate": opts.recalibrate, "scorers": names, "slice_by": slice_by},
+        "notes": notes, "entries": entries, "elapsed_s": round(time.time() - t0, 3)})

@@ -1,0 +1,34 @@
+"""A model scorer's recipe: everything between (claim, evidence) and a score, stated in one place.
+
+Each model scorer builds one `Recipe` and its signature carries `Recipe.digest()`, so changing any part
+of how a model is fed or read (template, window, chunking, aggregation, label read) changes the cache
+key: a cached score is only replayed for the very same computation. `source` says where the recipe
+comes from (the authors' inference code), so a reader can check it against the original.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Recipe:
+    input: str  # the text(s) the model sees, e.g. "pair(premise=evidence, hypothesis=claim)"
+    window: int | None  # tokens per model input (None: the model's own, uncut)
+    cut: str  # which side is cut when an input is over the window ("evidence": always, and counted)
+    chunk_unit: str  # "none", "words", "tokens" (model tokens), "sentences"
+    chunk_size: int  # words or tokens per chunk; 0 when unchunked
+    chunk_rule: str  # how evidence becomes chunks
+    claim_split: str  # "none" or "sentences" (each claim sentence scored on its own)
+    aggregation: str  # how chunk (and claim-sentence) scores become one score
+    label: str  # how P(supported) is read from the model's output
+    source: str  # where the recipe comes from
+
+    def digest(self) -> str:
+        """sha256 (16 hex) of every field: what a signature carries."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        """One line per field, for `models list` and the README."""
+        return "\n".join(f"{k}: {v}" for k, v in asdict(self).items())

