@@ -27,7 +27,7 @@ from attrib_audit.report.console import format_answer
 # flags that set machine-local things, what is printed, or how to check: allowed beside --config and --check
 _LOCAL_FLAGS = {"config", "out", "report", "cache", "no_cache", "quiet", "verbose", "model_path", "trust_remote_code",
                 "judge_url",
-                "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command", "cli_parser"}
+                "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command", "cli_parser", "force"}
 
 
 def refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = frozenset()) -> None:

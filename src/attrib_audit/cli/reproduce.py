@@ -44,7 +44,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     report["fetched"] = fetched
     print(format_reproduce(report))
     if out is not None:
-        with staged_dir(out) as tmp:
+        with staged_dir(out, replaces=("reproduce.json", "reproduce.md")) as tmp:
             (tmp / "reproduce.json").write_text(sealed_json(report), encoding="utf-8")
             (tmp / "reproduce.md").write_text(to_markdown("attrib-audit reproduce", report["paper"],
                                                           reproduce_sections(report), tmp / "reproduce.md"),
