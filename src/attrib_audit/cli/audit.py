@@ -8,10 +8,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from attrib_audit.audit.check import CheckError, check, recorded_spec, refuse_unasked_plugins
+from attrib_audit.audit.check import CheckError, check, recorded_spec
 from attrib_audit.audit.results import AuditResult, read_results, results_path
 from attrib_audit.audit.run import run_spec
 from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
+from attrib_audit.audit.trust import Asked, check_file_spec
 from attrib_audit.cli.convert import local_for, log_for, spec_from_args, stderr
 from attrib_audit.cli.options import add_audit_args, add_data_args
 from attrib_audit.cli.report import write_report
@@ -28,6 +29,16 @@ from attrib_audit.report.console import format_answer
 _LOCAL_FLAGS = {"config", "out", "report", "cache", "no_cache", "quiet", "verbose", "model_path", "trust_remote_code",
                 "judge_url",
                 "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command", "cli_parser", "force"}
+
+
+# beside --config/--check they change nothing: they only name the plugin scorers and the --hf dataset the file may
+# name too (audit.trust: a file never chooses code to import or a dataset to fetch)
+ASKED_FLAGS = frozenset({"scorers", "hf"})
+
+
+def asked(args: argparse.Namespace) -> Asked:
+    """What this command line names itself (audit.trust.Asked); --hf must be what the file names, if given."""
+    return Asked.of(args.scorers, args.hf)
 
 
 def refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = frozenset()) -> None:
@@ -47,7 +58,7 @@ def check_caches(args: argparse.Namespace) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     if args.check:
-        refuse_spec_flags(args, f"--check {args.check}", {"scorers"})  # --scorers names plugins to allow
+        refuse_spec_flags(args, f"--check {args.check}", ASKED_FLAGS)
         results_path(args.check, "audit --check")
         return cmd_check(args)
     if not args.out:
@@ -55,8 +66,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     check_out_dir(args.out)  # before any loading or scoring: a bad --out or --cache must not cost a run
     check_caches(args)
     if args.config:
-        refuse_spec_flags(args, f"--config {args.config}")
-        spec = load_spec_file(args.config)
+        refuse_spec_flags(args, f"--config {args.config}", ASKED_FLAGS)
+        spec = load_spec_file(args.config, asked(args))
         return run_and_report(spec, local_for(spec, args), args)
     return run_and_report(*spec_from_args(args, log=log_for(args)), args)
 
@@ -100,8 +111,9 @@ def summary(result: AuditResult, path: Path, *, verbose: bool, report: bool) -> 
 
 def cmd_check(args: argparse.Namespace) -> int:
     spec = recorded_spec(read_results(args.check, "audit --check", CheckError), args.check)
-    refuse_unasked_plugins(spec, args.scorers)  # which scorers need local settings, and may run at all
-    diffs, rerun = check(args.check, local_for(spec, args), tolerance=args.tolerance, rescore=args.rescore, log=stderr)
+    check_file_spec(spec, f"{Path(args.check) / 'results.json'}: spec", asked(args))  # before local settings
+    diffs, rerun = check(args.check, local_for(spec, args), tolerance=args.tolerance, rescore=args.rescore, log=stderr,
+                         asked=asked(args))
     if diffs:
         print(f"NOT reproduced: {len(diffs)} difference(s) from {Path(args.check) / 'results.json'}")
         for d in diffs:
