@@ -231,20 +231,31 @@ def test_outputs_keep_the_umask_permissions(pairs, tmp_path):
         assert stat.S_IMODE((out / name).stat().st_mode) == 0o644, name
 
 
-def test_two_runs_publishing_one_folder_at_once_leave_one_whole_set(tmp_path):
+NAMES = ("results.json", "scores.parquet", "bootstrap.npz", *(f"part{i:02d}.txt" for i in range(40)))
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_two_runs_publishing_one_folder_at_once_leave_one_whole_set(tmp_path, existing):
+    """Two runs publish the same folder at the same instant, into a new folder or one that also holds a note of
+    the user's (moved in entry by entry): no error, and afterwards every file comes from one run."""
     errors: list[BaseException] = []
 
     def publish(out: Path, tag: str, gate: threading.Barrier) -> None:
         try:
             with staged_dir(out) as tmp:
-                for name in ("results.json", "scores.parquet", "bootstrap.npz"):
+                for name in NAMES:
                     (tmp / name).write_text(tag)
                 gate.wait(timeout=10)  # both runs publish at the same instant
         except BaseException as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(exc)
 
-    for round_ in range(20):
+    for round_ in range(15):
         out = tmp_path / f"o{round_}"
+        if existing:
+            with staged_dir(out) as tmp:
+                for name in NAMES:
+                    (tmp / name).write_text("earlier")
+            (out / "notes.txt").write_text("the user's")
         gate = threading.Barrier(2)
         runs = [threading.Thread(target=publish, args=(out, tag, gate)) for tag in ("A", "B")]
         for t in runs:
@@ -252,7 +263,7 @@ def test_two_runs_publishing_one_folder_at_once_leave_one_whole_set(tmp_path):
         for t in runs:
             t.join()
         assert errors == []
-        tags = {(out / n).read_text() for n in ("results.json", "scores.parquet", "bootstrap.npz")}
-        assert len(tags) == 1, tags
-        assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
-            "bootstrap.npz", "results.json", "scores.parquet"]
+        tags = {(out / n).read_text() for n in NAMES}
+        assert len(tags) == 1 and tags <= {"A", "B"}, (round_, tags)
+        assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
+            NAMES + (("notes.txt",) if existing else ()))
