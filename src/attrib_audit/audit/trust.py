@@ -10,13 +10,10 @@ mod:make`, `--hf ID`); the machine's own settings (`LOCAL_OPTIONS`) come from th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attrib_audit.errors import SpecError
 from attrib_audit.scorers.plugins import is_import_path
-
-if TYPE_CHECKING:
-    from attrib_audit.audit.spec import RunSpec
 
 # scorer options that name a place on this machine or on the network, or a secret's variable: from the command
 # line only, never in a spec (and `trust_remote_code`: running a checkpoint's own code is asked on each command line)
@@ -62,8 +59,9 @@ def _url(value: Any) -> bool:
     return False
 
 
-def check_file_spec(spec: "RunSpec", source: str, asked: Asked) -> None:
-    """Refuse what `spec`, read from the file `source`, may not choose unless the command line `asked` for it too."""
+def check_file_spec(spec: Any, source: str, asked: Asked) -> None:
+    """Refuse what the RunSpec `spec` (not imported: spec.py builds on this module), read from the file `source`,
+    may not choose unless the command line `asked` for it too."""
     for i, choice in enumerate(spec.scorers):
         key = f"scorers[{i}]"
         if is_import_path(choice.name) and choice.name not in asked.scorers:
