@@ -10,7 +10,7 @@ folder may hold a symlink someone planted (`plots -> ~`). So every command write
   replaced, never its target);
 - what was written is recorded in the folder's manifest `.attrib-audit.json` (name → sha256 of each file), so a
   later run replaces or removes only entries that are still exactly as attrib-audit left them;
-- two runs publishing into the same folder take turns on a lock file (`.attrib-audit.lock`, fcntl).
+- two runs publishing into the same folder take turns on a lock of the folder (fcntl.flock).
 
 Every artefact derived from one audit carries the `run_id` of its results.json, so a reader can tell one run's
 files from another's (`run_id_of`).
@@ -39,8 +39,6 @@ RUN_ARTEFACTS = ("results.json", "scores.parquet", "bootstrap.npz", "agreement.j
                  "report.html", "plots")
 PARQUET_RUN_KEY = b"attrib_audit.run_id"
 MANIFEST = ".attrib-audit.json"
-LOCK = ".attrib-audit.lock"
-_OWN = (MANIFEST, LOCK)
 
 
 class OutputError(InputError):
@@ -165,16 +163,12 @@ def _temp_dir(folder: Path, name: str) -> Path:
 
 @contextmanager
 def _locked(folder: Path) -> Iterator[None]:
-    """Hold `folder`'s lock file: a second run publishing there waits until this one has finished."""
-    path = folder / LOCK
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    """Hold `folder`'s lock: a second run publishing there waits until this one has finished. The folder itself
+    is locked (fcntl.flock on its descriptor), so no lock file is left behind."""
     try:
-        fd = os.open(path, flags, 0o666 & ~_umask())
-    except OSError:
-        try:  # another user's lock file: a read-only descriptor can be locked too
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError as exc:
-            raise OutputError(f"cannot lock {folder} for writing ({exc.strerror or exc})") from None
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        raise OutputError(f"cannot lock {folder} for writing ({exc.strerror or exc})") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -350,7 +344,7 @@ def _publish(tmp: Path, out: Path, flag: str, replaces: set[str]) -> None:
     stale = {n for n in replaces - new if os.path.lexists(out / n) and _ours(out, n, manifest)}
     written = {n: v for n, v in manifest.items() if n not in stale and n not in new and os.path.lexists(out / n)}
     written.update({n: _fingerprint(tmp / n) or {} for n in new})
-    entries = {e.name for e in out.iterdir()} - set(_OWN)
+    entries = {e.name for e in out.iterdir()} - {MANIFEST}
     if entries <= new | stale and not _cwd_or_above(out):
         _save_manifest(tmp, {n: written[n] for n in new})
         _swap(tmp, out)  # the folder held only what this output replaces: one rename
