@@ -20,7 +20,7 @@ from attrib_audit.cli.rerun import rerun_argv
 from attrib_audit.data.demo import DEMO_FILES, demo_paths
 from attrib_audit.data.sources import DataSpec, FileSource
 from attrib_audit.errors import SpecError, UsageError
-from attrib_audit.files.outdir import check_out_dir
+from attrib_audit.files.outdir import REPORT_FILES, check_out_dir
 from attrib_audit.files.paths import default_cache_path, default_requests_path
 from attrib_audit.files.sqlite import check_cache_path
 from attrib_audit.report.console import format_answer
@@ -49,6 +49,11 @@ def refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = fro
         raise SpecError(f"{where} holds the run spec: {', '.join(given)} cannot be set by flags beside it")
 
 
+def _written(args: argparse.Namespace) -> tuple[str, ...]:
+    """What an audit writes in --out: results, scores, bootstrap, and with --report the report and its plots."""
+    return ("results.json", "scores.parquet", "bootstrap.npz") + (REPORT_FILES if args.report else ())
+
+
 def check_caches(args: argparse.Namespace) -> None:
     """Refuse a --cache path that is not a SQLite database before anything is loaded or scored."""
     if not args.no_cache:
@@ -63,7 +68,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return cmd_check(args)
     if not args.out:
         raise UsageError("give --out DIR (or --check DIR to verify an earlier audit)")
-    check_out_dir(args.out)  # before any loading or scoring: a bad --out or --cache must not cost a run
+    check_out_dir(args.out, names=_written(args))  # before any loading or scoring: a bad --out or --cache, or
+    # an --out holding files attrib-audit did not write, must not cost a run
     check_caches(args)
     if args.config:
         refuse_spec_flags(args, f"--config {args.config}", ASKED_FLAGS)
@@ -73,7 +79,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    check_out_dir(args.out)
+    check_out_dir(args.out, names=_written(args))
     check_caches(args)
     data = DataSpec(files=tuple(FileSource(str(p), construct=DEMO_FILES[p.name]) for p in demo_paths()))
     print("demo: human-labelled pairs (AttributionBench sample, Apache-2.0; BEGIN WoW sample, CC-BY-4.0)")
@@ -131,11 +137,14 @@ def add_audit(sub) -> None:
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
     add_data_args(p)
     add_audit_args(p, None)
-    p.add_argument("--config", metavar="FILE", help="run the spec in FILE (JSON or TOML; see README 'Run spec'); "
-                                                    "caches, judge endpoint and model paths still come from the flags")
+    p.add_argument("--config", metavar="FILE", help="run the spec in FILE (JSON or TOML, or an earlier results.json; "
+                                                    "see README 'Run spec'); caches, judge endpoint and model paths "
+                                                    "still come from the flags; a plugin scorer or --hf dataset the "
+                                                    "file names runs only when --scorers / --hf name it too")
     p.add_argument("--check", metavar="DIR", help="rerun the run spec recorded in DIR/results.json and confirm every "
                                                   "value (exit 1 with a diff if not); caches, judge endpoint, key "
-                                                  "variable and model paths come from this command line, never the file")
+                                                  "variable and model paths come from this command line, never the file; "
+                                                  "a plugin or --hf dataset it names needs --scorers / --hf too")
     p.add_argument("--rescore", action="store_true", help="with --check: recompute every score instead of "
                                                           "replaying the score and judge request caches")
     p.add_argument("--tolerance", type=float, default=1e-9,

@@ -37,6 +37,7 @@ from attrib_audit.files.jsonfile import read_json
 # what one audit writes or derives from its scores: replaced as a set, never carried into a new run's folder
 RUN_ARTEFACTS = ("results.json", "scores.parquet", "bootstrap.npz", "agreement.json", "thresholds.json", "report.md",
                  "report.html", "plots")
+REPORT_FILES = ("report.md", "report.html", "plots")  # what `report` writes (and replaces) in its folder
 PARQUET_RUN_KEY = b"attrib_audit.run_id"
 MANIFEST = ".attrib-audit.json"
 
