@@ -154,3 +154,84 @@ def test_random_values_in_a_real_results_json(audited, over, command):
                 "agree": ["agree", "--results", str(d), "--a", "lexical", "--b", "human", "--n-boot", "10"]}[command]
         code, err = run(argv)
         assert "Traceback" not in err and isinstance(code, int) and code in (0, 1, 2, 3), (code, err)
+
+
+SPEC_VALUE = JSON_VALUE | st.fixed_dictionaries({}, optional={
+    k: JSON_VALUE for k in ("files", "hf", "format", "columns", "n_boot", "seed", "engine", "device", "name", "options")})
+
+
+@FUZZ
+@given(st.fixed_dictionaries({}, optional={k: SPEC_VALUE for k in ("data", "scorers", "stats", "engine",
+                                                                    "precomputed", "version", "spec")}),
+       st.sampled_from([".json", ".toml"]))
+def test_random_config_files(raw, suffix):
+    """A --config file of random sections and values (TOML files hold the JSON text: invalid TOML) is exit 0/2."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp) / f"c{suffix}"
+        cfg.write_text(json.dumps(raw))
+        code, err = run(["audit", "--config", str(cfg), "--no-cache", "--quiet", "--out", str(Path(tmp) / "o")])
+        assert_clean(code, err)
+
+
+ATTACKS = {  # what a config file names that only a command line may choose, and the key the refusal names
+    "plugin": ({"name": "os:system", "options": {"command": "touch {marker}"}}, None, "scorers[0].name"),
+    "url": ({"name": "judge", "options": {"model": "http://evil.example/{marker}"}}, None, "options.model holds a URL"),
+    "key variable": ({"name": "judge", "options": {"api_key_env": "HOME"}}, None, "api_key_env"),
+    "cache path": ({"name": "judge", "options": {"request_cache": "{marker}"}}, None, "request_cache"),
+    "dataset": ({"name": "lexical"}, {"id": "attacker/data"}, "data.hf.id 'attacker/data'"),
+}
+
+
+@FUZZ
+@given(st.sampled_from(sorted(ATTACKS)), st.sampled_from(["config", "results.json"]))
+def test_config_files_never_choose_code_urls_datasets_secrets_or_paths(attack, container):
+    scorer, hf, key = ATTACKS[attack]
+    with tempfile.TemporaryDirectory() as tmp:
+        marker = Path(tmp) / "ran"
+        scorer = json.loads(json.dumps(scorer).replace("{marker}", str(marker)))
+        spec = {"data": {"files": [{"path": str(demo_paths()[0])}], **({"hf": hf} if hf else {})},
+                "scorers": [scorer]}
+        cfg = Path(tmp) / ("results.json" if container == "results.json" else "c.json")
+        cfg.write_text(json.dumps({"spec": spec, "auroc": []} if container == "results.json" else spec))
+        code, err = run(["audit", "--config", str(cfg), "--no-cache", "--quiet", "--out", str(Path(tmp) / "o")])
+        assert_clean(code, err)
+        assert code == 2 and str(cfg) in err and key in err, err
+        assert not marker.exists() and not (Path(tmp) / "o").exists()
+
+
+@pytest.mark.parametrize("command", ["audit", "report"])
+@pytest.mark.parametrize("entry", [".", "results.json", "plots", "report.md", "report.html"])
+def test_symlinked_output_folders_and_entries_are_never_followed(tmp_path, command, entry):
+    """An output folder, or an entry in it, that is a symbolic link: the link's target is never written or deleted,
+    whatever the command; the outcome is a clean exit."""
+    out = tmp_path / "o"
+    code, err = run(["audit", str(demo_paths()[0]), "--scorers", "lexical", "--n-boot", "20", "--n-perm", "20",
+                     "--no-cache", "--quiet", "--out", str(out), "--report"])
+    assert code == 0, err
+    victim = tmp_path / "victim"
+    if entry == ".":
+        victim.mkdir()
+        (victim / "results.json").write_text("precious")
+        (victim / "index.txt").write_text("results.json\n")
+        moved = tmp_path / "real"
+        out.rename(moved)
+        out.symlink_to(victim, target_is_directory=True)
+    elif entry == "plots":
+        victim.mkdir()
+        (victim / "precious.png").write_text("precious")
+        (victim / "index.txt").write_text("precious.png\n")
+        shutil.rmtree(out / "plots")
+        (out / "plots").symlink_to(victim, target_is_directory=True)
+    else:
+        victim.write_text("precious")
+        (out / entry).unlink()
+        (out / entry).symlink_to(victim)
+    before = sorted((p.name, p.read_text()) for p in victim.iterdir()) if victim.is_dir() else victim.read_text()
+    argv = (["report", str(out)] if command == "report" else
+            ["audit", str(demo_paths()[0]), "--scorers", "lexical", "--n-boot", "20", "--n-perm", "20",
+             "--no-cache", "--quiet", "--out", str(out), "--report", "--seed", "1"])
+    code, err = run(argv)
+    assert_clean(code, err)
+    after = sorted((p.name, p.read_text()) for p in victim.iterdir()) if victim.is_dir() else victim.read_text()
+    assert after == before
+    assert (out / entry).is_symlink() or entry == "." and out.is_symlink()

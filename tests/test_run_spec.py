@@ -251,7 +251,8 @@ def test_check_reproduces_an_hf_input(tmp_path):
     audit_argv = ["audit", "--hf", str(folder), "--hf-split", "test", "--scorers", "lexical", "--n-boot", "30",
                   "--n-perm", "30", "--cache", cache, "--out", out, "--quiet"]
     script = ("import sys; from attrib_audit.cli import main; "
-              f"assert main({audit_argv!r}) == 0; sys.exit(main(['audit', '--check', {out!r}, '--cache', {cache!r}]))")
+              f"assert main({audit_argv!r}) == 0; "  # --check fetches the dataset results.json names only when asked to again
+              f"sys.exit(main(['audit', '--check', {out!r}, '--hf', {str(folder)!r}, '--cache', {cache!r}]))")
     env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_CACHE": str(tmp_path / "hf" / "datasets")}
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
@@ -270,7 +271,8 @@ def test_check_never_imports_a_plugin_only_the_results_file_names(tmp_path, caps
     capsys.readouterr()
     assert check(tmp_path, out) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "plugin scorer 'os:system'" in err and "add --scorers os:system" in err
+    assert err.count("\n") == 1 and "scorers[1].name 'os:system' names code to import" in err
+    assert "--scorers os:system" in err and str(out / "results.json") in err
     assert not pwned.exists()
 
 

@@ -20,6 +20,7 @@ from attrib_audit import __version__
 from attrib_audit.audit.results import AuditResult, AuditResults, read_results
 from attrib_audit.audit.run import run_spec
 from attrib_audit.audit.spec import LOCAL_OPTIONS, Local, RunSpec
+from attrib_audit.audit.trust import Asked, check_file_spec
 from attrib_audit.errors import InputError, SpecError
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.files.jsonfile import plain
@@ -115,11 +116,13 @@ def recorded_spec(recorded: AuditResults, folder: str | Path) -> RunSpec:
 
 
 def check(folder: str | Path, local: Local, *, tolerance: float = DEFAULT_TOLERANCE, rescore: bool = False,
-          log: Callable[[str], None] = print) -> tuple[list[str], AuditResult | None]:
+          log: Callable[[str], None] = print, asked: Asked = Asked()) -> tuple[list[str], AuditResult | None]:
     """Differences between DIR/results.json and a rerun of its spec on `local` (empty: reproduced), and the rerun
-    (None when a data file is gone or changed: nothing was rerun)."""
+    (None when a data file is gone or changed: nothing was rerun). A plugin or `--hf` dataset the file names runs
+    only when `asked` names it too (audit.trust)."""
     recorded = read_results(folder, "audit --check", CheckError)
     spec = recorded_spec(recorded, folder)
+    check_file_spec(spec, f"{Path(folder) / 'results.json'}: spec", asked)
     problems = _data_problems(spec)
     if problems:
         return problems, None
@@ -141,12 +144,3 @@ def check(folder: str | Path, local: Local, *, tolerance: float = DEFAULT_TOLERA
     if fresh and not rescore:
         log(f"note: {fresh} pairs were not in the cache and were scored anew")
     return diff(comparable(plain(recorded)), comparable(rerun.results), tolerance=tolerance), rerun
-
-
-def refuse_unasked_plugins(spec: RunSpec, asked: str) -> None:
-    """Running a `module:factory` scorer imports and calls code: only when this command line names it too."""
-    named = {s.strip() for s in asked.split(",")}
-    missing = [s.name for s in spec.scorers if s.plugin and s.name not in named]
-    if missing:
-        raise CheckError(f"results.json names the plugin scorer {missing[0]!r}; --check imports plugin code only "
-                         f"when this command line names it too: add --scorers {','.join(missing)}")

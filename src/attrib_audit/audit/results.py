@@ -23,7 +23,7 @@ import numpy as np
 from attrib_audit.data.records import PairTable
 from attrib_audit.errors import InputError
 from attrib_audit.files.jsonfile import read_json, sealed_json
-from attrib_audit.files.outdir import PARQUET_RUN_KEY, staged_dir
+from attrib_audit.files.outdir import PARQUET_RUN_KEY, RUN_ARTEFACTS, staged_dir
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
 
@@ -245,7 +245,7 @@ class AuditResult:
         """Write results.json, scores.parquet and bootstrap.npz (what `select` needs to replay the bootstrap),
         all stamped with the run id, into a staged folder that replaces `out` as a whole."""
         run_id = self.results["run_id"]
-        with staged_dir(out) as tmp:
+        with staged_dir(out, replaces=RUN_ARTEFACTS) as tmp:
             (tmp / "results.json").write_text(to_json(self.results))
             write_scores_parquet(tmp / "scores.parquet", self.table, self.slice_keys, self.scores, run_id=run_id)
             write_bootstrap_npz(tmp / "bootstrap.npz", self.boots, run_id=run_id)

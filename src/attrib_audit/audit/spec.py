@@ -22,16 +22,11 @@ from attrib_audit.errors import SpecError
 from attrib_audit.external.sources import ScoreSource
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.paths import default_cache_path
+from attrib_audit.audit.trust import LOCAL_OPTIONS, Asked, check_file_spec, refuse_local_options
 from attrib_audit.scorers.plugins import is_import_path
 from attrib_audit.scorers.catalog import check_options
 
 SPEC_VERSION = 1
-# scorer options that name a place on this machine or on the network: Local only, never in a spec
-# (and `trust_remote_code`: running a checkpoint's own code is asked on each command line, never inherited)
-LOCAL_OPTIONS = frozenset({"path", "url", "api_key_env", "request_cache", "baseline_path", "trust_remote_code"})
-_LOCAL_FLAG = {"path": "--model-path SCORER=PATH", "url": "--judge-url", "api_key_env": "--judge-api-key-env",
-               "request_cache": "--cache / --no-cache", "baseline_path": "--model-path (baseline files beside it)",
-               "trust_remote_code": "--trust-remote-code"}
 
 
 @dataclass(frozen=True)
@@ -43,10 +38,7 @@ class ScorerChoice:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", dict(self.options or {}))
-        local = sorted(LOCAL_OPTIONS & set(self.options))
-        if local:
-            raise SpecError(f"scorers.{self.name}: option {local[0]!r} names a path or endpoint of this machine; "
-                            f"it is never read from a spec or results file: pass {_LOCAL_FLAG[local[0]]}")
+        refuse_local_options(f"scorers.{self.name}", self.options)
         if self.plugin:
             return  # its options are checked when it is built: checking them here would import its code
         try:
@@ -174,8 +166,10 @@ class Local:
         return lines
 
 
-def load_spec_file(path: str | Path) -> RunSpec:
-    """A spec written as JSON (`.json`) or TOML (`.toml`), e.g. by hand or copied from results.json's `spec`."""
+def load_spec_file(path: str | Path, asked: Asked = Asked()) -> RunSpec:
+    """A spec written as JSON (`.json`) or TOML (`.toml`), by hand or copied from results.json's `spec`, or a
+    results.json itself (its recorded spec runs; its numbers are left aside). What it names that only a command
+    line may choose (code, a dataset to fetch, a URL) is refused unless `asked` names it too (see audit.trust)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -190,13 +184,16 @@ def load_spec_file(path: str | Path) -> RunSpec:
             raw = json.loads(text)
     except ValueError as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
         raise SpecError(f"{p}: not valid {'TOML' if p.suffix.lower() == '.toml' else 'JSON'} ({exc})") from None
-    if isinstance(raw, dict) and "spec" in raw and "data" not in raw:
-        raw = raw["spec"]  # a results.json: run the spec it recorded
+    recorded = isinstance(raw, dict) and isinstance(raw.get("spec"), dict)  # a results.json (a spec has no `spec`)
+    where = f"{p}: spec" if recorded else str(p)
     try:
-        spec = RunSpec.from_dict(raw, where=str(p))
+        spec = RunSpec.from_dict(raw["spec"] if recorded else raw, where=where)
     except SpecError as exc:
         msg = str(exc)
         raise SpecError(msg if msg.startswith(str(p)) else f"{p}: {msg}") from None
+    check_file_spec(spec, where, asked)
+    if recorded:
+        return spec  # its paths are as the audit was given them, read from where it ran (as `--check` does)
     # relative data paths are read from the config file's folder, wherever the command runs
     files = tuple(replace(f, path=str(p.parent / f.path)) if not Path(f.path).is_absolute() else f
                   for f in spec.data.files)
@@ -222,5 +219,5 @@ def audit_config(spec: RunSpec, local: Local) -> AuditConfig:
                        on_error=spec.data.on_error)
 
 
-__all__ = ["EngineSpec", "LOCAL_OPTIONS", "Local", "RunSpec", "ScorerChoice", "SpecError", "StatsSpec", "audit_config",
+__all__ = ["Asked", "EngineSpec", "LOCAL_OPTIONS", "Local", "RunSpec", "ScorerChoice", "SpecError", "StatsSpec", "audit_config",
            "load_spec_file"]

@@ -8,14 +8,18 @@ reruns an audit. `main` runs one command and turns a typed failure into one line
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import warnings
+from pathlib import Path
 from typing import Sequence
 
-from attrib_audit.cli.parser import build_parser
+from attrib_audit.cli.parser import OUTPUT_FLAGS, build_parser
 from attrib_audit.errors import AuditError, UsageError, one_line
+from attrib_audit.files.outdir import command_outputs
 from attrib_audit.scorers.base import ScorerLoadError
+from attrib_audit.scorers.judge.http import redact
 from attrib_audit.scorers.plugins import PluginError
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -27,20 +31,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.formatwarning = lambda message, category, *_a, **_k: f"attrib-audit: warning: {one_line(str(message))}\n"
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        with command_outputs(input_paths(args), force=bool(getattr(args, "force", False))):
+            return int(args.func(args) or 0)
     except AuditError as exc:  # a usage error names the command it was given to; the others their kind
         where = f"attrib-audit {args.command}" if isinstance(exc, UsageError) else f"attrib-audit: {exc.kind}"
-        print(f"{where}: {one_line(str(exc))}", file=sys.stderr)
+        print(f"{where}: {_shown(args, exc)}", file=sys.stderr)
         return exc.exit_code
     except ScorerLoadError as exc:
-        print(f"attrib-audit: error: {one_line(str(exc))}", file=sys.stderr)
+        print(f"attrib-audit: error: {_shown(args, exc)}", file=sys.stderr)
         return 2
     except PluginError as exc:
-        print(f"attrib-audit: {one_line(str(exc))}", file=sys.stderr)
+        print(f"attrib-audit: {_shown(args, exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)
         return 130
+
+
+def input_paths(args: argparse.Namespace) -> list[Path]:
+    """Every existing file the command line names, except where it writes: the writer never writes onto them."""
+    found = []
+    for dest, value in vars(args).items():
+        if dest in OUTPUT_FLAGS:
+            continue
+        for v in value if isinstance(value, list) else [value]:
+            if not isinstance(v, str) or not v:
+                continue
+            # FILE, FILE:COLS (--scores), NAME=PATH (--model-path)
+            for candidate in {v, v.partition(":")[0], v.partition("=")[2]}:
+                if candidate and Path(candidate).is_file():
+                    found.append(Path(candidate))
+    return found
+
+
+def _shown(args: argparse.Namespace, exc: BaseException) -> str:
+    """The message as one line, with the value of every secret this command could hold replaced by ***."""
+    names = {"ATTRIB_AUDIT_JUDGE_API_KEY", getattr(args, "judge_api_key_env", None) or ""}
+    secrets = [os.environ[n] for n in names if n and len(os.environ.get(n, "")) >= 4]
+    return one_line(redact(str(exc), secrets))
 
 
 __all__ = ["build_parser", "main"]

@@ -8,10 +8,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from attrib_audit.audit.check import CheckError, check, recorded_spec, refuse_unasked_plugins
+from attrib_audit.audit.check import CheckError, check, recorded_spec
 from attrib_audit.audit.results import AuditResult, read_results, results_path
 from attrib_audit.audit.run import run_spec
 from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
+from attrib_audit.audit.trust import Asked, check_file_spec
 from attrib_audit.cli.convert import local_for, log_for, spec_from_args, stderr
 from attrib_audit.cli.options import add_audit_args, add_data_args
 from attrib_audit.cli.report import write_report
@@ -19,7 +20,7 @@ from attrib_audit.cli.rerun import rerun_argv
 from attrib_audit.data.demo import DEMO_FILES, demo_paths
 from attrib_audit.data.sources import DataSpec, FileSource
 from attrib_audit.errors import SpecError, UsageError
-from attrib_audit.files.outdir import check_out_dir
+from attrib_audit.files.outdir import REPORT_FILES, check_out_dir
 from attrib_audit.files.paths import default_cache_path, default_requests_path
 from attrib_audit.files.sqlite import check_cache_path
 from attrib_audit.report.console import format_answer
@@ -27,7 +28,17 @@ from attrib_audit.report.console import format_answer
 # flags that set machine-local things, what is printed, or how to check: allowed beside --config and --check
 _LOCAL_FLAGS = {"config", "out", "report", "cache", "no_cache", "quiet", "verbose", "model_path", "trust_remote_code",
                 "judge_url",
-                "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command", "cli_parser"}
+                "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command", "cli_parser", "force"}
+
+
+# beside --config/--check they change nothing: they only name the plugin scorers and the --hf dataset the file may
+# name too (audit.trust: a file never chooses code to import or a dataset to fetch)
+ASKED_FLAGS = frozenset({"scorers", "hf"})
+
+
+def asked(args: argparse.Namespace) -> Asked:
+    """What this command line names itself (audit.trust.Asked); --hf must be what the file names, if given."""
+    return Asked.of(args.scorers, args.hf)
 
 
 def refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = frozenset()) -> None:
@@ -36,6 +47,11 @@ def refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = fro
     given = sorted(k for k, v in vars(args).items() if k not in _LOCAL_FLAGS | also and v != defaults.get(k))
     if given:
         raise SpecError(f"{where} holds the run spec: {', '.join(given)} cannot be set by flags beside it")
+
+
+def _written(args: argparse.Namespace) -> tuple[str, ...]:
+    """What an audit writes in --out: results, scores, bootstrap, and with --report the report and its plots."""
+    return ("results.json", "scores.parquet", "bootstrap.npz") + (REPORT_FILES if args.report else ())
 
 
 def check_caches(args: argparse.Namespace) -> None:
@@ -47,22 +63,23 @@ def check_caches(args: argparse.Namespace) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     if args.check:
-        refuse_spec_flags(args, f"--check {args.check}", {"scorers"})  # --scorers names plugins to allow
+        refuse_spec_flags(args, f"--check {args.check}", ASKED_FLAGS)
         results_path(args.check, "audit --check")
         return cmd_check(args)
     if not args.out:
         raise UsageError("give --out DIR (or --check DIR to verify an earlier audit)")
-    check_out_dir(args.out)  # before any loading or scoring: a bad --out or --cache must not cost a run
+    check_out_dir(args.out, names=_written(args))  # before any loading or scoring: a bad --out or --cache, or
+    # an --out holding files attrib-audit did not write, must not cost a run
     check_caches(args)
     if args.config:
-        refuse_spec_flags(args, f"--config {args.config}")
-        spec = load_spec_file(args.config)
+        refuse_spec_flags(args, f"--config {args.config}", ASKED_FLAGS)
+        spec = load_spec_file(args.config, asked(args))
         return run_and_report(spec, local_for(spec, args), args)
     return run_and_report(*spec_from_args(args, log=log_for(args)), args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    check_out_dir(args.out)
+    check_out_dir(args.out, names=_written(args))
     check_caches(args)
     data = DataSpec(files=tuple(FileSource(str(p), construct=DEMO_FILES[p.name]) for p in demo_paths()))
     print("demo: human-labelled pairs (AttributionBench sample, Apache-2.0; BEGIN WoW sample, CC-BY-4.0)")
@@ -100,8 +117,9 @@ def summary(result: AuditResult, path: Path, *, verbose: bool, report: bool) -> 
 
 def cmd_check(args: argparse.Namespace) -> int:
     spec = recorded_spec(read_results(args.check, "audit --check", CheckError), args.check)
-    refuse_unasked_plugins(spec, args.scorers)  # which scorers need local settings, and may run at all
-    diffs, rerun = check(args.check, local_for(spec, args), tolerance=args.tolerance, rescore=args.rescore, log=stderr)
+    check_file_spec(spec, f"{Path(args.check) / 'results.json'}: spec", asked(args))  # before local settings
+    diffs, rerun = check(args.check, local_for(spec, args), tolerance=args.tolerance, rescore=args.rescore, log=stderr,
+                         asked=asked(args))
     if diffs:
         print(f"NOT reproduced: {len(diffs)} difference(s) from {Path(args.check) / 'results.json'}")
         for d in diffs:
@@ -119,11 +137,14 @@ def add_audit(sub) -> None:
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
     add_data_args(p)
     add_audit_args(p, None)
-    p.add_argument("--config", metavar="FILE", help="run the spec in FILE (JSON or TOML; see README 'Run spec'); "
-                                                    "caches, judge endpoint and model paths still come from the flags")
+    p.add_argument("--config", metavar="FILE", help="run the spec in FILE (JSON or TOML, or an earlier results.json; "
+                                                    "see README 'Run spec'); caches, judge endpoint and model paths "
+                                                    "still come from the flags; a plugin scorer or --hf dataset the "
+                                                    "file names runs only when --scorers / --hf name it too")
     p.add_argument("--check", metavar="DIR", help="rerun the run spec recorded in DIR/results.json and confirm every "
                                                   "value (exit 1 with a diff if not); caches, judge endpoint, key "
-                                                  "variable and model paths come from this command line, never the file")
+                                                  "variable and model paths come from this command line, never the file; "
+                                                  "a plugin or --hf dataset it names needs --scorers / --hf too")
     p.add_argument("--rescore", action="store_true", help="with --check: recompute every score instead of "
                                                           "replaying the score and judge request caches")
     p.add_argument("--tolerance", type=float, default=1e-9,

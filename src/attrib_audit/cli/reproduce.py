@@ -25,7 +25,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     manifest = load_manifest()
     tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
     manifest.rows_of(tables)  # an unknown table is an error before anything runs
-    out = check_out_dir(args.out) if args.out else None
+    out = check_out_dir(args.out, names=("reproduce.json", "reproduce.md")) if args.out else None
     paths = {}
     for item in args.model_path:
         key, sep, path = item.partition("=")
@@ -44,7 +44,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     report["fetched"] = fetched
     print(format_reproduce(report))
     if out is not None:
-        with staged_dir(out) as tmp:
+        with staged_dir(out, replaces=("reproduce.json", "reproduce.md")) as tmp:
             (tmp / "reproduce.json").write_text(sealed_json(report), encoding="utf-8")
             (tmp / "reproduce.md").write_text(to_markdown("attrib-audit reproduce", report["paper"],
                                                           reproduce_sections(report), tmp / "reproduce.md"),

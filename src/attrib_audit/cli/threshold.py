@@ -46,7 +46,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         if args.data or args.hf:
             raise UsageError("give --results DIR (an earlier audit) or labelled files to score, not both")
         opts = _options(args, _names(args.scorers))
-        out = check_out_dir(args.out or args.results)
+        out = check_out_dir(args.out or args.results, names=("thresholds.json",))
         pairs, audit = scored_from_results(args.results)
         with saved_layout(Path(args.results) / "results.json", "threshold"):
             run_id, slice_by = audit["run_id"], audit["config"]["slice_by"]
@@ -57,7 +57,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         if not args.out:
             raise UsageError("give --out DIR for thresholds.json")
         opts = _options(args, None)
-        out = check_out_dir(args.out)
+        out = check_out_dir(args.out, names=("thresholds.json",))
         check_caches(args)
         args.scorers = args.scorers or DEFAULT_SCORERS
         spec, local = spec_from_args(args, log=log)

@@ -26,6 +26,7 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.gate import check_before_long_run
 from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.files.hashing import file_sha256
+from attrib_audit.files.outdir import StagedFile, write_text_atomic
 from attrib_audit.scorers.base import ScoreBatch, Scorer
 
 DEFAULT_CHUNK_ROWS = 16_384
@@ -127,11 +128,11 @@ class ScoreWriter:
     under key `attrib_audit`, or for CSV into `<out>.provenance.json` beside it.
     """
 
-    def __init__(self, out: str | Path, scorer_names: list[str]) -> None:
+    def __init__(self, out: str | Path, scorer_names: list[str], inputs: Iterable[str | Path] = ()) -> None:
         import pyarrow as pa
 
         self.out = Path(out)
-        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self._staged = StagedFile(self.out, inputs=inputs)  # written beside `out`, moved into place whole by close()
         self.csv = self.out.suffix.lower() == ".csv"
         fields = [pa.field("id", pa.string())]
         for name in scorer_names:
@@ -146,23 +147,29 @@ class ScoreWriter:
 
         table = pa.Table.from_pydict(cols, schema=self.schema)
         if self.csv:
-            table.to_pandas().to_csv(self.out, index=False, mode="w" if self._first else "a", header=self._first)
+            table.to_pandas().to_csv(self._staged.tmp, index=False, mode="w" if self._first else "a",
+                                     header=self._first)
         else:
             if self._writer is None:
                 import pyarrow.parquet as pq
 
-                self._writer = pq.ParquetWriter(self.out, self.schema)
+                self._writer = pq.ParquetWriter(self._staged.tmp, self.schema)
             self._writer.write_table(table)
         self._first = False
 
-    def close(self, provenance: dict | None = None) -> None:
+    def close(self, provenance: dict | None = None, publish: bool = True) -> None:
+        """Finish the file and move it into place; `publish=False` (a failed run) leaves no partial file."""
         text = json.dumps(provenance) if provenance is not None else None
         if self._writer is not None:
             if text is not None:
                 self._writer.add_key_value_metadata({"attrib_audit": text})
             self._writer.close()
-        elif self.csv and text is not None:
-            self.out.with_name(self.out.name + ".provenance.json").write_text(text)
+        if not publish:
+            self._staged.discard()
+            return
+        if self.csv and text is not None:
+            write_text_atomic(self.out.with_name(self.out.name + ".provenance.json"), text)
+        self._staged.publish()
 
 
 @contextmanager
@@ -198,7 +205,8 @@ def stream_score(paths: Iterable[str | Path], scorers: Mapping[str, Scorer], out
 
     Duplicates are scored once per chunk and, through the cache, once overall (n_unique counts per chunk).
     """
-    writer = ScoreWriter(out, list(scorers))
+    paths = list(paths)
+    writer = ScoreWriter(out, list(scorers), inputs=paths)  # never onto a file it reads
     origin: list[dict] = []
     totals: dict[str, RunStats | None] = {n: None for n in scorers}
     n_rows = n_chunks = 0
@@ -219,8 +227,8 @@ def stream_score(paths: Iterable[str | Path], scorers: Mapping[str, Scorer], out
                 n_chunks += 1
                 gc.collect(1)
             done = True
-    finally:
+    finally:  # a failed run publishes nothing: the earlier file, if any, stays whole
         writer.close({"tool": {"name": "attrib-audit", "version": __version__},
                       "scorers": {n: s.signature for n, s in scorers.items()},
-                      "data": origin, "complete": done})
+                      "data": origin, "complete": done}, publish=done)
     return StreamResult(n_rows, n_chunks, [s for s in totals.values() if s is not None], origin)

@@ -14,7 +14,7 @@ import numpy as np
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.files.jsonfile import sealed_json
-from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atomic
+from attrib_audit.files.outdir import check_out_dir, new_run_id, output_file, write_text_atomic
 from attrib_audit.probe.metrics import answer_metrics
 from attrib_audit.probe.records import AsqaExample
 from attrib_audit.probe.reward import TERMS, RewardConfig, SupportFn, grounding_rewards
@@ -43,15 +43,15 @@ class ProbeResult:
 
     def save(self, out: str | Path) -> Path:
         """probe.json (the comparison) and per_example.csv (every example's metrics, to see which moved)."""
-        out = check_out_dir(out)
-        out.mkdir(parents=True, exist_ok=True)
+        out = check_out_dir(out, names=("probe.json", "per_example.csv"))
         path = out / "probe.json"
         self.results.setdefault("run_id", new_run_id())
-        write_text_atomic(path, sealed_json(self.results))
         if self.per_example:
             import pandas as pd
 
-            pd.DataFrame(self.per_example).to_csv(out / "per_example.csv", index=False)
+            with output_file(out / "per_example.csv") as tmp:
+                pd.DataFrame(self.per_example).to_csv(tmp, index=False)
+        write_text_atomic(path, sealed_json(self.results))
         return path
 
 

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from attrib_audit.files.outdir import write_text_atomic
 from attrib_audit.probe.records import AsqaExample
 from attrib_audit.probe.reward import TERMS, RewardConfig, SupportFn, grounding_rewards
 from attrib_audit.text.answers import normalize_answer
@@ -148,5 +149,5 @@ def run_grpo(examples: Sequence[AsqaExample], config: TrainConfig, reward: Groun
         "steps": int(trainer.state.global_step), "reward_calls": reward.calls, "reward_log": reward.log,
         "trainer_log": trainer.state.log_history,
     }
-    (out / "train_summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    write_text_atomic(out / "train_summary.json", json.dumps(summary, indent=2, default=str))
     return summary

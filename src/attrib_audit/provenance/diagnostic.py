@@ -199,7 +199,7 @@ class ProvenanceResult:
     results: dict[str, Any]
 
     def save(self, out: str | Path) -> Path:
-        path = check_out_dir(out)
+        path = check_out_dir(out, names=("provenance.json",))
         path.mkdir(parents=True, exist_ok=True)
         self.results.setdefault("run_id", new_run_id())
         write_text_atomic(path / "provenance.json", sealed_json(self.results))

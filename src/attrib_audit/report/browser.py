@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attrib_audit.files.outdir import output_file
+
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--no-default-browser-check",
          "--hide-scrollbars", "--mute-audio", "--remote-debugging-pipe")
@@ -225,8 +227,8 @@ class Tab:
         shot = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
                                                     "clip": {"x": 0, "y": 0, "width": WIDTH, "height": clip, "scale": 1}})
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(base64.b64decode(shot["data"]))
+        with output_file(path, "--screenshot") as tmp:
+            tmp.write_bytes(base64.b64decode(shot["data"]))
         return path, height
 
     def network(self) -> list[str]:

@@ -4,14 +4,12 @@ is a note too when the file is not as attrib-audit wrote it (its digest fails: e
 in a sealed file it is a bug in report code and propagates (the command exits non-zero), never a note."""
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from attrib_audit.errors import LAYOUT_ERRORS as BROAD_LAYOUT_ERRORS
-from attrib_audit.files.outdir import check_out_dir, write_text_atomic
+from attrib_audit.files.outdir import REPORT_FILES, check_out_dir, staged_dir
 from attrib_audit.report import (
     agreement, audit_extras, auroc, probe, provenance, reproduce, sensitivity, systems, thresholds, transfer,
 )
@@ -77,17 +75,15 @@ def build_report(folder: str | Path, out: str | Path | None = None, **explicit: 
     so a failure mid-way leaves the previous report whole.
     """
     inputs = load_inputs(folder, **explicit)
-    out = check_out_dir(out if out else inputs.folder)
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".report-partial-", dir=out) as tmp:
-        stage = Path(tmp)
+    out = check_out_dir(out if out else inputs.folder, names=REPORT_FILES)
+    with staged_dir(out, replaces=REPORT_FILES) as stage:
         (stage / "plots").mkdir()
         sections, skipped = run_sections(inputs, stage / "plots")
         if inputs.ignored:
             sections.insert(0, Section("ignored", "Files left out", [Note(
                 "Left out because another run wrote them (their run id differs from results.json): "
                 + "; ".join(inputs.ignored) + ".")]))
-        drawn = sorted(p for p in (stage / "plots").iterdir() if p.suffix in (".png", ".svg"))
+        drawn = sorted(p.name for p in (stage / "plots").iterdir() if p.suffix in (".png", ".svg"))
         title = "attrib-audit report"
         tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe, inputs.thresholds)
                      if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {})
@@ -97,22 +93,6 @@ def build_report(folder: str | Path, out: str | Path | None = None, **explicit: 
                 "· every statistic below is copied from those files, none is recomputed")
         (stage / "report.md").write_text(to_markdown(title, meta, sections, stage / "report.md"), encoding="utf-8")
         (stage / "report.html").write_text(to_html(title, meta, sections, run_id=run), encoding="utf-8")
-        written = _move_plots(drawn, out / "plots")
-        for name in ("report.md", "report.html"):
-            os.replace(stage / name, out / name)
-    return ReportPaths(out / "report.html", out / "report.md", written, skipped, list(inputs.ignored))
-
-
-def _move_plots(drawn: list[Path], plots: Path) -> list[Path]:
-    """Move the new plots in and remove those an earlier report listed in plots/index.txt but this one did not draw."""
-    plots.mkdir(parents=True, exist_ok=True)
-    index = plots / "index.txt"
-    earlier = set(index.read_text().split()) if index.is_file() else set()
-    written = []
-    for p in drawn:
-        os.replace(p, plots / p.name)
-        written.append(plots / p.name)
-    for name in earlier - {p.name for p in written}:  # a plot whose results are gone must not linger
-        (plots / Path(name).name).unlink(missing_ok=True)
-    write_text_atomic(index, "".join(f"{p.name}\n" for p in written))
-    return written
+    # plots/ is replaced whole (never written into): a plot whose results are gone does not linger
+    return ReportPaths(out / "report.html", out / "report.md", [out / "plots" / n for n in drawn], skipped,
+                       list(inputs.ignored))

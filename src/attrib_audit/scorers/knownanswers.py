@@ -174,7 +174,8 @@ def record(result: CheckResult) -> None:
     stored[result.scorer] = asdict(result)
     path = results_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, sealed_json({"rule": RULE, "results": stored}))
+    # attrib-audit's own record in its home folder: replaced even when an older version wrote it
+    write_text_atomic(path, sealed_json({"rule": RULE, "results": stored}), force=True)
 
 
 def passed_before(name: str, signature: str) -> bool:

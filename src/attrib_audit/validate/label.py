@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.errors import UsageError
+from attrib_audit.files.outdir import check_out_file, output_file, staged_dir
 from attrib_audit.text.tokenize import TOKEN_RE
 from attrib_audit.validate.page import render_page
 from attrib_audit.validate.sample import Pool, read_pool
@@ -193,6 +194,7 @@ def export(pairs_file: str | Path, out: str | Path, annotator: str | None = None
     store_file = store_path(path)
     if not store_file.exists():
         raise DataError(f"no labels yet ({store_file} does not exist): run `attrib-audit label {path} --annotator NAME`")
+    check_out_file(out, "--export", inputs=[path, store_file])  # before the store is opened
     pool = read_pool(path)
     store = LabelStore(store_file)
     names = store.annotators()
@@ -205,9 +207,9 @@ def export(pairs_file: str | Path, out: str | Path, annotator: str | None = None
         raise UsageError(f"no labels by {annotator!r} in {store_file} (annotators: {', '.join(names)})")
     rows = store.rows(annotator)
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     written = skipped = 0
-    with open(out, "w", encoding="utf-8") as fh:
+    # never onto the pool or the label store it reads (`--export pool.jsonl.labels.sqlite` would destroy them)
+    with output_file(out, "--export", inputs=[path, store_file]) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for raw, pid in zip(pool.rows, pool.ids):
             if pid not in rows:
                 continue
@@ -230,7 +232,6 @@ def write_annotator_table(pool: Pool, store: LabelStore, names: list[str], folde
     """Every annotator's labels as `NAME__label` columns of a scores.parquet that `agree` reads."""
     import pandas as pd
 
-    folder.mkdir(parents=True, exist_ok=True)
     dataset = [str(r.get("dataset") or pool.path.stem) for r in pool.rows]
     frame = pd.DataFrame({"id": pool.ids, "dataset": dataset, "source": [r.get("source") for r in pool.rows],
                           "slice": dataset, "group": [str(r.get("group") or r["id"]) for r in pool.rows]})
@@ -238,5 +239,6 @@ def write_annotator_table(pool: Pool, store: LabelStore, names: list[str], folde
     for name in names:
         rows = store.rows(name)
         frame[f"{name}__label"] = [word.get(rows.get(pid, (None, 0))[0]) for pid in pool.ids]
-    frame.to_parquet(folder / "scores.parquet", index=False)
+    with staged_dir(folder, "--export", replaces=("scores.parquet",)) as tmp:
+        frame.to_parquet(tmp / "scores.parquet", index=False)
     return folder

@@ -18,6 +18,7 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import score_pairs
 from attrib_audit.engine.table import ScoringConfig, build_scorers
 from attrib_audit.errors import UsageError
+from attrib_audit.files.outdir import check_out_file, output_file
 from attrib_audit.text.cells import cell_text
 from attrib_audit.validate.designs import draw
 
@@ -130,6 +131,7 @@ def sample(data: str | Path, out: str | Path, n: int, *, strategy: str = "disagr
     """
     if strategy == "disagreement" and (config is None or len(config.scorers) < 2):
         raise UsageError("--strategy disagreement needs at least two --scorers")
+    check_out_file(out, inputs=[data])  # before any scoring: never onto the pool it reads, nor a file not ours
     pool = read_pool(data)
     if n < 1 or n > len(pool.ids):
         raise UsageError(f"--n must be between 1 and the pool size ({len(pool.ids)})")
@@ -137,10 +139,9 @@ def sample(data: str | Path, out: str | Path, n: int, *, strategy: str = "disagr
     names, matrix = ([], None) if strategy == "random" else score_pool(pool, config, log)
     chosen, pi = sample_pool(matrix, n, strategy, np.random.default_rng(seed), clusters, strata)
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     design = {"strategy": strategy, "scorers": names, "pool": str(pool.path), "pool_size": len(pool.ids),
               "cluster_by": cluster_by, "seed": seed}
-    with open(out, "w", encoding="utf-8") as fh:
+    with output_file(out, inputs=[data]) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for i in rng_order(chosen, seed):
             row = {k: v for k, v in pool.rows[i].items() if k != "label"}  # labels come from the annotators
             fh.write(json.dumps({**row, "inclusion_prob": float(pi[i]), "sample_design": design}, ensure_ascii=False,

@@ -246,7 +246,9 @@ class OpenAIChatBackend:
                     reply = _chat_reply(text)
                     return Reply(redact(reply.text, self._secrets), reply.malformed)
                 if 300 <= status < 400:
-                    target = public_url(headers.get("Location") or headers.get("location") or "?")
+                    # the Location header is the server's: it may carry the key anywhere, not only in a known query parameter
+                    target = scrub(public_url(headers.get("Location") or headers.get("location") or "?"),
+                                   self._secrets)
                     raise JudgeBackendError(f"judge server {self.endpoint} answered HTTP {status} redirecting to "
                                             f"{target}; redirects are not followed (the key and the data would go "
                                             "there): pass the final URL as --judge-url")
