@@ -38,6 +38,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PluginError as exc:
         print(f"attrib-audit: {one_line(str(exc))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `attrib-audit ... | head` closed the pipe: stop quietly, print nothing more
+        try:  # the interpreter's final flush of stdout must not raise again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):  # stdout is no file (redirected in-process)
+            pass
+        return 141
     except KeyboardInterrupt:
         print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)
         return 130

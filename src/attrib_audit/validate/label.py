@@ -57,6 +57,7 @@ def valid_annotator(name: str | None) -> str:
 
 class LabelServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # listen backlog: the default 5 reset connections under a burst of posts
 
     def __init__(self, pool: Pool, store: LabelStore, annotator: str, port: int = 0):
         super().__init__(("127.0.0.1", port), LabelHandler)
