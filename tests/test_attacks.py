@@ -107,3 +107,24 @@ def test_label_server_takes_a_burst_of_posts(tmp_path: Path) -> None:
     """Item 10: the listen backlog was 5, so 70 concurrent posts got connection resets."""
     from attrib_audit.validate.label import LabelServer
     assert LabelServer.request_queue_size >= 128
+
+
+def test_detect_on_a_constant_metric_is_refused() -> None:
+    """Item 7: `plan --detect` on constant scores printed an impossible shift with power 1.00."""
+    from attrib_audit.errors import UsageError
+    from attrib_audit.validate.plan import EmpiricalPopulation
+    y = np.array([0, 1] * 20)
+    scores = np.vstack([np.full(40, 0.5), np.linspace(0, 1, 40)])
+    pop = EmpiricalPopulation(scores, y, 0.5, None)
+    with pytest.raises(UsageError, match="cannot set the runner-up"):
+        pop.with_difference(1, 0, 0.05)
+
+
+def test_gold_label_in_a_scores_file_is_not_a_metric(tmp_path: Path) -> None:
+    """Item 7: `--scores FILE` with a `label` column audited the gold label as a metric (AUROC 1.000, silent)."""
+    from attrib_audit.external.sources import parse_scores_arg
+    f = tmp_path / "scores.jsonl"
+    write_jsonl(f, [{"id": f"r{i}", "label": i % 2, "m": i / 10} for i in range(10)])
+    lines: list[str] = []
+    picked, _ = parse_scores_arg(str(f), log=lines.append)
+    assert [s.name for s in picked] == ["m"] and any("label left out" in m for m in lines)
