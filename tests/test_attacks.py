@@ -128,3 +128,16 @@ def test_gold_label_in_a_scores_file_is_not_a_metric(tmp_path: Path) -> None:
     lines: list[str] = []
     picked, _ = parse_scores_arg(str(f), log=lines.append)
     assert [s.name for s in picked] == ["m"] and any("label left out" in m for m in lines)
+
+
+def test_dataset_names_reach_the_terminal_inert(tmp_path: Path) -> None:
+    """Item 10: a dataset name with an ANSI escape was printed raw (it can recolour, retitle or clear a terminal)."""
+    from attrib_audit.cli import main
+    rows = [{**r, "dataset": "\x1b[2J\x1b]0;pwned\x07evil"} for r in pool_rows(20)]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["audit", str(write_jsonl(tmp_path / "d.jsonl", rows)), "--scorers", "lexical", "--n-boot", "50",
+                     "--n-perm", "50", "--no-cache", "--quiet", "--out", str(tmp_path / "a")])
+    assert code == 0 and "evil" in out.getvalue()
+    assert "\x1b" not in out.getvalue() + err.getvalue() and "\x07" not in out.getvalue()
+    assert "\\x1b[2J" in out.getvalue()

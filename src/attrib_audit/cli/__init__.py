@@ -14,7 +14,7 @@ import warnings
 from typing import Sequence
 
 from attrib_audit.cli.parser import build_parser
-from attrib_audit.errors import AuditError, UsageError, one_line
+from attrib_audit.errors import AuditError, UsageError, one_line, terminal_text
 from attrib_audit.scorers.base import ScorerLoadError
 from attrib_audit.scorers.plugins import PluginError
 
@@ -26,6 +26,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a warning (a cache moved aside, a key over plain http) is one line too, not file:line plus source
     warnings.formatwarning = lambda message, category, *_a, **_k: f"attrib-audit: warning: {one_line(str(message))}\n"
     args = build_parser().parse_args(argv)
+    real_stdout = sys.stdout
+    sys.stdout = TerminalSafe(real_stdout)  # dataset names, judge replies: every printed line goes through it
     try:
         return int(args.func(args) or 0)
     except AuditError as exc:  # a usage error names the command it was given to; the others their kind
@@ -47,6 +49,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout = real_stdout
+
+
+class TerminalSafe:
+    """stdout as the commands see it: text is written through errors.terminal_text, so no escape sequence a
+    data file carries reaches the terminal; everything else (flush, fileno, isatty) is the real stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(terminal_text(text))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 __all__ = ["build_parser", "main"]
