@@ -6,6 +6,7 @@ server, a model) failed and rerunning later may succeed.
 """
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -37,9 +38,19 @@ class UsageError(InputError):
     kind = "error"
 
 
+# C0/C1 control characters but tab and newline: an ESC from a dataset name would drive the user's terminal
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_text(text: str) -> str:
+    """Text from data made inert for a terminal: each control character (ESC, CR, BEL...) shown as `\\xNN`."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
 def one_line(text: str, limit: int = 2000) -> str:
-    """Collapse whitespace (a message must not smuggle extra lines into a terminal or log) and cap the length."""
-    flat = " ".join(str(text).split())
+    """Collapse whitespace (a message must not smuggle extra lines into a terminal or log), show control
+    characters inert (terminal_text) and cap the length."""
+    flat = terminal_text(" ".join(str(text).split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from attrib_audit.cli.parser import OUTPUT_FLAGS, build_parser
-from attrib_audit.errors import AuditError, UsageError, one_line
+from attrib_audit.errors import AuditError, UsageError, one_line, terminal_text
 from attrib_audit.files.outdir import command_outputs
 from attrib_audit.scorers.base import ScorerLoadError
 from attrib_audit.scorers.judge.http import redact
@@ -30,6 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a warning (a cache moved aside, a key over plain http) is one line too, not file:line plus source
     warnings.formatwarning = lambda message, category, *_a, **_k: f"attrib-audit: warning: {one_line(str(message))}\n"
     args = build_parser().parse_args(argv)
+    real_stdout = sys.stdout
+    sys.stdout = TerminalSafe(real_stdout)  # dataset names, judge replies: every printed line goes through it
     try:
         with command_outputs(input_paths(args), force=bool(getattr(args, "force", False))):
             return int(args.func(args) or 0)
@@ -43,9 +45,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PluginError as exc:
         print(f"attrib-audit: {_shown(args, exc)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `attrib-audit ... | head` closed the pipe: stop quietly, print nothing more
+        try:  # the interpreter's final flush of stdout must not raise again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):  # stdout is no file (redirected in-process)
+            pass
+        return 141
     except KeyboardInterrupt:
         print("attrib-audit: interrupted; finished batches are in the cache, rerun to resume", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout = real_stdout
+
+
+class TerminalSafe:
+    """stdout as the commands see it: text is written through errors.terminal_text, so no escape sequence a
+    data file carries reaches the terminal; everything else (flush, fileno, isatty) is the real stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(terminal_text(text))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def input_paths(args: argparse.Namespace) -> list[Path]:

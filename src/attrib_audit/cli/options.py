@@ -7,6 +7,30 @@ from attrib_audit.data.adapters import FORMATS, PAIRS
 from attrib_audit.external.exports import SCORE_FORMATS
 
 
+def seed_int(text: str) -> int:
+    """--seed: numpy seeds must be non-negative, so -1 is refused at the flag instead of deep in a resample."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, not {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """--n-boot and other counts: zero resamples would leave every CI undefined."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {value}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """A threshold: NaN compares false with every score, so `--threshold nan` would call every pair negative."""
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number, not {text}")
+    return value
+
+
 def add_data_args(p: argparse.ArgumentParser) -> None:
     """Flags every command that reads labelled pairs shares."""
     p.add_argument("data", nargs="*", help="JSONL, CSV/TSV or Parquet files of labelled pairs (or use --hf)")
@@ -110,8 +134,8 @@ def add_audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
     add_scoring_args(p, "lexical,minilm,blend,bertscore")
     p.add_argument("--slice-by", choices=("dataset", "source"), default="dataset",
                    help="one AUROC per dataset, or per dataset:source")
-    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--n-perm", type=int, default=10_000,
                    help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
     p.add_argument("--ci-level", type=float, default=0.95,

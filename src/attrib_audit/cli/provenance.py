@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from attrib_audit.cli.convert import scorer_options_from_args
-from attrib_audit.cli.options import add_model_args
+from attrib_audit.cli.options import add_model_args, positive_int, seed_int
 from attrib_audit.errors import UsageError
 from attrib_audit.provenance.diagnostic import ProvenanceConfig, run_provenance
 from attrib_audit.provenance.loaders import FORMATS, load_provenance
@@ -65,8 +65,8 @@ def add_provenance(sub) -> None:
     p.add_argument("--candidate-cap", type=int, default=5000,
                    help="distractor candidates sampled per seed (default 5000; 0 = all passages, seeds then agree)")
     p.add_argument("--alpha-step", type=float, default=0.1, help="alpha sweep step (0 = no sweep)")
-    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=seed_int, default=0)
     add_model_args(p)
     p.add_argument("--out", required=True, help="output folder (writes provenance.json)")
     p.set_defaults(func=cmd_provenance)

@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from attrib_audit.cli.convert import config_from_args, target_from_args
-from attrib_audit.cli.options import add_judge_args, add_model_args, add_target_args
+from attrib_audit.cli.options import add_judge_args, add_model_args, add_target_args, positive_int, seed_int
 from attrib_audit.errors import UsageError
 from attrib_audit.report.console import format_gate_plan, format_plan
 from attrib_audit.validate.label import DEFAULT_PORT, export, serve
@@ -102,8 +102,8 @@ def add_plan(sub) -> None:
     p.add_argument("--grid", help="sample sizes to simulate, comma-separated (default "
                                   + ",".join(map(str, DEFAULT_GRID)) + ")")
     p.add_argument("--sims", type=int, default=200, help="simulated labelled samples per n (default 200)")
-    p.add_argument("--n-boot", type=int, default=300, help="bootstrap resamples per simulated sample (default 300)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-boot", type=positive_int, default=300, help="bootstrap resamples per simulated sample (default 300)")
+    p.add_argument("--seed", type=seed_int, default=0)
     add_target_args(p, required=False)  # instead of an AUROC target: labels that certify a gate threshold
     p.set_defaults(func=cmd_plan)
 
@@ -120,7 +120,7 @@ def add_sample(sub) -> None:
     p.add_argument("--strata", type=int, default=4, help="score quantiles per metric for --strategy stratified")
     p.add_argument("--cluster-by", metavar="FIELD",
                    help="sample whole clusters, e.g. question or group (all pairs of a question together)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_int, default=0)
     add_model_args(p)
     add_judge_args(p)
     p.set_defaults(func=cmd_sample)

@@ -58,7 +58,7 @@ def _iter_jsonl(path: Path, skipped: list[dict] | None = None) -> Iterator[tuple
         for lineno, raw in enumerate(fh, start=1):
             try:
                 try:
-                    line = raw.decode("utf-8")
+                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")  # a BOM, as CSV accepts it
                 except UnicodeDecodeError as exc:
                     raise DataError(f"not UTF-8 (byte {exc.start + 1})", path=str(path), row=lineno) from None
                 if not line.strip():
@@ -140,10 +140,19 @@ def pair_text(value: Any, what: str, *, path: str, row: int, field: str) -> str:
     return text
 
 
+_ABSENT = object()
+
+
 def parse_inclusion_prob(value: Any, *, path: str, row: int) -> float | None:
-    """The sampling probability `attrib-audit sample` recorded; absent means the row was not sampled (π = 1)."""
-    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+    """The sampling probability `attrib-audit sample` recorded; an absent key means the row was not sampled
+    (π = 1). A key that is there but null, empty or NaN is a broken sample, not π = 1: reading it as 1 would
+    silently weigh the pair as the whole pool's only copy of itself."""
+    if value is _ABSENT:
         return None
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        shown = "NaN" if isinstance(value, float) else ("null" if value is None else "empty")
+        raise DataError(f"inclusion_prob is {shown}: a sampled row needs its probability (drop the column for "
+                        "a whole pool)", path=path, row=row, field="inclusion_prob")
     try:
         p = float(value)
     except (TypeError, ValueError):
@@ -192,7 +201,7 @@ def rows_to_records(
             evidence = pair_text(raw.get(col["evidence"]), "evidence", path=path, row=row, field=col["evidence"])
             label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
             rid = row_id(raw, col["id"], default_dataset, row)
-            prob = parse_inclusion_prob(raw.get("inclusion_prob"), path=path, row=row)
+            prob = parse_inclusion_prob(raw.get("inclusion_prob", _ABSENT), path=path, row=row)
             if seen_ids is not None:
                 if rid in seen_ids:
                     first = seen_ids[rid]

@@ -67,6 +67,10 @@ def split_file_arg(text: str) -> tuple[str, str | None]:
     raise DataError("file not found", path=text.split(":", 1)[0] if cuts else text)
 
 
+# columns of our pairs schema that are numeric but never a metric's output
+NOT_SCORES = frozenset({"label", "gold", "gold_label", "human_label", "inclusion_prob"})
+
+
 def parse_scores_arg(text: str, fmt: str = "auto", log: Callable[[str], None] = lambda _m: None,
                      ) -> tuple[list[ScoreSource], ScoreFile]:
     """`--scores FILE[:COL1,NAME=COL2:lower]`: the chosen columns, or else every numeric one."""
@@ -80,6 +84,11 @@ def parse_scores_arg(text: str, fmt: str = "auto", log: Callable[[str], None] = 
                             field=absent[0])
     else:
         keep, other = numeric_columns(sf)
+        gold = [c for c in keep if str(c).strip().lower() in NOT_SCORES]
+        keep = [c for c in keep if c not in gold]
+        if gold:  # a 0/1 gold label is numeric, and audited as a metric it scores AUROC 1.000
+            log(f"scores: {path}: {', '.join(map(str, gold))} left out: the gold label/sampling column is not a "
+                f"metric (name it, FILE:{gold[0]}, to audit it anyway)")
         if not keep:
             raise DataError(f"no numeric score column (have: {', '.join(sf.columns) or 'none'})", path=path)
         picked = [(c, c, False) for c in keep]

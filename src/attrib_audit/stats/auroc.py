@@ -68,6 +68,7 @@ def cluster_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, cou
     w = np.ones(s.size) if row_weights is None else np.asarray(row_weights, dtype=np.float64)
     if w.shape != s.shape or not (np.isfinite(w).all() and (w > 0).all()):
         raise ValueError("row_weights must be one positive finite weight per score")
+    w = w / w.max() if w.size else w  # AUROC is scale-free in w; 1/π = 1e200 must not overflow w_i·w_j to inf
     pos_kg = sparse.csr_matrix((w[y], (codes[y], bins[y])), shape=shape)
     neg_kg = sparse.csr_matrix((w[~y], (codes[~y], bins[~y])), shape=shape)
     pos = np.asarray((pos_kg.T @ c.T).T)

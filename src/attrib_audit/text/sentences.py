@@ -1,11 +1,21 @@
-"""A rule-based sentence splitter: deterministic and offline (no punkt download)."""
+"""A rule-based sentence splitter: deterministic and offline (no punkt download).
+
+Linear in the text: a boundary after an abbreviation (Dr., e.g.) is skipped without re-reading the growing
+sentence, so a run of thousands of abbreviations costs what its length does (bench/bench_sentences.py).
+"""
 from __future__ import annotations
 
 import re
 
 _ABBREV = {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co",
            "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "no", "fig", "al"}
+_LONGEST = max(map(len, _ABBREV))  # str.lower never shortens a string, so a longer word is no abbreviation
 _BOUNDARY = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-Ý])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _is_word(ch: str) -> bool:
+    return _WORD_CHAR.match(ch) is not None
 
 
 def split_sentences(text: str) -> list[str]:
@@ -16,15 +26,37 @@ def split_sentences(text: str) -> list[str]:
     """
     out: list[str] = []
     start = 0
+    scanned = 0  # text[start:scanned] has been searched for its last word character
+    last_char = -1  # index of the last word character in text[start:scanned], -1: none
+    word_span = (-1, -1)  # (first, last) index of the word ending at `last_char`, found once per word
     for m in _BOUNDARY.finditer(text):
-        piece = text[start:m.start()].rstrip()
-        last = re.search(r"(\w+(?:\.\w+)*)\W*$", piece)
-        word = last.group(1).lower() if last else ""
-        if piece.endswith(".") and (word in _ABBREV or (len(word) == 1 and word.isalpha())) and "\n" not in m.group(0):
-            continue
-        if piece.strip():
-            out.append(piece.strip())
+        end = m.start()
+        while end > start and text[end - 1].isspace():  # the sentence, right-stripped, is text[start:end]
+            end -= 1
+        if end > start and text[end - 1] == "." and "\n" not in m.group(0):
+            # the sentence's last word is the last run of \w+(\.\w+)* (what r"(\w+(?:\.\w+)*)\W*$" finds);
+            # only text not searched for an earlier boundary of this sentence is read again
+            i = end - 1
+            while i >= max(start, scanned) and not _is_word(text[i]):
+                i -= 1
+            if i >= max(start, scanned):
+                last_char = i
+            scanned = end
+            if last_char >= start and word_span[1] != last_char:
+                j = last_char
+                while j > start and (_is_word(text[j - 1]) or
+                                     (text[j - 1] == "." and j - 2 >= start and _is_word(text[j - 2]))):
+                    j -= 1
+                word_span = (j, last_char)
+            if last_char >= start and word_span[1] - word_span[0] < _LONGEST:
+                word = text[word_span[0]:last_char + 1].lower()
+                if word in _ABBREV or (len(word) == 1 and word.isalpha()):
+                    continue
+        piece = text[start:end].strip()
+        if piece:
+            out.append(piece)
         start = m.end()
+        scanned, last_char = start, -1
     tail = text[start:].strip()
     if tail:
         out.append(tail)

@@ -58,6 +58,7 @@ def valid_annotator(name: str | None) -> str:
 
 class LabelServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # listen backlog: the default 5 reset connections under a burst of posts
 
     def __init__(self, pool: Pool, store: LabelStore, annotator: str, port: int = 0):
         super().__init__(("127.0.0.1", port), LabelHandler)
@@ -152,12 +153,16 @@ class LabelHandler(BaseHTTPRequestHandler):
             if not 0 < length <= MAX_BODY:
                 raise ValueError("body missing or too large")
             body = json.loads(self.rfile.read(length))
-            annotator, i, decision = valid_annotator(body.get("annotator")), int(body["index"]), body["decision"]
+            if not isinstance(body, dict):
+                raise ValueError("the body must be a JSON object")
+            if not isinstance(body.get("index"), int) or isinstance(body.get("index"), bool):
+                raise ValueError("index must be an integer")
+            annotator, i, decision = valid_annotator(body.get("annotator")), body["index"], body["decision"]
             if not 0 <= i < len(self.server.pool.ids) or body.get("id") != self.server.pool.ids[i]:
                 raise ValueError("index and id do not name the same pair of this file")
             if urlparse(self.path).path != "/api/label" or decision not in DECISIONS:
                 raise ValueError("POST /api/label with decision supported, not_supported or skip")
-        except (ValueError, KeyError, TypeError, json.JSONDecodeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:  # JSONDecodeError is a ValueError
             self._json(400, {"error": str(exc)})
             return
         expect = body["seen"] if "seen" in body else ...  # what the tab showed; another tab may have labelled since
@@ -165,8 +170,9 @@ class LabelHandler(BaseHTTPRequestHandler):
         reply = {"next": self.server.next_index(annotator, i), "done": len(self.server.store.decisions(annotator)),
                  "n": len(self.server.pool.ids)}
         if clash is not None:
-            self._json(409, {**reply, "error": f"pair {i + 1} was labelled '{clash}' in another tab; kept that label",
-                             "stored": clash})
+            said = (f"was labelled '{clash.stored}' in another tab; kept that label" if clash.stored is not None
+                    else "has no stored label, not the one this page showed; nothing saved (reload)")
+            self._json(409, {**reply, "error": f"pair {i + 1} {said}", "stored": clash.stored})
             return
         self._json(200, reply)
 

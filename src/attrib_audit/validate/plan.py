@@ -112,6 +112,11 @@ class EmpiricalPopulation:
             lo, hi = (mid, hi) if pop_auroc(z + mid * self.labels, self.labels, self.weights) < target else (lo, mid)
         scores = self.scores.copy()
         scores[runner] = z + (lo + hi) / 2 * self.labels
+        reached = pop_auroc(scores[runner], self.labels, self.weights)
+        constant = [i for i in (best, runner) if np.ptp(self.scores[i]) == 0]
+        if constant or abs(reached - target) > 1e-3:  # a tied metric cannot be shifted; its "power" would be fiction
+            raise UsageError(f"--detect {delta}: cannot set the runner-up's AUROC to {target:.3f} (reached "
+                             f"{reached:.3f}){': a metric gives one constant score' if constant else ''}")
         return EmpiricalPopulation(scores, self.labels, self.prevalence, self.weights)
 
 

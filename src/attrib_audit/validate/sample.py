@@ -5,15 +5,16 @@ and clustered CI describe the whole pool even when the design over-samples some 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.loaders import iter_rows, pair_text, row_id
+from attrib_audit.data.loaders import iter_rows, pair_text
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import score_pairs
 from attrib_audit.engine.table import ScoringConfig, build_scorers
@@ -37,6 +38,17 @@ class Pool:
     questions: list[str | None]
 
 
+def content_id(stem: str, claim: str, evidence: str, seen: Mapping[str, int]) -> str:
+    """The id of a pool row without one: a hash of its pair (and which copy of it), not its row number, so
+    labels keyed by it stay with their pair when rows are inserted, deleted or reordered."""
+    digest = hashlib.sha256(f"{claim}\0{evidence}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    rid, copy = f"{stem}:{digest}", 1
+    while rid in seen:
+        copy += 1
+        rid = f"{stem}:{digest}#{copy}"
+    return rid
+
+
 def read_pool(path: str | Path) -> Pool:
     """Every row of an unlabelled JSONL/CSV/Parquet file (claim and evidence required; labels ignored)."""
     p = Path(path)
@@ -45,7 +57,7 @@ def read_pool(path: str | Path) -> Pool:
     for row, raw in iter_rows(p):
         claim = pair_text(raw.get("claim"), "claim", path=str(p), row=row, field="claim")
         evidence = pair_text(raw.get("evidence"), "evidence", path=str(p), row=row, field="evidence")
-        rid = row_id(raw, "id", p.stem, row)
+        rid = cell_text(raw.get("id")) or content_id(p.stem, claim, evidence, seen)
         if rid in seen:
             raise DataError(f"duplicated id {rid!r} (first at row {seen[rid]})", path=str(p), row=row, field="id")
         seen[rid] = row

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from dataclasses import dataclass
 from pathlib import Path
+
+from attrib_audit.errors import InputError
 
 DECISIONS = {"supported": 1, "not_supported": 0, "skip": None}
 SCHEMA = """CREATE TABLE IF NOT EXISTS labels (
@@ -22,12 +25,22 @@ def store_path(pairs_file: str | Path) -> Path:
     return p.with_name(p.name + ".labels.sqlite")
 
 
+@dataclass(frozen=True)
+class Clash:
+    """A decision `put` did not store because the stored one was not what the tab saw (None: no label stored)."""
+
+    stored: str | None
+
+
 class LabelStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        with self._connect() as con:
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute(SCHEMA)
+        try:
+            with self._connect() as con:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute(SCHEMA)
+        except sqlite3.DatabaseError as exc:  # a file of another kind where the store should be
+            raise InputError(f"{self.path} is not an attrib-audit label store (SQLite: {exc})") from None
 
     def _connect(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, timeout=30, isolation_level=None)
@@ -35,10 +48,11 @@ class LabelStore:
         con.execute("PRAGMA busy_timeout=30000")
         return con
 
-    def put(self, annotator: str, pair_id: str, decision: str, expect: str | None | object = ...) -> str | None:
+    def put(self, annotator: str, pair_id: str, decision: str, expect: str | None | object = ...) -> Clash | None:
         """Store a decision; with `expect`, only if the stored one still is `expect` (None: none yet).
 
-        Returns None when written, else the decision another tab stored meanwhile (nothing is overwritten).
+        Returns None when written, else a Clash holding what is stored (nothing is overwritten); a bare stored
+        value could not tell "written" from "not written, nothing stored".
         Check and write are one IMMEDIATE transaction, so two tabs cannot both pass the check.
         """
         if decision not in DECISIONS:
@@ -51,7 +65,7 @@ class LabelStore:
             stored = row[0] if row else None
             if expect is not ... and stored != expect:
                 con.execute("ROLLBACK")
-                return stored
+                return Clash(stored)
             con.execute("INSERT INTO labels VALUES (?, ?, ?, ?, ?) ON CONFLICT (annotator, pair_id) DO UPDATE SET "
                         "decision = excluded.decision, label = excluded.label, ts = excluded.ts",
                         (annotator, pair_id, decision, DECISIONS[decision], time.time()))
