@@ -65,3 +65,19 @@ def test_unavailable_ranker_is_reported_and_bad_input_is_a_data_error(small, tmp
 def test_bad_settings_are_one_line_exit_2(small, tmp_path, capsys):
     assert main(["provenance", str(small), "--seeds", "0", "--out", str(tmp_path), "--no-cache"]) == 2
     assert capsys.readouterr().err == "attrib-audit provenance: --seeds must be at least 1\n"
+
+
+def test_the_alpha_sweep_runs_only_when_asked_or_its_encoder_is_already_embedding(small, tmp_path, monkeypatch):
+    from attrib_audit.scorers import embedding
+
+    loaded = []
+    real = embedding.load_sentence_transformer
+    monkeypatch.setattr(embedding, "load_sentence_transformer", lambda *a: loaded.append(a) or real(*a))
+    common = ["--confusable", "2", "--seeds", "1", "--candidate-cap", "50", "--n-boot", "50", "--no-cache", "--quiet"]
+    assert main(["provenance", str(small), "--rankers", "lexical", *common, "--out", str(tmp_path / "a")]) == 0
+    res = json.loads((tmp_path / "a" / "provenance.json").read_text())
+    assert "alpha_sweep" not in res["datasets"][0] and res["embedding_truncation"] == {} and loaded == []
+    assert main(["provenance", str(small), "--rankers", "lexical", "--alpha-step", "0.5", *common,
+                 "--out", str(tmp_path / "b")]) == 0
+    sweep = json.loads((tmp_path / "b" / "provenance.json").read_text())["datasets"][0]["alpha_sweep"]["series"]
+    assert sweep["alpha"] == [0.0, 0.5, 1.0] and loaded

@@ -71,8 +71,8 @@ def test_demo_ends_by_writing_the_report(demo):
     assert f"report: {folder / 'report.html'}" in printed.splitlines()[-3]
     assert printed.index("== transfer within") < printed.index("== sensitivity") < printed.index("report: ")
     for name in ("auroc_heatmap", "auroc_forest", "rank_chart", "paired_differences"):
-        assert (folder / "plots" / f"{name}.png").stat().st_size > 5000
         assert (folder / "plots" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
+    assert not list((folder / "plots").glob("*.png"))  # the HTML embeds SVG: PNGs only with --png
     html = (folder / "report.html").read_text()
     assert "<script" not in html and not re.search(r"""(src|href)=["']https?:""", html)
     assert html.count('src="data:image/svg+xml;base64,') == demo_layout(folder)[1]
@@ -262,8 +262,13 @@ def test_audit_report_flag_and_report_command(tmp_path, capsys):
     assert "## Answer-level probe" in (tmp_path / "r" / "report.md").read_text()
     if shot:
         assert "browser check: ok — 4 images (0 broken)" in capsys.readouterr().out  # heatmap, forest, length halves, probe
-    assert (tmp_path / "r" / "report.md").exists() and (tmp_path / "r" / "plots" / "auroc_heatmap.png").exists()
-    assert not (tmp_path / "r" / "plots" / "paired_differences.png").exists()  # one scorer: no pairs
+    assert (tmp_path / "r" / "report.md").exists() and (tmp_path / "r" / "plots" / "auroc_heatmap.svg").exists()
+    assert not (tmp_path / "r" / "plots" / "paired_differences.svg").exists()  # one scorer: no pairs
+    assert not (tmp_path / "r" / "plots" / "auroc_heatmap.png").exists()
+    assert main(["report", str(out), "--out", str(tmp_path / "p"), "--png"]) == 0
+    png = (tmp_path / "p" / "plots" / "auroc_heatmap.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 5000
+    assert "](<plots/auroc_heatmap.png>)" in (tmp_path / "p" / "report.md").read_text()
 
 
 def test_report_from_provenance_alone(tmp_path):
@@ -271,8 +276,7 @@ def test_report_from_provenance_alone(tmp_path):
     paths = build_report(tmp_path)
     md = paths.markdown.read_text()
     assert [line for line in md.splitlines() if line.startswith("## ")] == ["## Provenance diagnostic"]
-    assert "attrib-audit 0.1.0" in md and [p.name for p in paths.plots] == ["provenance_wice_provenance.png",
-                                                                             "provenance_wice_provenance.svg"]
+    assert "attrib-audit 0.1.0" in md and [p.name for p in paths.plots] == ["provenance_wice_provenance.svg"]
 
 
 def test_report_errors_name_the_file(tmp_path, capsys):

@@ -26,7 +26,7 @@ from attrib_audit.files.sqlite import check_cache_path
 from attrib_audit.report.console import format_answer
 
 # flags that set machine-local things, what is printed, or how to check: allowed beside --config and --check
-_LOCAL_FLAGS = {"config", "out", "report", "cache", "no_cache", "quiet", "verbose", "model_path", "trust_remote_code",
+_LOCAL_FLAGS = {"config", "out", "report", "png", "cache", "no_cache", "quiet", "verbose", "model_path", "trust_remote_code",
                 "judge_url",
                 "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command", "cli_parser", "force"}
 
@@ -94,7 +94,7 @@ def run_and_report(spec: RunSpec, local: Local, args: argparse.Namespace) -> int
     print(format_answer(result.results, verbose=args.verbose))
     print("\n" + summary(result, path, verbose=args.verbose, report=args.report))
     if args.report:
-        return write_report(args.out)
+        return write_report(args.out, png=args.png)
     return 0
 
 

@@ -147,6 +147,8 @@ def add_audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
     add_precomputed_args(p)
     p.add_argument("--report", action="store_true", default=out_default is not None,
                    help="also write report.html, report.md and plots/ in the output folder (demo: always)")
+    p.add_argument("--png", action="store_true", help="with the report: also write each plot as PNG (the HTML "
+                                                      "embeds the SVGs)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also print every other section (transfer detail, sensitivity); the report holds them all")
 

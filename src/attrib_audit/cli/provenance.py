@@ -31,7 +31,7 @@ def cmd_provenance(args: argparse.Namespace) -> int:
     sets = [load_provenance(p, format=args.format, dataset=args.dataset_name, limit=args.limit) for p in args.data]
     rankers = tuple(r.strip() for r in args.rankers.split(",") if r.strip())
     step = args.alpha_step
-    alphas = tuple(round(i * step, 6) for i in range(int(round(1 / step)) + 1)) if step > 0 else ()
+    alphas = None if step is None else tuple(round(i * step, 6) for i in range(int(round(1 / step)) + 1)) if step > 0 else ()
     config = ProvenanceConfig(
         rankers=rankers, semantic=args.semantic, eq1_weights=args.eq1_weights, confusable_k=args.confusable,
         seeds=args.seeds, candidate_cap=args.candidate_cap or None, alphas=alphas, n_boot=args.n_boot,
@@ -64,7 +64,9 @@ def add_provenance(sub) -> None:
     p.add_argument("--seeds", type=int, default=4, help="confusable-test seeds (default 4)")
     p.add_argument("--candidate-cap", type=int, default=5000,
                    help="distractor candidates sampled per seed (default 5000; 0 = all passages, seeds then agree)")
-    p.add_argument("--alpha-step", type=float, default=0.1, help="alpha sweep step (0 = no sweep)")
+    p.add_argument("--alpha-step", type=float, default=None,
+                   help="alpha sweep step (0 = no sweep; default: 0.1 when a ranker already embeds with --semantic, "
+                        "else no sweep, so no encoder runs for it)")
     p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=seed_int, default=0)
     add_model_args(p)

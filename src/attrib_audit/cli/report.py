@@ -8,11 +8,11 @@ from attrib_audit.cli.options import add_report_inputs
 from attrib_audit.report.browser import check_page
 
 
-def write_report(folder, out=None, screenshot=None, **explicit) -> int:
+def write_report(folder, out=None, screenshot=None, png=False, **explicit) -> int:
     """Build the report, print where it is, and (with a screenshot path) check it in headless Chromium."""
     from attrib_audit.report.build import build_report  # matplotlib: only when a report is drawn
 
-    paths = build_report(folder, out, **explicit)
+    paths = build_report(folder, out, png=png, **explicit)
     for name in paths.ignored:
         print(f"[report] left out {name}: written by another run", file=sys.stderr)
     for key in paths.skipped:
@@ -27,7 +27,7 @@ def write_report(folder, out=None, screenshot=None, **explicit) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    return write_report(args.dir, args.out, args.screenshot, provenance=args.provenance, probe=args.probe,
+    return write_report(args.dir, args.out, args.screenshot, png=args.png, provenance=args.provenance, probe=args.probe,
                         agreement=args.agreement)
 
 
@@ -36,6 +36,7 @@ def add_report(sub) -> None:
     p.add_argument("dir", help="results folder (results.json and any provenance.json, probe.json, agreement.json)")
     p.add_argument("--out", help="folder for report.html, report.md and plots/ (default: DIR)")
     add_report_inputs(p)
+    p.add_argument("--png", action="store_true", help="also write each plot as PNG (the HTML embeds the SVGs)")
     p.add_argument("--screenshot", metavar="PNG",
                    help="open the HTML in headless Chromium, save a screenshot, and fail on console errors, "
                         "network requests or broken images")

@@ -31,6 +31,11 @@ CREATE TABLE IF NOT EXISTS scores (
     extras TEXT,
     PRIMARY KEY (signature, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS signatures (
+    identity TEXT PRIMARY KEY,
+    signature TEXT NOT NULL,
+    window INTEGER
+) WITHOUT ROWID;
 """
 
 
@@ -94,6 +99,16 @@ class ScoreCache:
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
+
+    def built_signature(self, identity: str) -> tuple[str, int | None] | None:
+        """(signature, token window) a scorer with this identity had when it was last built here, if it was."""
+        with self._lock:
+            row = self.conn.execute("SELECT signature, window FROM signatures WHERE identity = ?", (identity,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def remember_signature(self, identity: str, signature: str, window: int | None) -> None:
+        with self._lock:
+            self.conn.execute("INSERT OR REPLACE INTO signatures VALUES (?,?,?)", (identity, signature, window))
 
     def count(self, signature: str | None = None) -> int:
         with self._lock:

@@ -100,7 +100,7 @@ def score_pairs(
     lengths = (np.fromiter(map(len, claims), np.int64, n) + np.fromiter(map(len, evidences), np.int64, n))[first]
     todo = np.asarray(todo, dtype=np.int64)[np.argsort(-lengths[todo], kind="stable")].tolist()
     first = first.tolist()
-    bs = int(batch_size or getattr(scorer, "batch_size", 32))
+    bs = int(batch_size or getattr(scorer, "batch_size", 32)) if todo else 1  # reading it may load a deferred model
     n_batches = 0
     bar = None
     if todo and progress_enabled(quiet):

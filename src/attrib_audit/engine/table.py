@@ -3,8 +3,12 @@ Ray Data actors. The audit, `score`, `sample` and the window-sensitivity rescori
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import replace
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
+
+from attrib_audit import __version__
 
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.cache import ScoreCache
@@ -14,7 +18,8 @@ from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.errors import BackendError
 from attrib_audit.files.paths import default_cache_path
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
-from attrib_audit.scorers.catalog import get_scorer
+from attrib_audit.scorers.catalog import check_options, get_scorer, scorer_spec
+from attrib_audit.scorers.plugins import is_import_path
 
 
 class ScoringConfig(Protocol):
@@ -31,16 +36,88 @@ class ScoringConfig(Protocol):
 
 
 def build_scorers(config: ScoringConfig, log: Callable[[str], None] = print) -> tuple[dict[str, Scorer], list[dict]]:
-    """Instantiate the requested scorers; one whose weights are absent is reported in one line and skipped."""
+    """Instantiate the requested scorers; one whose weights are absent is reported in one line and skipped.
+
+    A model whose signature the score cache already knows for the same identity (ScorerSpec.identity) is not loaded
+    here but on its first uncached pair (DeferredScorer), so a rerun served from the cache loads no model."""
     built: dict[str, Scorer] = {}
     unavailable = []
-    for name in config.scorers:
-        try:
-            built[name] = get_scorer(name, **config.factory_options(name))
-        except ScorerUnavailable as exc:
-            unavailable.append({"scorer": name, "reason": str(exc)})
-            log(f"[skip] {name}: {exc}")
+    caches: list[ScoreCache] = []  # opened only if a scorer has an identity to look up
+
+    def cache() -> ScoreCache | None:
+        if str(config.cache_path) == ":memory:":
+            return None
+        if not caches:
+            caches.append(ScoreCache(config.cache_path))
+        return caches[0]
+
+    try:
+        for name in config.scorers:
+            try:
+                built[name] = _build(name, config.factory_options(name), cache)
+            except ScorerUnavailable as exc:
+                unavailable.append({"scorer": name, "reason": str(exc)})
+                log(f"[skip] {name}: {exc}")
+    finally:
+        for c in caches:
+            c.close()
     return built, unavailable
+
+
+def _build(name: str, options: dict[str, Any], cache: Callable[[], ScoreCache | None]) -> Scorer:
+    spec = None if is_import_path(name) else scorer_spec(name)
+    store = cache() if spec is not None and spec.identity is not None else None
+    identity = None
+    if store is not None:
+        opts = check_options(name, options)  # an unknown option fails now, not at the first uncached pair
+        ident = spec.identity(**opts)
+        if ident is not None:
+            identity = hashlib.sha256(json.dumps([name, opts, ident, __version__], sort_keys=True,
+                                                 default=repr).encode()).hexdigest()
+            known = store.built_signature(identity)
+            if known is not None:
+                return DeferredScorer(name, options, *known)
+    scorer = get_scorer(name, **options)
+    if identity is not None:
+        window = getattr(scorer, "window", None)
+        store.remember_signature(identity, scorer.signature, int(window) if isinstance(window, int) else None)
+    return scorer
+
+
+class DeferredScorer:
+    """A scorer whose model loads on its first uncached pair; its signature and token window are those the same
+    identity had when last built (the identity covers the options, weight files and library versions)."""
+
+    wants_questions = False  # only scorers with a ScorerSpec.identity are deferred, and none of them reads questions
+
+    def __init__(self, name: str, options: dict[str, Any], signature: str, window: int | None) -> None:
+        self.name, self._options, self._signature, self.window = name, options, signature, window
+        self._scorer: Scorer | None = None
+
+    @property
+    def signature(self) -> str:
+        return self._signature
+
+    def loaded(self) -> Scorer:
+        if self._scorer is None:
+            scorer = get_scorer(self.name, **self._options)
+            if scorer.signature != self._signature:  # the identity missed something: never mix two signatures
+                raise RuntimeError(f"scorer {self.name}: built with signature {scorer.signature}, but the cache "
+                                   f"recorded {self._signature} for the same weights and options")
+            self._scorer = scorer
+        return self._scorer
+
+    @property
+    def batch_size(self) -> int:
+        return int(getattr(self.loaded(), "batch_size", 32))
+
+    def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
+        return self.loaded().score(claims, evidences)
+
+    def __getattr__(self, attr: str):  # anything else a caller reads (e.g. `embed`) is the loaded scorer's
+        if attr.startswith("__") or attr in ("_scorer", "_options", "_signature"):
+            raise AttributeError(attr)
+        return getattr(self.loaded(), attr)
 
 
 def score_table(table: PairTable, scorers: dict[str, Scorer],

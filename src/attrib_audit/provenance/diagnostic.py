@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import platform
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -40,7 +40,9 @@ class ProvenanceConfig:
     confusable_k: int = 5  # 0 skips the stress test
     seeds: int = 4
     candidate_cap: int | None = 5000  # distractor candidates sampled per seed; None = every passage
-    alphas: tuple[float, ...] = ALPHAS
+    # None: the default sweep (ALPHAS) only when a requested ranker embeds with `semantic` anyway, so a lexical-only
+    # run never loads an encoder nor embeds every passage for a sweep nobody asked for; () never sweeps
+    alphas: tuple[float, ...] | None = None
     n_boot: int = DEFAULT_B
     seed: int = 0
     device: str = "cpu"
@@ -216,6 +218,9 @@ def run_provenance(sets: list[ProvenanceSet], config: ProvenanceConfig | None = 
         rankers = [r for r in (factory.build(n) for n in config.rankers) if r is not None]
         if len({r.name for r in rankers}) != len(rankers):
             raise ValueError(f"--rankers names a ranker twice: {', '.join(config.rankers)}")
+        if config.alphas is None:
+            embedded = any(st.scorer.name == config.semantic for st in factory.stores.values())
+            config = replace(config, alphas=ALPHAS if embedded else ())
         try:
             sweep_store = factory.semantic_store() if config.alphas else None
         except ScorerUnavailable as exc:

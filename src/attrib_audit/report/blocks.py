@@ -36,11 +36,11 @@ class Table:
 
 @dataclass
 class Figure:
-    """A plot saved as PNG and SVG under plots/; the HTML embeds the SVG as a data URI."""
+    """A plot saved as SVG (and PNG when asked) under plots/; the HTML embeds the SVG as a data URI."""
 
     name: str
     caption: str
-    png: Path
+    png: Path | None
     svg: Path
     alt: str = ""
     width_px: int = 0  # display width in the HTML (0: the image's own)

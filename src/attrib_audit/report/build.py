@@ -16,6 +16,7 @@ from attrib_audit.report import (
 from attrib_audit.report.blocks import LAYOUT_ERRORS, Note, Section
 from attrib_audit.report.inputs import ReportInputs, load_inputs
 from attrib_audit.report.render import to_html, to_markdown
+from attrib_audit.report.style import png_copies
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,9 @@ def run_sections(inputs: ReportInputs, plots: Path, specs=SECTIONS) -> tuple[lis
     return sections, skipped
 
 
-def build_report(folder: str | Path, out: str | Path | None = None, **explicit: str | Path | None) -> ReportPaths:
-    """Write report.html, report.md and plots/*.png|svg for the results saved in `folder`.
+def build_report(folder: str | Path, out: str | Path | None = None, *, png: bool = False,
+                 **explicit: str | Path | None) -> ReportPaths:
+    """Write report.html, report.md and plots/*.svg (and plots/*.png with `png`) for the results saved in `folder`.
 
     Everything is drawn in a temporary folder inside `out` first and moved into place at the end,
     so a failure mid-way leaves the previous report whole.
@@ -78,7 +80,8 @@ def build_report(folder: str | Path, out: str | Path | None = None, **explicit: 
     out = check_out_dir(out if out else inputs.folder, names=REPORT_FILES)
     with staged_dir(out, replaces=REPORT_FILES) as stage:
         (stage / "plots").mkdir()
-        sections, skipped = run_sections(inputs, stage / "plots")
+        with png_copies(png):
+            sections, skipped = run_sections(inputs, stage / "plots")
         if inputs.ignored:
             sections.insert(0, Section("ignored", "Files left out", [Note(
                 "Left out because another run wrote them (their run id differs from results.json): "

@@ -79,9 +79,9 @@ def to_markdown(title: str, meta: str, sections: list[Section], md_path: Path) -
                 out += ["| " + " | ".join(map(e, r)) + " |" for r in b.rows]
                 out.append("")
             elif isinstance(b, Figure):
-                png = Path(os.path.relpath(b.png, md_path.parent)).as_posix()
                 svg = Path(os.path.relpath(b.svg, md_path.parent)).as_posix()
-                out += [f"![{e(b.alt)}](<{png}>)", "", f"*{e(b.caption)}* ([SVG](<{svg}>))", ""]
+                img = Path(os.path.relpath(b.png, md_path.parent)).as_posix() if b.png else svg
+                out += [f"![{e(b.alt)}](<{img}>)", "", f"*{e(b.caption)}* ([SVG](<{svg}>))", ""]
     return "\n".join(out)
 
 

@@ -1,7 +1,9 @@
 """Plot style: a colour-blind-safe palette (Okabe & Ito 2008), distinct markers for print in grey,
-and one function that saves every figure as both PNG and SVG."""
+and one function that saves every figure as SVG (and as PNG only when the report is asked for PNGs)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import matplotlib
@@ -18,11 +20,13 @@ HEATMAP_CMAP = "cividis"  # perceptually uniform and readable with red-green col
 RC = {
     "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
     "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.spines.top": False, "axes.spines.right": False,
-    "svg.fonttype": "path", "savefig.bbox": "tight", "savefig.dpi": 150, "figure.dpi": 100,
+    "svg.fonttype": "path", "savefig.dpi": 150, "figure.dpi": 100,
     "svg.hashsalt": "attrib-audit",  # stable SVG ids, so the same results give the same file
 }
 
 
+# Every figure uses constrained layout, which keeps labels and legends inside the canvas: no `savefig.bbox: tight`,
+# whose extra layout pass drew each figure twice per format.
 DISPLAY_PX_PER_INCH = 125  # on screen a little larger than 96 px/in, so 8-pt annotations stay legible
 
 
@@ -48,15 +52,28 @@ def slice_panel(ax, slices: list[str], construct: str, reference: float) -> None
     ax.grid(axis="x", color="#e5e5e5", linewidth=0.6)
 
 
-def save(fig, plots: Path, name: str, caption: str, alt: str = "") -> Figure:
-    """Write plots/NAME.png and plots/NAME.svg, close the figure, and return its block."""
-    plots.mkdir(parents=True, exist_ok=True)
-    png, svg = plots / f"{name}.png", plots / f"{name}.svg"
-    fig.savefig(png, metadata={"Software": None})
-    fig.savefig(svg, metadata={"Date": None, "Creator": None})
-    plt.close(fig)
-    from PIL import Image  # matplotlib's own dependency
+_PNG: ContextVar[bool] = ContextVar("attrib_audit_report_png", default=False)
 
-    with Image.open(png) as im:
-        width = round(im.width * DISPLAY_PX_PER_INCH / RC["savefig.dpi"])
+
+@contextmanager
+def png_copies(on: bool):
+    """While open, `save` also writes a PNG of each figure (the HTML embeds only the SVG, so PNGs are opt-in)."""
+    token = _PNG.set(bool(on))
+    try:
+        yield
+    finally:
+        _PNG.reset(token)
+
+
+def save(fig, plots: Path, name: str, caption: str, alt: str = "") -> Figure:
+    """Write plots/NAME.svg (and plots/NAME.png inside `png_copies(True)`), close the figure, return its block."""
+    plots.mkdir(parents=True, exist_ok=True)
+    svg = plots / f"{name}.svg"
+    fig.savefig(svg, metadata={"Date": None, "Creator": None})
+    png = None
+    if _PNG.get():
+        png = plots / f"{name}.png"
+        fig.savefig(png, metadata={"Software": None})
+    width = round(fig.get_figwidth() * DISPLAY_PX_PER_INCH)
+    plt.close(fig)
     return Figure(name, caption, png, svg, alt or caption, width)

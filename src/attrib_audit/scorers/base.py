@@ -117,6 +117,9 @@ class ScorerSpec:
     # accepted options (or a function giving them, read when first needed); None: the factory's signature
     options: tuple[str, ...] | Callable[[], tuple[str, ...]] | None = None
     needs: tuple[str, ...] = ()  # what `models list` says it needs beyond its weights, e.g. "needs --trust-remote-code"
+    # identity(**options): a string that fixes the signature for these options without loading the model (weights
+    # fingerprint, library versions), or None when only loading tells; lets a fully cached run skip the load
+    identity: Callable[..., str | None] | None = None
 
     def option_names(self) -> tuple[str, ...] | None:
         """The options the factory takes (`device` included when it uses one); None when it takes **anything."""

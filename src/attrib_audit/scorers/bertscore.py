@@ -9,7 +9,7 @@ import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, ScorerSpec, ScorerUnavailable, register, resolver_check
 from attrib_audit.scorers.chunked import PairWindows, aggregate, check_aggregation, pair_windows, per_pair_sum
-from attrib_audit.scorers.embedding import MINILM_INSTALL, chunk_option, count_tokens, resolve_minilm
+from attrib_audit.scorers.embedding import MINILM_INSTALL, chunk_option, count_tokens, local_identity, resolve_minilm
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
@@ -110,8 +110,16 @@ def _bertscore(chunked: bool = False):
     return build
 
 
+_IDENTITY = local_identity(resolve_minilm, "bert-score", "transformers", "torch")
+
+
+def _bertscore_identity(path: str | None = None, baseline_path: str | None = None, **_options) -> str | None:
+    """A custom rescaling baseline is a file the signature does not hash: with one, only loading tells."""
+    return None if baseline_path else _IDENTITY(path)
+
+
 register(ScorerSpec("bertscore", _bertscore(), "BERTScore F1 (MiniLM encoder, layer 4)", "embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL))
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity))
 register(ScorerSpec("bertscore-chunk", _bertscore(chunked=True),
                     "BERTScore F1, max over sentence windows of the evidence", "embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL))
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity))

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerSpec, register, resolver_check
-from attrib_audit.scorers.embedding import MINILM_INSTALL, embedding_factory, resolve_minilm
+from attrib_audit.scorers.embedding import MINILM_INSTALL, ST_LIBS, embedding_factory, local_identity, resolve_minilm
 from attrib_audit.scorers.lexical import LexicalScorer
 
 
@@ -38,4 +38,5 @@ def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_
 
 
 register(ScorerSpec("blend", _blend, "0.47·lexical + 0.53·minilm", "surface+embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL))
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL,
+                    identity=local_identity(resolve_minilm, *ST_LIBS)))

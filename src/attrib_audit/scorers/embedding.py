@@ -115,6 +115,19 @@ class EmbeddingScorer:
                           failures=[None] * n)
 
 
+def local_identity(resolver, *dists: str):
+    """A ScorerSpec.identity for a model resolved by `resolver`: its location, the fingerprint of its weight files
+    (config and tokenizer files included) and the versions of `dists`, all read without loading it; None for a
+    hub id that is not on this machine."""
+    def identity(path: str | None = None, **_options) -> str | None:
+        r = resolver(path)
+        return f"{r.location}|{weights_fingerprint(r)}|{library_versions(*dists)}" if r.is_local else None
+    return identity
+
+
+ST_LIBS = ("sentence-transformers", "transformers", "torch")
+
+
 def resolve_minilm(path: str | None = None) -> Resolved:
     return resolve_model(explicit=path, env_var="ATTRIB_AUDIT_MINILM", package=minilm_package_path,
                          hub_id=MINILM_HUB, what="minilm", install_hint=MINILM_INSTALL)
@@ -142,14 +155,16 @@ def embedding_factory(name: str, resolver, hint: str, chunked: bool = False):
 
 register(ScorerSpec("minilm", embedding_factory("minilm", resolve_minilm, MINILM_INSTALL),
                     "cosine of all-MiniLM-L6-v2 embeddings", "embedding", lambda: resolver_check(resolve_minilm),
-                    MINILM_INSTALL))
+                    MINILM_INSTALL, identity=local_identity(resolve_minilm, *ST_LIBS)))
 register(ScorerSpec("mpnet", embedding_factory("mpnet", resolve_mpnet, MPNET_INSTALL),
                     "cosine of all-mpnet-base-v2 embeddings", "embedding", lambda: resolver_check(resolve_mpnet),
-                    MPNET_INSTALL))
+                    MPNET_INSTALL, identity=local_identity(resolve_mpnet, *ST_LIBS)))
 # long evidence without the cut: sentence windows that fit the encoder, aggregated (option chunk=max|mean)
 register(ScorerSpec("minilm-chunk", embedding_factory("minilm-chunk", resolve_minilm, MINILM_INSTALL, chunked=True),
                     "minilm cosine, max over sentence windows of the evidence", "embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL))
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL,
+                    identity=local_identity(resolve_minilm, *ST_LIBS)))
 register(ScorerSpec("mpnet-chunk", embedding_factory("mpnet-chunk", resolve_mpnet, MPNET_INSTALL, chunked=True),
                     "mpnet cosine, max over sentence windows of the evidence", "embedding",
-                    lambda: resolver_check(resolve_mpnet), MPNET_INSTALL))
+                    lambda: resolver_check(resolve_mpnet), MPNET_INSTALL,
+                    identity=local_identity(resolve_mpnet, *ST_LIBS)))

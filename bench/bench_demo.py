@@ -1,0 +1,112 @@
+"""`attrib-audit demo` wall time, first run and cached rerun, split into loading, scoring, statistics and report.
+
+Each run is a fresh subprocess with its own empty $ATTRIB_AUDIT_HOME and $ATTRIB_AUDIT_CACHE (one temp folder per
+source tree), so the first run scores every pair and the rerun finds all of them in the cache. The child wraps the
+pipeline's steps with timers (the same names exist before and after issue 29):
+  loading     data.sources.load_data as the audit calls it
+  scoring     engine build_scorers + score_table (model loading included)
+  statistics  the rest of run_spec (AUROC bootstrap, transfer, sensitivity, systems)
+  report      cli.report.write_report (the plots and report.html / report.md)
+  other       the remainder of the wall time: interpreter start, imports, parser, saving results, printing
+
+    python bench/bench_demo.py [--base /path/to/other/src] [--args "--n-boot 2000"]
+
+With --base the same runs are made with PYTHONPATH=BASE first, back to back, and each table shows both.
+Last line: `ratio: X`, first run / cached rerun of this tree.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+STEPS = ("loading", "scoring", "statistics", "report", "other")
+
+CHILD = r"""
+import json, sys, time
+from attrib_audit.audit import run as run_mod
+from attrib_audit.cli import audit as cli_audit
+t = {"load_data": 0.0, "build_scorers": 0.0, "score_table": 0.0, "run_spec": 0.0, "write_report": 0.0}
+def timed(mod, name):
+    real = getattr(mod, name)
+    def wrap(*a, **k):
+        t0 = time.perf_counter()
+        try:
+            return real(*a, **k)
+        finally:
+            t[name] += time.perf_counter() - t0
+    setattr(mod, name, wrap)
+for name in ("load_data", "build_scorers", "score_table"):
+    timed(run_mod, name)
+timed(cli_audit, "run_spec")
+timed(cli_audit, "write_report")
+from attrib_audit.cli import main
+rc = main(sys.argv[1:])
+print("BENCH " + json.dumps(t))
+raise SystemExit(rc)
+"""
+
+
+def run_once(src: str, home: Path, argv: list[str]) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": src, "ATTRIB_AUDIT_HOME": str(home),
+           "ATTRIB_AUDIT_CACHE": str(home / "scores.sqlite"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", CHILD, *argv], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        sys.exit(f"demo failed under {src} (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    t = json.loads(next(line[6:] for line in done.stdout.splitlines() if line.startswith("BENCH ")))
+    scoring = t["build_scorers"] + t["score_table"]
+    summary = next((line for line in done.stdout.splitlines() if "scored anew" in line), "")
+    return {"wall": wall, "loading": t["load_data"], "scoring": scoring,
+            "statistics": t["run_spec"] - t["load_data"] - scoring, "report": t["write_report"],
+            "other": wall - t["run_spec"] - t["write_report"], "summary": summary.strip()}
+
+
+def measure(src: str, extra: list[str]) -> tuple[dict, dict]:
+    with tempfile.TemporaryDirectory(prefix="bench-demo-") as tmp:
+        home = Path(tmp)
+        argv = ["demo", "--out", str(home / "out"), *extra]
+        first = run_once(src, home, argv)
+        cached = run_once(src, home, argv)
+    return first, cached
+
+
+def table(label: str, first: dict, cached: dict) -> str:
+    lines = [f"{label}", f"  {'step':<11}{'first s':>9}{'cached s':>10}"]
+    for step in ("wall", *STEPS):
+        lines.append(f"  {step:<11}{first[step]:>9.2f}{cached[step]:>10.2f}")
+    lines.append(f"  first:  {first['summary']}\n  cached: {cached['summary']}")
+    lines.append(f"  first / cached: {first['wall'] / cached['wall']:.1f}x")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", help="another source tree (its src/ folder) to measure first, back to back")
+    ap.add_argument("--args", default="", help="extra demo arguments, e.g. \"--n-boot 500\"")
+    a = ap.parse_args()
+    extra = shlex.split(a.args)
+    results = []
+    if a.base:
+        results.append((f"base: PYTHONPATH={a.base}", *measure(a.base, extra)))
+    results.append((f"this tree: PYTHONPATH={SRC}", *measure(SRC, extra)))
+    for label, first, cached in results:
+        print(table(label, first, cached))
+    if a.base:
+        (_, bf, bc), (_, nf, nc) = results
+        print(f"cached rerun: base {bc['wall']:.2f} s -> {nc['wall']:.2f} s ({bc['wall'] / nc['wall']:.1f}x); "
+              f"report: base first {bf['report']:.2f} s -> {nf['report']:.2f} s")
+    first, cached = results[-1][1], results[-1][2]
+    print(f"ratio: {first['wall'] / cached['wall']:.1f}")
+
+
+if __name__ == "__main__":
+    main()
