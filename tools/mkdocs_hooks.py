@@ -1,0 +1,84 @@
+"""MkDocs hook: the docs' generated parts, made from the code at build time so that they cannot drift from it.
+
+`<!-- generated: cli -->` becomes the CLI reference (attrib_audit.cli.reference, from the parser itself) and
+`<!-- generated: results-json -->` the fields of results.json (from the TypedDicts of attrib_audit.audit.results,
+with the comment each field carries there).
+"""
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    if "<!-- generated: cli -->" in markdown:
+        from attrib_audit.cli.reference import markdown as cli_markdown
+        markdown = markdown.replace("<!-- generated: cli -->", cli_markdown())
+    if "<!-- generated: results-json -->" in markdown:
+        markdown = markdown.replace("<!-- generated: results-json -->", results_markdown())
+    return markdown
+
+
+def results_markdown() -> str:
+    """One table per TypedDict reachable from AuditResults, top level first."""
+    from attrib_audit.audit import results
+    seen, order, todo = set(), [], [results.AuditResults]
+    while todo:
+        cls = todo.pop(0)
+        if cls.__name__ in seen:
+            continue
+        seen.add(cls.__name__)
+        order.append(cls)
+        todo.extend(t for t in _nested(cls) if t.__name__ not in seen)
+    return "\n".join(_table(cls) for cls in order)
+
+
+def _is_typeddict(t) -> bool:
+    return isinstance(t, type) and hasattr(t, "__required_keys__")
+
+
+def _nested(cls) -> list:
+    found = []
+    for hint in typing.get_type_hints(cls).values():
+        stack = [hint]
+        while stack:
+            t = stack.pop()
+            if _is_typeddict(t):
+                found.append(t)
+            stack.extend(typing.get_args(t))
+    return found
+
+
+def _comments(cls) -> dict[str, str]:
+    """The `# ...` comment after each field in the class source: what the field holds, in the code's words."""
+    out = {}
+    for line in inspect.getsource(cls).splitlines():
+        m = re.match(r"\s+(\w+): .*?#\s*(.+)$", line)
+        if m:
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def _type_name(t) -> str:
+    if _is_typeddict(t):
+        return f"[{t.__name__}](#{t.__name__.lower()})"
+    if typing.get_origin(t) is typing.NotRequired:
+        return _type_name(typing.get_args(t)[0])
+    args = typing.get_args(t)
+    origin = typing.get_origin(t)
+    if origin is typing.Union or type(t).__name__ == "UnionType":
+        return " \\| ".join(_type_name(a) for a in args)
+    if origin is not None:
+        return f"{origin.__name__}[{', '.join(_type_name(a) for a in args)}]"
+    return "None" if t is type(None) else getattr(t, "__name__", str(t).replace("typing.", ""))
+
+
+def _table(cls) -> str:
+    doc = inspect.cleandoc(cls.__doc__ or "")  # its own docstring, not dict's
+    hints = typing.get_type_hints(cls, include_extras=True)
+    notes = {k: v.replace("|", "\\|") for k, v in _comments(cls).items()}
+    rows = [f"| `{k}` | {_type_name(t)} | {'when present' if typing.get_origin(t) is typing.NotRequired else 'yes'} | "
+            f"{notes.get(k, '')} |" for k, t in hints.items()]
+    return (f"### {cls.__name__}\n\n{doc}\n\n| field | type | always | what it holds |\n|---|---|---|---|\n"
+            + "\n".join(rows) + "\n")
