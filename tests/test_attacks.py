@@ -59,6 +59,8 @@ def test_null_or_nan_inclusion_prob_is_refused(tmp_path: Path, value) -> None:
     with pytest.raises(DataError, match="inclusion_prob is"):
         load_pairs(write_jsonl(tmp_path / "s.jsonl", rows))
     assert load_pairs(write_jsonl(tmp_path / "pool.jsonl", pool_rows())).inclusion_probs is None
+    # a pool written from PairRecord dicts carries the key as null on every row: still a whole pool
+    assert load_pairs(write_jsonl(tmp_path / "nulls.jsonl", pool_rows(inclusion_prob=value))).inclusion_probs is None
 
 
 def test_agree_threshold_nan_is_refused() -> None:

@@ -144,15 +144,12 @@ _ABSENT = object()
 
 
 def parse_inclusion_prob(value: Any, *, path: str, row: int) -> float | None:
-    """The sampling probability `attrib-audit sample` recorded; an absent key means the row was not sampled
-    (π = 1). A key that is there but null, empty or NaN is a broken sample, not π = 1: reading it as 1 would
-    silently weigh the pair as the whole pool's only copy of itself."""
-    if value is _ABSENT:
+    """The sampling probability `attrib-audit sample` recorded; None when the row carries none (absent key,
+    null, empty or NaN). Whether "none" means π = 1 is decided per file by `rows_to_records`: a file where no
+    row has one is a whole pool; in a sample a missing one is an error, not π = 1, which would silently weigh
+    the pair as the whole pool's only copy of itself."""
+    if value is _ABSENT or value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
         return None
-    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
-        shown = "NaN" if isinstance(value, float) else ("null" if value is None else "empty")
-        raise DataError(f"inclusion_prob is {shown}: a sampled row needs its probability (drop the column for "
-                        "a whole pool)", path=path, row=row, field="inclusion_prob")
     try:
         p = float(value)
     except (TypeError, ValueError):
@@ -188,6 +185,7 @@ def rows_to_records(
     default_dataset = dataset or Path(path).stem
     records: list[PairRecord] = []
     seen_columns: set[str] | None = None
+    without_prob: list[int] = []  # rows with no inclusion_prob: fine in a pool, an error in a sample
     for row, raw in rows:
         if seen_columns is None:
             seen_columns = set(raw)
@@ -202,6 +200,8 @@ def rows_to_records(
             label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
             rid = row_id(raw, col["id"], default_dataset, row)
             prob = parse_inclusion_prob(raw.get("inclusion_prob", _ABSENT), path=path, row=row)
+            if prob is None:
+                without_prob.append(row)
             if seen_ids is not None:
                 if rid in seen_ids:
                     first = seen_ids[rid]
@@ -226,6 +226,10 @@ def rows_to_records(
         ))
     if not records:
         raise DataError("no rows", path=path)
+    if without_prob and any(r.inclusion_prob is not None for r in records):
+        raise DataError("inclusion_prob is missing (absent, null, empty or NaN) while other rows of this sample have "
+                        "one: a sampled row needs its probability (drop the column for a whole pool)",
+                        path=path, row=without_prob[0], field="inclusion_prob")
     return records
 
 
