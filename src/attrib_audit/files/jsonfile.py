@@ -12,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from attrib_audit.errors import InputError
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def plain(obj: Any) -> Any:
@@ -78,12 +81,35 @@ def read_json(path: str | Path, error: type[InputError] = InputError) -> SavedDi
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"), object_hook=SavedDict)
+        where = _lone_surrogate(data)
     except json.JSONDecodeError as exc:
         raise error(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except UnicodeDecodeError as exc:
         raise error(f"{path}: cannot read ({exc})") from None
+    except RecursionError:
+        raise error(f"{path}: nested too deeply to be a file attrib-audit wrote") from None
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror})") from None
     if not isinstance(data, dict):
         raise error(f"{path}: expected a JSON object at the top level, found {type(data).__name__}")
+    if where is not None:
+        raise error(f"{path}, field '{where}': holds an escaped lone surrogate (\\ud800-\\udfff), which UTF-8 "
+                    "text cannot carry; the file was not written by attrib-audit")
     return data
+
+
+def _lone_surrogate(obj: Any, where: str = "") -> str | None:
+    """The field (dotted path) of parsed JSON whose key or text holds a lone surrogate (`"\\udc80"`), or None:
+    such a string cannot be printed or written as UTF-8, so a reader would fail far from the file. (json decodes
+    an escaped surrogate pair to its one character, so only lone ones are found here.)"""
+    if isinstance(obj, str):
+        return (where or "(top level)") if _SURROGATE.search(obj) else None
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        here = f"{where}[{k}]" if isinstance(k, int) else f"{where}.{k}" if where else str(k)
+        if isinstance(k, str) and _SURROGATE.search(k):
+            return here.encode("utf-8", "backslashreplace").decode()
+        found = _lone_surrogate(v, here)
+        if found is not None:
+            return found
+    return None
