@@ -50,3 +50,56 @@ def test_results_json_that_is_not_utf8_text_is_one_line(audited, tmp_path, edit,
     assert str(d / "results.json") in err
     if edit != "not utf-8":
         assert "lone surrogate" in err and ("field 'tool.name'" in err or "field 'tool.\\ud800x'" in err)
+
+
+# ---- 2: a run spec (--config, or results.json's spec for --check) with wrongly typed values -------------------------
+
+@pytest.mark.parametrize("edit, message", [
+    ({"precomputed": "m"}, "precomputed: expected a list, got str"),
+    ({"precomputed": [1, 2]}, "precomputed[0]: expected an object, got int"),
+    ({"precomputed": [{"name": 3, "column": "x"}]}, "precomputed.name: expected a string, got 3"),
+    ({"precomputed": [{"name": "m", "column": ["x"]}]}, "precomputed.column: expected a string, got ['x']"),
+    ({"precomputed": [{"name": "m", "column": "x", "lower": "yes"}]}, "precomputed.lower: expected true or false"),
+    ({"data": {"construct": 5}}, "data.construct: expected a string, got 5"),
+    ({"data": {"construct": [1, 2]}}, "data.construct: expected a string, got [1, 2]"),
+    ({"data": {"construct": {"a": 1}}}, "data.construct: expected a string, got {'a': 1}"),
+    ({"data": {"dataset": [1]}}, "data.dataset: expected a string, got [1]"),
+    ({"data": {"format": ["pairs"]}}, "data.format: expected a string"),
+    ({"data": {"columns": [1]}}, "data.columns: expected an object, got [1]"),
+    ({"data": {"label_map": ["yes"]}}, "data.label_map: expected an object"),
+    ({"scorers": [{"name": "lexical", "options": [1]}]}, "scorers.lexical.options: expected an object, got [1]"),
+    ({"scorers": [{"name": ["lexical"]}]}, "scorers.name: expected a scorer name"),
+])
+def test_wrongly_typed_spec_values_are_one_line_naming_file_and_key(tmp_path, edit, message):
+    """`data.construct: 5` ended in AttributeError ('int' object has no attribute 'startswith'), a list in
+    TypeError (unhashable), `precomputed[0].name: 3` ran on; each is now the file and the key."""
+    spec = {"data": {"files": [{"path": str(demo_paths()[0])}]}, "scorers": [{"name": "lexical"}],
+            "stats": {"n_boot": 20, "n_perm": 20}}
+    spec = {**spec, **edit, "data": {**spec["data"], **edit.get("data", {})}}
+    cfg = tmp_path / "spec.json"
+    cfg.write_text(json.dumps(spec))
+    err = one_line(*run(["audit", "--config", str(cfg), "--out", str(tmp_path / "o"), "--no-cache", "--quiet"]))
+    assert str(cfg) in err and message in err, err
+    assert not (tmp_path / "o").exists()
+
+
+def test_wrongly_typed_spec_in_a_results_json_is_one_line_for_check(audited, tmp_path):
+    d = tmp_path / "res"
+    shutil.copytree(audited, d)
+    res = json.loads((d / "results.json").read_text())
+    res["spec"]["data"]["construct"] = [1]
+    (d / "results.json").write_text(json.dumps(res))
+    err = one_line(*run(["audit", "--check", str(d), "--no-cache", "--quiet"]))
+    assert str(d / "results.json") in err and "data.construct: expected a string, got [1]" in err
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"data": {"files": [{"path": "x\\udc80.jsonl"}]}, "scorers": [{"name": "lexical"}]}',
+     "field 'data.files[0].path': holds an escaped lone surrogate"),
+    ('{"data": ' + "[" * 100_000, "nested too deeply"),
+])
+def test_config_file_that_is_not_utf8_text_is_one_line(tmp_path, text, message):
+    cfg = tmp_path / "spec.json"
+    cfg.write_text(text)
+    err = one_line(*run(["audit", "--config", str(cfg), "--out", str(tmp_path / "o"), "--no-cache", "--quiet"]))
+    assert str(cfg) in err and message in err, err

@@ -109,10 +109,12 @@ def recorded_spec(recorded: AuditResults, folder: str | Path) -> RunSpec:
     if "spec" not in recorded:
         raise CheckError(f"{Path(folder) / 'results.json'}: no run spec recorded (written by an older attrib-audit); "
                          "rerun the audit")
+    where = f"{Path(folder) / 'results.json'}: spec"
     try:
-        return RunSpec.from_dict(recorded["spec"], where=f"{Path(folder) / 'results.json'}: spec")
-    except SpecError as exc:
-        raise CheckError(str(exc)) from None
+        return RunSpec.from_dict(recorded["spec"], where=where)
+    except SpecError as exc:  # a field's own check (data.construct, ...) does not know the file it came from
+        msg = str(exc)
+        raise CheckError(msg if msg.startswith(where) else f"{where}.{msg}") from None
 
 
 def check(folder: str | Path, local: Local, *, tolerance: float = DEFAULT_TOLERANCE, rescore: bool = False,

@@ -20,7 +20,7 @@ from attrib_audit.data.sources import DataSpec, is_int, need, strict
 from attrib_audit.engine.ray_engine import RayOptions
 from attrib_audit.errors import SpecError
 from attrib_audit.external.sources import ScoreSource
-from attrib_audit.files.jsonfile import plain
+from attrib_audit.files.jsonfile import lone_surrogate, plain
 from attrib_audit.files.paths import default_cache_path
 from attrib_audit.audit.trust import LOCAL_OPTIONS, Asked, check_file_spec, refuse_local_options
 from attrib_audit.scorers.plugins import is_import_path
@@ -37,6 +37,9 @@ class ScorerChoice:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        need(isinstance(self.name, str) and bool(self.name), "scorers.name", "expected a scorer name", self.name)
+        need(isinstance(self.options or {}, Mapping), f"scorers.{self.name}.options", "expected an object",
+             self.options)
         object.__setattr__(self, "options", dict(self.options or {}))
         refuse_local_options(f"scorers.{self.name}", self.options)
         if self.plugin:
@@ -182,8 +185,14 @@ def load_spec_file(path: str | Path, asked: Asked = Asked()) -> RunSpec:
             raw = tomllib.loads(text)
         else:
             raw = json.loads(text)
+        odd = lone_surrogate(raw)
     except ValueError as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
         raise SpecError(f"{p}: not valid {'TOML' if p.suffix.lower() == '.toml' else 'JSON'} ({exc})") from None
+    except RecursionError:
+        raise SpecError(f"{p}: nested too deeply to be a run spec") from None
+    if odd is not None:
+        raise SpecError(f"{p}, field '{odd}': holds an escaped lone surrogate (\\ud800-\\udfff), which UTF-8 text "
+                        "cannot carry")
     recorded = isinstance(raw, dict) and isinstance(raw.get("spec"), dict)  # a results.json (a spec has no `spec`)
     where = f"{p}: spec" if recorded else str(p)
     try:

@@ -91,9 +91,14 @@ class DataSpec:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "files", tuple(self.files))
+        need(isinstance(self.columns or {}, Mapping), "data.columns", "expected an object", self.columns)
+        need(self.label_map is None or isinstance(self.label_map, Mapping), "data.label_map", "expected an object",
+             self.label_map)
         object.__setattr__(self, "columns", dict(self.columns or {}))
         if self.label_map is not None:
             object.__setattr__(self, "label_map", dict(self.label_map))
+        for name in ("format", "dataset", "construct", "on_error", "nei"):  # before `in`: a list is unhashable
+            need(opt_str(getattr(self, name)), f"data.{name}", "expected a string", getattr(self, name))
         need(self.format in FORMATS, "data.format", f"expected one of {', '.join(FORMATS)}", self.format)
         for f in self.files:
             need(f.format in FORMATS, "data.files.format", f"expected one of {', '.join(FORMATS)}", f.format)

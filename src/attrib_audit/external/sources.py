@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from attrib_audit.data.errors import DataError
+from attrib_audit.errors import SpecError
 from attrib_audit.data.loaders import iter_rows, row_id
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.data.records import PairTable
@@ -29,6 +30,15 @@ class ScoreSource:
     file: str | None = None
     format: str = "auto"  # for files: auto, table, ragas, deepeval, trulens
     lower: bool = False  # lower values mean better supported (e.g. a hallucination probability)
+
+    def __post_init__(self) -> None:
+        for name in ("name", "column", "file", "format"):  # a run spec file may hold anything
+            value = getattr(self, name)
+            if not (isinstance(value, str) and value) and not (name == "file" and value is None):
+                raise SpecError(f"precomputed.{name}: expected a{' file path' if name == 'file' else ' string'}, "
+                                f"got {value!r}")
+        if not isinstance(self.lower, bool):
+            raise SpecError(f"precomputed.lower: expected true or false, got {self.lower!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -81,7 +81,7 @@ def read_json(path: str | Path, error: type[InputError] = InputError) -> SavedDi
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"), object_hook=SavedDict)
-        where = _lone_surrogate(data)
+        where = lone_surrogate(data)
     except json.JSONDecodeError as exc:
         raise error(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     except UnicodeDecodeError as exc:
@@ -98,7 +98,7 @@ def read_json(path: str | Path, error: type[InputError] = InputError) -> SavedDi
     return data
 
 
-def _lone_surrogate(obj: Any, where: str = "") -> str | None:
+def lone_surrogate(obj: Any, where: str = "") -> str | None:
     """The field (dotted path) of parsed JSON whose key or text holds a lone surrogate (`"\\udc80"`), or None:
     such a string cannot be printed or written as UTF-8, so a reader would fail far from the file. (json decodes
     an escaped surrogate pair to its one character, so only lone ones are found here.)"""
@@ -109,7 +109,7 @@ def _lone_surrogate(obj: Any, where: str = "") -> str | None:
         here = f"{where}[{k}]" if isinstance(k, int) else f"{where}.{k}" if where else str(k)
         if isinstance(k, str) and _SURROGATE.search(k):
             return here.encode("utf-8", "backslashreplace").decode()
-        found = _lone_surrogate(v, here)
+        found = lone_surrogate(v, here)
         if found is not None:
             return found
     return None
