@@ -6,11 +6,14 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attrib_audit.data.demo import demo_paths
 
-from test_cli_fuzz import run
+from test_cli_fuzz import JSON_VALUE, run
 
 FAST = ["--scorers", "lexical", "--n-boot", "20", "--n-perm", "20", "--no-cache", "--quiet"]
 
@@ -103,3 +106,113 @@ def test_config_file_that_is_not_utf8_text_is_one_line(tmp_path, text, message):
     cfg.write_text(text)
     err = one_line(*run(["audit", "--config", str(cfg), "--out", str(tmp_path / "o"), "--no-cache", "--quiet"]))
     assert str(cfg) in err and message in err, err
+
+
+# ---- 3: a plugin scorer that answers wrongly or raises --------------------------------------------------------------
+
+PLUGIN = '''
+import numpy as np
+from attrib_audit.scorers import ScoreBatch
+
+
+class Evil:
+    name = "evil"
+
+    def __init__(self, mode):
+        self.mode = mode
+        self.signature = None if mode == "signature None" else "evil:v1"
+
+    def score(self, claims, evidences):
+        n, m = len(claims), self.mode
+        if m == "raise":
+            raise ValueError("model exploded\\nsecond line")
+        if m in ("a list", "None", "a dict"):
+            return {"a list": [0.5] * n, "None": None, "a dict": {"scores": [0.5] * n}}[m]
+        scores = {"wrong count": [0.5] * (n + 1), "list of lists": [[0.5]] * n, "infinite": [float("inf")] * n,
+                  "minus infinite": [0.5] * (n - 1) + [-float("inf")], "NaN without a reason": [float("nan")] * n}.get(m)
+        batch = ScoreBatch.plain([0.5] * n if scores is None else scores)
+        if m == "strings":
+            batch.scores = np.array(["0.5"] * n)
+        if m == "NaN set afterwards":
+            batch.scores[:] = np.nan
+        if m == "failures not text":
+            batch.failures = [1] * n
+        return batch
+
+
+def make(mode="ok"):
+    return Evil(mode)
+'''
+
+
+@pytest.fixture
+def evil_plugin(tmp_path, monkeypatch) -> str:
+    (tmp_path / "evil_plugin_mod.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(__import__("sys").modules, "evil_plugin_mod", raising=False)
+    return "evil_plugin_mod:make"
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("a list", "score() returned a list, not a ScoreBatch"),
+    ("None", "score() returned a NoneType, not a ScoreBatch"),
+    ("a dict", "score() returned a dict, not a ScoreBatch"),
+    ("wrong count", "scores for"),
+    ("list of lists", "and shape ("),
+    ("strings", "not one number per pair"),
+    ("NaN without a reason", "score() failed: ValueError: ScoreBatch has"),
+    ("NaN set afterwards", "NaN scores without a failure reason"),
+    ("failures not text", "failures that are not a list of reasons"),
+    ("infinite", "score() returned inf for pair 1"),
+    ("minus infinite", "score() returned -inf for pair"),
+    ("signature None", "its signature is None, not a non-empty string"),
+    ("raise", "score() failed: ValueError: model exploded"),
+])
+def test_plugin_that_answers_wrongly_is_one_line_naming_it(evil_plugin, tmp_path, mode, message):
+    """A wrong count was a RuntimeError traceback, a list of lists or None an AttributeError/TypeError one, and
+    ±inf went into the AUROC as a number; each now stops the run in one line naming the plugin."""
+    code, err = run(["audit", str(demo_paths()[0]), *FAST, "--scorers", f"lexical,{evil_plugin}",
+                     "--scorer-opt", f"{evil_plugin}.mode={mode}", "--out", str(tmp_path / "o")])
+    err = one_line(code, err)
+    assert err.startswith(f"attrib-audit: plugin '{evil_plugin}': ") and message in err, err
+    assert "second line" not in err and not (tmp_path / "o").exists()
+
+
+def test_a_plugin_that_answers_well_still_audits(evil_plugin, tmp_path):
+    assert run(["audit", str(demo_paths()[0]), *FAST, "--scorers", f"lexical,{evil_plugin}",
+                "--out", str(tmp_path / "o")]) == (0, "")
+    res = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert {s["scorer"] for s in res["scorers"]} == {"lexical", evil_plugin}
+
+
+FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**30, 10**30) | st.booleans() | st.text(max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(JSON_VALUE, st.lists(FLOATS, max_size=6), st.lists(st.lists(FLOATS, max_size=2), max_size=6)),
+       st.lists(st.none() | st.text(max_size=3) | st.integers(), max_size=6), st.integers(0, 6), st.booleans())
+def test_any_plugin_answer_is_a_checked_batch_or_a_plugin_error(scores, failures, n, wrap):
+    """Whatever score() hands back (wrapped in a ScoreBatch or not): either n scores, each finite or NaN with a
+    reason, or PluginError naming the plugin; never another exception and never an infinity or a bare NaN."""
+    from attrib_audit.scorers.base import ScoreBatch
+    from attrib_audit.scorers.plugins import CheckedPlugin, PluginError
+
+    class Answers:
+        name, signature = "fuzz", "fuzz:v1"
+
+        def score(self, claims, evidences):
+            if not wrap:
+                return scores
+            batch = ScoreBatch.plain([0.0] * n)
+            batch.scores, batch.failures = scores, failures
+            return batch
+
+    plugin = CheckedPlugin(Answers(), "fuzzmod:make")
+    try:
+        batch = plugin.score(["c"] * n, ["e"] * n)
+    except PluginError as exc:
+        assert str(exc).startswith("plugin 'fuzzmod:make': ") and "\n" not in str(exc)
+        return
+    assert isinstance(batch, ScoreBatch) and len(batch) == n and batch.scores.dtype == np.float64
+    assert not np.isinf(batch.scores).any()
+    assert all(f is not None for s, f in zip(batch.scores, batch.failures) if np.isnan(s))

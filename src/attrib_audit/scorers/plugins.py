@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata as md
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from attrib_audit.scorers.base import Scorer, ScorerSpec, ScorerUnavailable
+import numpy as np
+
+from attrib_audit.errors import AuditError
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerLoadError, ScorerSpec, ScorerUnavailable
 
 GROUP = "attrib_audit.scorers"
+# what a plugin may raise on purpose and the engine handles itself (weights absent or broken, a backend down)
+_PASS_THROUGH = (ScorerUnavailable, ScorerLoadError, AuditError)
 
 
 class PluginError(RuntimeError):
@@ -53,11 +58,81 @@ def build_plugin(factory: Callable[..., Any], plugin: str, options: dict[str, An
         raise
     except Exception as exc:
         raise PluginError(f"plugin {plugin!r}: building it failed: {_one_line(exc)}") from None
-    missing = [a for a in ("name", "signature", "score") if not hasattr(scorer, a)]
+    missing = [a for a in ("name", "signature", "score") if not hasattr(type(scorer), a) and a not in
+               getattr(scorer, "__dict__", {})]  # type first: reading `signature` may load a deferred model
     if missing or not callable(getattr(scorer, "score", None)):
         raise PluginError(f"plugin {plugin!r}: the factory returned a {type(scorer).__name__} without "
                           f"{', '.join(missing) or 'a callable score'} (see README, 'Your own metric')")
-    return scorer
+    if not isinstance(scorer.name, str) or not scorer.name.strip():
+        raise PluginError(f"plugin {plugin!r}: its name is {scorer.name!r}, not a non-empty string")
+    return CheckedPlugin(scorer, plugin)
+
+
+class CheckedPlugin:
+    """A plugin scorer whose every answer is checked before the engine uses it: code we did not write may return
+    anything, and a wrong count, a NaN without its reason or an infinity must stop the run in one line naming the
+    plugin, never become a number or a traceback far from it. Anything else (name, batch_size, wants_questions,
+    ...) is the plugin's own."""
+
+    def __init__(self, inner: Any, plugin: str) -> None:
+        self._inner, self._plugin = inner, plugin
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # never forward private names (unpickling asks for `_inner` before it is set)
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+    def _fail(self, what: str) -> PluginError:
+        return PluginError(f"plugin {self._plugin!r}: {what} (see README, 'Your own metric')")
+
+    @property
+    def signature(self) -> str:
+        try:
+            sig = self._inner.signature
+        except _PASS_THROUGH:
+            raise
+        except Exception as exc:  # the plugin's code may fail in any way: one line naming it
+            raise PluginError(f"plugin {self._plugin!r}: reading its signature failed: {_one_line(exc)}") from None
+        if not isinstance(sig, str) or not sig.strip():
+            raise self._fail(f"its signature is {sig!r}, not a non-empty string (the score cache keys on it)")
+        return sig
+
+    def score(self, claims: Sequence[str], evidences: Sequence[str], **kwargs: Any) -> ScoreBatch:
+        try:
+            batch = self._inner.score(claims, evidences, **kwargs)
+        except _PASS_THROUGH:
+            raise
+        except Exception as exc:
+            raise PluginError(f"plugin {self._plugin!r}: score() failed: {_one_line(exc)}") from None
+        return self._checked(batch, len(claims))
+
+    def _checked(self, batch: Any, n: int) -> ScoreBatch:
+        """`batch` as a ScoreBatch of n finite scores (NaN only with a failure reason), or PluginError."""
+        if not isinstance(batch, ScoreBatch):
+            raise self._fail(f"score() returned a {type(batch).__name__}, not a ScoreBatch (return "
+                             "ScoreBatch.plain(scores))")
+        try:
+            raw = np.asarray(batch.scores)
+        except (TypeError, ValueError, OverflowError):  # ragged lists: no array at all
+            raw = np.asarray(None)
+        if raw.dtype.kind not in "fiu" or raw.ndim != 1:
+            raise self._fail(f"score() returned scores of {raw.dtype} and shape {raw.shape}, not one number per pair")
+        if len(raw) != n:
+            raise self._fail(f"score() returned {len(raw)} scores for {n} pairs")
+        failures = list(batch.failures) if isinstance(batch.failures, (list, tuple)) else None
+        if failures is None or not all(f is None or isinstance(f, str) for f in failures):
+            raise self._fail("score() returned failures that are not a list of reasons (text) or None per pair")
+        try:
+            checked = ScoreBatch(scores=raw.astype(np.float64), truncated_tokens=batch.truncated_tokens,
+                                 input_tokens=batch.input_tokens, chunks=batch.chunks, failures=failures,
+                                 extras=dict(batch.extras))
+        except (TypeError, ValueError) as exc:
+            raise self._fail(f"score() returned a malformed ScoreBatch: {_one_line(exc)}") from None
+        inf = np.flatnonzero(np.isinf(checked.scores))
+        if inf.size:
+            raise self._fail(f"score() returned {checked.scores[inf[0]]} for pair {inf[0] + 1} of a batch of {n}; a "
+                             "score must be finite (NaN with a failure reason marks a pair it could not score)")
+        return checked
 
 
 def import_path_scorer(target: str, **options: Any) -> Scorer:
