@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from attrib_audit.data.demo import demo_paths
@@ -216,3 +216,107 @@ def test_any_plugin_answer_is_a_checked_batch_or_a_plugin_error(scores, failures
     assert isinstance(batch, ScoreBatch) and len(batch) == n and batch.scores.dtype == np.float64
     assert not np.isinf(batch.scores).any()
     assert all(f is not None for s, f in zip(batch.scores, batch.failures) if np.isnan(s))
+
+
+# ---- 4: the label server: bodies that are not what the page sends, a burst of posts, a store that is not SQLite -----
+
+@pytest.fixture(scope="module")
+def label_server(tmp_path_factory):
+    """`attrib-audit label`'s server on a free port, in a thread, over 20 pairs `sample` chose."""
+    import threading
+
+    from attrib_audit.validate.label import serve
+
+    pool = tmp_path_factory.mktemp("label") / "pool.jsonl"
+    code, err = run(["sample", str(demo_paths()[0]), "--n", "20", "--strategy", "stratified", "--scorers", "lexical",
+                     "--no-cache", "--quiet", "--out", str(pool)])
+    assert code == 0, err
+    server = serve(pool, "alice", port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def post(server, body: bytes, length: str | None = None) -> tuple[int, dict]:
+    """One POST /api/label with the page's token; (status, parsed JSON reply). A dropped connection raises."""
+    import http.client
+
+    con = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=30)
+    try:
+        con.putrequest("POST", "/api/label", skip_host=True, skip_accept_encoding=True)
+        for key, value in (("Host", f"127.0.0.1:{server.server_port}"), ("X-Token", server.token),
+                           ("Content-Type", "application/json"), ("Content-Length", length or str(len(body)))):
+            con.putheader(key, value)
+        con.endheaders()
+        con.send(body)
+        reply = con.getresponse()
+        return reply.status, json.loads(reply.read())
+    finally:
+        con.close()
+
+
+def a_label(server, i: int = 0, **over) -> dict:
+    return {"annotator": "alice", "index": i, "id": server.pool.ids[i], "decision": "supported", **over}
+
+
+@pytest.mark.parametrize("body, error", [
+    (b"[1, 2]", "the body must be a JSON object"), (b"3", "the body must be a JSON object"),
+    (b'"x"', "the body must be a JSON object"), (b"{nope", "Expecting property name"),
+    (b'{"a": "\xff"}', "can't decode byte 0xff"), (b"[" * 15_000, "recursion"),
+    ({"index": 10**30}, "index and id do not name the same pair"), ({"index": -1}, "do not name the same pair"),
+    ({"index": 1.0}, "index must be an integer"), ({"index": "0"}, "index must be an integer"),
+    ({"annotator": ["alice"]}, "annotator must be"), ({"decision": ["supported"]}, "POST /api/label with decision"),
+    ({"decision": {}}, "POST /api/label with decision"), ({"seen": [1]}, "seen must be"),
+])
+def test_label_server_answers_a_bad_body_with_a_4xx_and_keeps_serving(label_server, body, error):
+    """An annotator that is a list dropped the connection (AttributeError in the handler thread); a decision that is
+    a list answered "unhashable type"; a `seen` list was taken as a clash."""
+    raw = body if isinstance(body, bytes) else json.dumps(a_label(label_server, **body)).encode()
+    code, reply = post(label_server, raw)
+    assert code == 400 and error in reply["error"], (code, reply)
+    assert post(label_server, json.dumps(a_label(label_server, 1)).encode())[0] == 200
+
+
+@pytest.mark.parametrize("length, error", [("-5", "Content-Length must be a whole number"),
+                                           ("abc", "Content-Length must be a whole number"),
+                                           ("9" * 5000, "body missing or too large"),
+                                           ("99999999999", "body missing or too large")])
+def test_label_server_refuses_a_bad_content_length(label_server, length, error):
+    code, reply = post(label_server, b"{}", length=length)
+    assert code == 400 and error in reply["error"], reply
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(JSON_VALUE, st.dictionaries(st.sampled_from(["annotator", "index", "id", "decision", "seen"]),
+                                             JSON_VALUE, max_size=5)), st.booleans())
+def test_label_server_answers_any_json_body(label_server, value, raw):
+    """Whatever JSON a request carries: a JSON reply with a status the page knows, never a dropped connection."""
+    body = json.dumps(value if raw or not isinstance(value, dict) else {**a_label(label_server), **value})
+    code, reply = post(label_server, body.encode())
+    assert code in (200, 400, 409) and isinstance(reply, dict)
+
+
+def test_label_server_takes_70_concurrent_posts(label_server):
+    """With the stdlib's listen backlog of 5, a burst of posts got connection resets."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    n = len(label_server.pool.ids)
+    bodies = [json.dumps(a_label(label_server, i % n, annotator=f"burst{i}")).encode() for i in range(70)]
+    with ThreadPoolExecutor(70) as pool:
+        codes = list(pool.map(lambda b: post(label_server, b)[0], bodies))
+    assert codes == [200] * 70
+
+
+@pytest.mark.parametrize("content", [b"notes, not a database" * 20, bytes(range(256)) * 4])
+def test_a_label_store_that_is_not_sqlite_is_one_line(tmp_path, content):
+    pool = tmp_path / "pool.jsonl"
+    pool.write_bytes(demo_paths()[0].read_bytes())
+    store = tmp_path / "pool.jsonl.labels.sqlite"
+    store.write_bytes(content)
+    for argv in (["label", str(pool), "--annotator", "a", "--port", "0"],
+                 ["label", str(pool), "--export", str(tmp_path / "x.jsonl")]):
+        err = one_line(*run(argv))
+        assert f"{store} is not an attrib-audit label store" in err
+    assert store.read_bytes() == content and not (tmp_path / "x.jsonl").exists()

@@ -49,11 +49,21 @@ def overlap_segments(text: str, other: str) -> list[tuple[str, bool]]:
     return merged
 
 
-def valid_annotator(name: str | None) -> str:
+def valid_annotator(name: object) -> str:
+    if name is not None and not isinstance(name, str):  # a request body may hold any JSON value
+        raise ValueError("annotator must be 1–64 printable characters")
     name = (name or "").strip()
     if not name or len(name) > 64 or not name.isprintable():
         raise ValueError("annotator must be 1–64 printable characters")
     return name
+
+
+def whole_number(text: str, what: str) -> int:
+    """A non-negative decimal from a request (a query or a header); ValueError, a 400 reply, for anything else.
+    Past 18 digits it is only "too large": int() of thousands of digits is refused (or slow) by Python itself."""
+    if not (text.isascii() and text.isdigit()):
+        raise ValueError(f"{what} must be a whole number, not {text[:20]!r}")
+    return int(text) if len(text) <= 18 else 10**18
 
 
 class LabelServer(ThreadingHTTPServer):
@@ -131,7 +141,7 @@ class LabelHandler(BaseHTTPRequestHandler):
                                              "file": self.server.pool.path.name}).encode(), "text/html; charset=utf-8")
             elif url.path == "/api/pair":
                 raw = (query.get("i") or ["resume"])[0]
-                i = self.server.next_index(annotator, -1) if raw == "resume" else int(raw)
+                i = self.server.next_index(annotator, -1) if raw == "resume" else whole_number(raw, "pair index")
                 if not 0 <= i <= len(self.server.pool.ids):
                     raise ValueError(f"pair index {i} out of range")
                 self._json(200, self.server.pair(annotator, i))
@@ -149,7 +159,7 @@ class LabelHandler(BaseHTTPRequestHandler):
             self._json(403, {"error": "missing or wrong token: reload the page"})
             return
         try:
-            length = int(self.headers.get("Content-Length") or 0)
+            length = whole_number(self.headers.get("Content-Length") or "0", "Content-Length")
             if not 0 < length <= MAX_BODY:
                 raise ValueError("body missing or too large")
             body = json.loads(self.rfile.read(length))
@@ -160,8 +170,10 @@ class LabelHandler(BaseHTTPRequestHandler):
             annotator, i, decision = valid_annotator(body.get("annotator")), body["index"], body["decision"]
             if not 0 <= i < len(self.server.pool.ids) or body.get("id") != self.server.pool.ids[i]:
                 raise ValueError("index and id do not name the same pair of this file")
-            if urlparse(self.path).path != "/api/label" or decision not in DECISIONS:
+            if urlparse(self.path).path != "/api/label" or not isinstance(decision, str) or decision not in DECISIONS:
                 raise ValueError("POST /api/label with decision supported, not_supported or skip")
+            if "seen" in body and not (body["seen"] is None or isinstance(body["seen"], str)):
+                raise ValueError("seen must be the decision the page showed (text) or null")
         except (ValueError, KeyError, TypeError, RecursionError) as exc:  # JSONDecodeError is a ValueError
             self._json(400, {"error": str(exc)})
             return
