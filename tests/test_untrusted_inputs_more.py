@@ -3,6 +3,7 @@ report cell each ended in a traceback (or a dropped connection); each now gives 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -320,3 +321,52 @@ def test_a_label_store_that_is_not_sqlite_is_one_line(tmp_path, content):
         err = one_line(*run(argv))
         assert f"{store} is not an attrib-audit label store" in err
     assert store.read_bytes() == content and not (tmp_path / "x.jsonl").exists()
+
+
+# ---- 5: report cells edited to numbers, null, lists, booleans or objects --------------------------------------------
+
+EDITED = [["tool", "name"], ["scorers", 0, "scorer"], ["scorers", 0, "signature"], ["slices", 0, "slice"],
+          ["auroc", 0, "scorer"], ["auroc", 0, "auroc"], ["transfer", "slices", 0, "slice"],
+          ["sensitivity", "length", "halves", 0, "slice"], ["data", 0, "path"]]
+
+
+@pytest.mark.parametrize("value", [None, 3, True, [1, "<b>x</b>"], {"a": "<b>x</b>"}])
+def test_report_cells_of_any_type_render_escaped(audited, tmp_path, value):
+    """A scorer or slice name edited to null, a number or a bool ended in AttributeError ('NoneType' object has no
+    attribute 'replace') inside html.escape; now every cell is shown as text, escaped."""
+    d = tmp_path / "res"
+    shutil.copytree(audited, d)
+    res = json.loads((d / "results.json").read_text())
+    for path in EDITED:
+        parent = res
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = value
+    (d / "results.json").write_text(json.dumps(res))
+    code, err = run(["report", str(d)])
+    assert code == 0 and "Traceback" not in err, err
+    page = (d / "report.html").read_text()
+    assert "<b>x</b>" not in page and "<b>x</b>" not in (d / "report.md").read_text()
+    if isinstance(value, list):
+        assert "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+CELL = JSON_VALUE | st.text(alphabet="<>&\"'`*_[]()#|\\\n ab", max_size=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(CELL, min_size=2, max_size=2), max_size=4), CELL, CELL)
+def test_any_cell_value_renders_inert_in_both_formats(rows, caption, para):
+    """The two renderers take any value a saved file can hold: no exception, no tag or table line of their own."""
+    from attrib_audit.report.blocks import Note, Para, Section, Table
+    from attrib_audit.report.render import to_html, to_markdown
+
+    def page(rows, caption, para) -> list[Section]:
+        return [Section("k", "title", [Table(["a", "b"], rows, caption), Para(para), Note(caption)])]
+
+    sections = page(rows, caption, para)
+    plain = page([["x", "x"] for _ in rows], "x" if caption else "", "x")
+    tags = re.compile(r"<[^>]*>")
+    assert tags.findall(to_html("t", "m", sections)) == tags.findall(to_html("t", "m", plain))  # no tag of its own
+    md = to_markdown("t", "m", sections, Path("report.md"))
+    assert sum(line.startswith("|") for line in md.splitlines()) == len(rows) + 2  # header, rule, one per row

@@ -85,8 +85,14 @@ def to_markdown(title: str, meta: str, sections: list[Section], md_path: Path) -
     return "\n".join(out)
 
 
+def html_text(value: object) -> str:
+    """Any value as inert HTML text, shown as Markdown shows it (`str`): a field edited in results.json may hold a
+    number, null, a list or an object where the report expects text."""
+    return html.escape(str(value))
+
+
 def _html_block(b) -> str:
-    e = html.escape
+    e = html_text
     if isinstance(b, Para):
         return f"<p>{e(b.text)}</p>"
     if isinstance(b, Note):
@@ -107,7 +113,7 @@ def _html_block(b) -> str:
 
 
 def to_html(title: str, meta: str, sections: list[Section], run_id: str | None = None) -> str:
-    e = html.escape
+    e = html_text
     run = f'<meta name="attrib-audit-run-id" content="{e(run_id)}">' if run_id else ""
     nav = "".join(f'<a href="#{e(s.key)}">{e(s.title)}</a>' for s in sections)
     body = "".join(f'<section id="{e(s.key)}"><h2>{e(s.title)}</h2>{"".join(map(_html_block, s.blocks))}</section>'
