@@ -2,6 +2,8 @@
 report cell each ended in a traceback (or a dropped connection); each now gives one line (or a 4xx JSON reply)."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import shutil
@@ -12,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 
 from test_cli_fuzz import JSON_VALUE, run
@@ -370,3 +373,78 @@ def test_any_cell_value_renders_inert_in_both_formats(rows, caption, para):
     assert tags.findall(to_html("t", "m", sections)) == tags.findall(to_html("t", "m", plain))  # no tag of its own
     md = to_markdown("t", "m", sections, Path("report.md"))
     assert sum(line.startswith("|") for line in md.splitlines()) == len(rows) + 2  # header, rule, one per row
+
+
+# ---- 6: output piped to a reader that stops early (`attrib-audit models list | head -1`) -----------------------------
+
+@pytest.mark.parametrize("argv", [["models", "list"], ["select", "--results", "AUDITED"], ["report", "AUDITED"],
+                                  ["--help"]])
+def test_a_closed_pipe_ends_quietly(audited, tmp_path, argv):
+    """A real process whose stdout is a pipe no one reads any more: no BrokenPipeError traceback, nothing on
+    stderr, and 141 (128 + SIGPIPE, as a shell reports a killed writer) or 0 when it had nothing left to write."""
+    import os
+    import subprocess
+    import sys
+
+    d = tmp_path / "res"
+    shutil.copytree(audited, d)
+    argv = [str(d) if a == "AUDITED" else a for a in argv]
+    read, write = os.pipe()
+    os.close(read)  # `head` has gone before the first line
+    try:
+        proc = subprocess.run([sys.executable, "-m", "attrib_audit", *argv], stdout=write, stderr=subprocess.PIPE,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+                              timeout=300)
+    finally:
+        os.close(write)
+    assert proc.stderr == b"" and proc.returncode in (141, 0), proc.stderr.decode()
+    assert proc.returncode == (0 if argv == ["--help"] else 141)
+
+
+# ---- 7: escape sequences in a data file's names and fields never reach the terminal --------------------------------
+
+ESC = "\x1b]0;pwned\x07\x1b[2J"
+
+
+@pytest.mark.parametrize("edit, expect", [
+    (lambda r: r, 0),  # progress and log lines (not --quiet) name the datasets and sources
+    (lambda r: {**r, "label": "x" + ESC} if r["id"] == "r3" else r, 2),  # the error line quotes the value
+    (lambda r: {**r, "id": ESC} if r["id"] in ("r2", "r5") else r, 2),  # ... or the duplicated id
+])
+def test_escape_sequences_in_data_reach_the_terminal_inert(tmp_path, edit, expect):
+    rows = [edit({"id": f"r{i}", "claim": f"claim {i}", "evidence": f"evidence {i}", "label": i % 2,
+                  "dataset": "ds" + ESC, "source": "src" + ESC}) for i in range(30)]
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in rows).encode())  # with a BOM, too
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["audit", str(data), "--scorers", "lexical", "--n-boot", "20", "--n-perm", "20", "--no-cache",
+                     "--out", str(tmp_path / "o")])
+    shown = out.getvalue() + err.getvalue()
+    assert code == expect and "Traceback" not in shown, shown
+    assert "\x1b" not in shown and "\x07" not in shown and "\\x1b]0;pwned\\x07" in shown, shown
+
+
+# ---- 8: every command's outputs get the umask's permissions (files 0644, folders 0755 under umask 022) --------------
+
+def test_score_sample_and_report_outputs_keep_the_umask_permissions(audited, tmp_path):
+    """test_untrusted_files covers `audit --out`; these are the other writers (score, its provenance, sample, report)."""
+    import os
+    import stat
+
+    d = tmp_path / "res"
+    shutil.copytree(audited, d)
+    old = os.umask(0o022)
+    try:
+        for argv in (["score", str(demo_paths()[0]), "--scorers", "lexical", "--no-cache", "--quiet",
+                      "--out", str(tmp_path / "s.csv")],
+                     ["sample", str(demo_paths()[0]), "--n", "10", "--strategy", "stratified", "--scorers", "lexical",
+                      "--no-cache", "--quiet", "--out", str(tmp_path / "p.jsonl")],
+                     ["report", str(d)]):
+            assert run(argv)[0] == 0, argv
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "s.csv", tmp_path / "s.csv.provenance.json", tmp_path / "p.jsonl", d / "report.html",
+                 d / "report.md", *(d / "plots").iterdir()):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+    assert stat.S_IMODE((d / "plots").stat().st_mode) == 0o755
