@@ -124,7 +124,14 @@ class Evil:
 
     def __init__(self, mode):
         self.mode = mode
-        self.signature = None if mode == "signature None" else "evil:v1"
+        if mode == "name None":
+            self.name = None
+
+    @property
+    def signature(self):
+        if self.mode == "signature raises":
+            raise KeyError("no revision pinned")
+        return None if self.mode == "signature None" else "evil:v1"
 
     def score(self, claims, evidences):
         n, m = len(claims), self.mode
@@ -170,6 +177,8 @@ def evil_plugin(tmp_path, monkeypatch) -> str:
     ("infinite", "score() returned inf for pair 1"),
     ("minus infinite", "score() returned -inf for pair"),
     ("signature None", "its signature is None, not a non-empty string"),
+    ("signature raises", "reading its name or signature failed: KeyError: 'no revision pinned'"),
+    ("name None", "its name is None, not a non-empty string"),
     ("raise", "score() failed: ValueError: model exploded"),
 ])
 def test_plugin_that_answers_wrongly_is_one_line_naming_it(evil_plugin, tmp_path, mode, message):

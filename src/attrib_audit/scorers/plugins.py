@@ -58,13 +58,18 @@ def build_plugin(factory: Callable[..., Any], plugin: str, options: dict[str, An
         raise
     except Exception as exc:
         raise PluginError(f"plugin {plugin!r}: building it failed: {_one_line(exc)}") from None
-    missing = [a for a in ("name", "signature", "score") if not hasattr(type(scorer), a) and a not in
-               getattr(scorer, "__dict__", {})]  # type first: reading `signature` may load a deferred model
+    try:
+        missing = [a for a in ("name", "signature", "score") if not hasattr(scorer, a)]
+        name = getattr(scorer, "name", None)
+    except _PASS_THROUGH:
+        raise
+    except Exception as exc:  # a property of the plugin's own that raises
+        raise PluginError(f"plugin {plugin!r}: reading its name or signature failed: {_one_line(exc)}") from None
     if missing or not callable(getattr(scorer, "score", None)):
         raise PluginError(f"plugin {plugin!r}: the factory returned a {type(scorer).__name__} without "
                           f"{', '.join(missing) or 'a callable score'} (see README, 'Your own metric')")
-    if not isinstance(scorer.name, str) or not scorer.name.strip():
-        raise PluginError(f"plugin {plugin!r}: its name is {scorer.name!r}, not a non-empty string")
+    if not isinstance(name, str) or not name.strip():
+        raise PluginError(f"plugin {plugin!r}: its name is {name!r}, not a non-empty string")
     return CheckedPlugin(scorer, plugin)
 
 
