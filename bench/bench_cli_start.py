@@ -1,4 +1,4 @@
-"""How long `attrib-audit --help` and `attrib-audit models list` take, from process start to exit.
+"""How long `attrib-audit --help`, two commands' `--help` and `models list` take, from process start to exit.
 
 Each command runs `--repeat` times in a fresh interpreter (`python -m attrib_audit ...`); the best time is kept
 (the least disturbed by other load on the machine), and the heavy libraries each command imported are listed.
@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
-COMMANDS = {"--help": ["--help"], "models list": ["models", "list"]}
-HEAVY = ("torch", "transformers", "sentence_transformers", "matplotlib", "pandas", "scipy", "sklearn")
+COMMANDS = {"--help": ["--help"], "audit --help": ["audit", "--help"], "provenance --help": ["provenance", "--help"],
+            "models list": ["models", "list"]}
+HEAVY = ("torch", "transformers", "sentence_transformers", "matplotlib", "scipy", "ray", "datasets", "pandas", "sklearn")
 PROBE = ("import runpy, sys\nsys.argv = ['attrib-audit', *sys.argv[1:]]\ntry:\n"
          "    runpy.run_module('attrib_audit', run_name='__main__')\nexcept SystemExit:\n    pass\n"
          f"print('HEAVY', ','.join(m for m in {HEAVY!r} if m in sys.modules))\n")
@@ -52,7 +53,7 @@ def main() -> None:
                 best[label, cmd] = min(best.get((label, cmd), t), t)
     for label, src in trees:
         for cmd, argv in COMMANDS.items():
-            print(f"{label:<10} {cmd:<12} {best[label, cmd]:6.2f} s  (best of {a.repeat}; heavy imports: "
+            print(f"{label:<10} {cmd:<18} {best[label, cmd]:6.2f} s  (best of {a.repeat}; heavy imports: "
                   f"{heavy(src, argv)})")
     ratio = best["base", "--help"] / best["this tree", "--help"] if a.base else 1.0
     print(f"ratio: {ratio:.1f}")

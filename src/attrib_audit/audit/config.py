@@ -7,6 +7,8 @@ from typing import Any
 from attrib_audit.stats.bootstrap import DEFAULT_B
 
 DEFAULT_SCORERS = ("lexical", "minilm", "blend", "bertscore")
+# `select`: a metric within this AUROC of the best counts as tied (here, not in select.py, so the parser needs no scipy)
+DEFAULT_EPS = 0.02
 
 
 @dataclass

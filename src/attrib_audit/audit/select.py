@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attrib_audit.audit.config import DEFAULT_EPS
 from attrib_audit.audit.results import AuditResults, read_results, results_path
 from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
 from attrib_audit.data.errors import DataError
@@ -21,7 +22,6 @@ from attrib_audit.files.jsonfile import plain
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 
-DEFAULT_EPS = 0.02
 
 
 @dataclass(frozen=True)

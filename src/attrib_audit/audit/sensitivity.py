@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from attrib_audit.audit.select import recommend
-from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
+from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups, evidence_words
 from attrib_audit.engine.runner import RunStats
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.scorers.base import ScoreBatch
@@ -33,7 +33,6 @@ from attrib_audit.stats.sensitivity import (
     assign_bins, class_spearman, drop_dataset, exchangeability_test, median_halves, quantile_edges, ranking,
     subset_bootstrap,
 )
-from attrib_audit.text.tokenize import tokens
 
 N_LENGTH_BINS = 3
 MIN_PER_CLASS = 5  # a bin or half names a best metric only with at least this many rows of each label
@@ -179,11 +178,6 @@ def chunk_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, Sc
 
 # ---- 3 + 6: evidence length ----
 
-def evidence_words(evidences: Sequence[str]) -> np.ndarray:
-    """Evidence length in words, as the transfer section's evidence_length counts them."""
-    return np.array([len(tokens(e)) for e in evidences], dtype=np.float64)
-
-
 def length_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
                    groups: Mapping[str, list[str]], words: np.ndarray, config) -> dict:
     """AUROC per shared length bin (slices of a construct) and per within-slice half, on the slice's audit draws."""
@@ -292,12 +286,14 @@ def exchangeability_section(table, rows: Mapping[str, np.ndarray], scores: Mappi
 # ---- the section ----
 
 def sensitivity_section(table, keys: Sequence[str], scores: Mapping[str, ScoreBatch], boots: Mapping[str, Any],
-                        slices: Sequence[dict], transfer: dict, config, window: WindowRescore | None = None) -> dict:
-    """The `sensitivity` block of results.json; `window` is the audit's rescoring at another token window."""
+                        slices: Sequence[dict], transfer: dict, config, window: WindowRescore | None = None,
+                        words: np.ndarray | None = None) -> dict:
+    """The `sensitivity` block of results.json; `window` is the audit's rescoring at another token window; `words`:
+    evidence_words of every row, when the caller counted them already."""
     groups, _ = construct_groups(slices)
     key_arr = np.asarray(keys, dtype=object)
     rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices if s["slice"] in boots}
-    words = evidence_words(table.evidences)
+    words = evidence_words(table.evidences) if words is None else words
     out: dict[str, Any] = {
         "level": LEVEL,
         "notes": ["every bootstrap replays the audit's draws for the slice, so differences are paired with its CIs",

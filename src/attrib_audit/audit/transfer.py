@@ -100,8 +100,14 @@ def matrix_statistics(mat: AurocMatrix, *, construct: str, seed: int, n_perm: in
     }
 
 
-def evidence_lengths(evidences: Sequence[str]) -> dict:
-    words = np.array([len(tokens(e)) for e in evidences], dtype=np.float64)
+def evidence_words(evidences: Sequence[str]) -> np.ndarray:
+    """Evidence length in words, one per row: the audit counts them once for this section and the sensitivity's."""
+    return np.array([len(tokens(e)) for e in evidences], dtype=np.float64)
+
+
+def evidence_lengths(evidences: Sequence[str], words: np.ndarray | None = None) -> dict:
+    """Mean and median words and sentences; `words` are evidence_words(evidences) when already counted."""
+    words = evidence_words(evidences) if words is None else words
     sents = np.array([len(split_sentences(e)) for e in evidences], dtype=np.float64)
     return {"words_mean": float(words.mean()), "words_median": float(np.median(words)),
             "sentences_mean": float(sents.mean()), "sentences_median": float(np.median(sents))}
@@ -109,7 +115,7 @@ def evidence_lengths(evidences: Sequence[str]) -> dict:
 
 def slice_companions(slices: Sequence[dict], rows: Mapping[str, np.ndarray], labels: np.ndarray,
                      evidences: Sequence[str], scores: Mapping[str, np.ndarray],
-                     weights: np.ndarray | None = None) -> list[dict]:
+                     weights: np.ndarray | None = None, words: np.ndarray | None = None) -> list[dict]:
     """AUPRC per scorer (failed rows left out and counted) and evidence length, for every two-class slice;
     with `weights` (a sample's 1/π) AUPRC and prevalence are Horvitz–Thompson estimates for the pool."""
     out = []
@@ -127,7 +133,8 @@ def slice_companions(slices: Sequence[dict], rows: Mapping[str, np.ndarray], lab
                            "n": int(ok.sum()), "n_failed": int((~ok).sum())}
         out.append({"slice": s["slice"], "construct": s["construct"], "n": int(r.size),
                     "prevalence": float((w * y).sum() / w.sum()), "weighted": weights is not None, "auprc": auprc,
-                    "evidence_length": evidence_lengths([evidences[i] for i in r])})
+                    "evidence_length": evidence_lengths([evidences[i] for i in r],
+                                                        None if words is None else words[r])})
     return out
 
 
@@ -167,10 +174,11 @@ def length_correlates(mat: AurocMatrix, companions: Sequence[dict]) -> list[dict
 def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: Sequence[str],
                      rows: Mapping[str, np.ndarray], labels: np.ndarray, evidences: Sequence[str],
                      scores: Mapping[str, np.ndarray], *, seed: int, n_perm: int = DEFAULT_N_PERM,
-                     weights: np.ndarray | None = None) -> dict:
-    """The whole `transfer` block of results.json; `boots` maps slice → SliceBoot (paired replicates)."""
+                     weights: np.ndarray | None = None, words: np.ndarray | None = None) -> dict:
+    """The whole `transfer` block of results.json; `boots` maps slice → SliceBoot (paired replicates); `words`:
+    evidence_words of every row, when the caller counted them already."""
     groups, excluded = construct_groups(slices)
-    companions = slice_companions(slices, rows, labels, evidences, scores, weights)
+    companions = slice_companions(slices, rows, labels, evidences, scores, weights, words)
     constructs = {}
     for c, datasets in sorted(groups.items()):
         entry: dict[str, Any] = {"datasets": datasets}

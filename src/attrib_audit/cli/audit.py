@@ -8,9 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from attrib_audit.audit.check import CheckError, check, recorded_spec
 from attrib_audit.audit.results import AuditResult, read_results, results_path
-from attrib_audit.audit.run import run_spec
 from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
 from attrib_audit.audit.trust import Asked, check_file_spec
 from attrib_audit.cli.convert import local_for, log_for, spec_from_args, stderr
@@ -89,6 +87,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def run_and_report(spec: RunSpec, local: Local, args: argparse.Namespace) -> int:
     """Run, save, print the answer (every section with -v), then the files written."""
     command = ["attrib-audit", args.command, *rerun_argv(args.cli_parser, args), "--out", "OUT"]
+    from attrib_audit.audit.run import run_spec  # here: the statistics import scipy, and `--help` must not
+
     result = run_spec(spec, local, log=log_for(args), command=command)
     path = result.save(args.out)
     print(format_answer(result.results, verbose=args.verbose))
@@ -116,6 +116,8 @@ def summary(result: AuditResult, path: Path, *, verbose: bool, report: bool) -> 
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from attrib_audit.audit.check import CheckError, check, recorded_spec  # here: the statistics import scipy, and `--help` must not
+
     spec = recorded_spec(read_results(args.check, "audit --check", CheckError), args.check)
     check_file_spec(spec, f"{Path(args.check) / 'results.json'}: spec", asked(args))  # before local settings
     diffs, rerun = check(args.check, local_for(spec, args), tolerance=args.tolerance, rescore=args.rescore, log=stderr,

@@ -7,13 +7,13 @@ import sys
 from attrib_audit.cli.convert import scorer_options_from_args
 from attrib_audit.cli.options import add_model_args, positive_int, seed_int
 from attrib_audit.errors import UsageError
-from attrib_audit.provenance.diagnostic import ProvenanceConfig, run_provenance
 from attrib_audit.provenance.loaders import FORMATS, load_provenance
-from attrib_audit.provenance.rankers import Eq1Weights
 from attrib_audit.report.console import format_provenance
 
 
-def _weights(text: str) -> Eq1Weights:
+def _weights(text: str) -> "Eq1Weights":  # noqa: F821
+    from attrib_audit.provenance.rankers import Eq1Weights  # here: the rankers import scipy, and `--help` must not
+
     try:
         return Eq1Weights.parse(text)
     except ValueError as exc:
@@ -26,6 +26,8 @@ def _scorer_options(args: argparse.Namespace) -> dict[str, dict]:
 
 
 def cmd_provenance(args: argparse.Namespace) -> int:
+    from attrib_audit.provenance.diagnostic import ProvenanceConfig, run_provenance  # deferred like Eq1Weights
+
     if args.seeds < 1:
         raise UsageError("--seeds must be at least 1")
     sets = [load_provenance(p, format=args.format, dataset=args.dataset_name, limit=args.limit) for p in args.data]
@@ -58,7 +60,7 @@ def add_provenance(sub) -> None:
     p.add_argument("--rankers", default="lexical,minilm,blend,eq1",
                    help="comma-separated: lexical, eq1, or any registered scorer (minilm, mpnet, blend, an NLI scorer…)")
     p.add_argument("--semantic", default="minilm", help="encoder of Eq. 1's sem term and the alpha sweep (minilm, mpnet)")
-    p.add_argument("--eq1-weights", type=_weights, default=_weights("0.40,0.45,0.10,0.05"),
+    p.add_argument("--eq1-weights", type=_weights, default="0.40,0.45,0.10,0.05",  # argparse parses a str default (after --help)
                    help="Eq. 1 weights lex,sem,hint,cite (default 0.40,0.45,0.10,0.05)")
     p.add_argument("--confusable", type=int, default=5, metavar="K", help="distractors per unit (0 = no stress test)")
     p.add_argument("--seeds", type=int, default=4, help="confusable-test seeds (default 4)")

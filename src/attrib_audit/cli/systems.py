@@ -6,9 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from attrib_audit.audit.check import diff
 from attrib_audit.audit.results import read_results
-from attrib_audit.audit.run import run_systems
 from attrib_audit.audit.systems import systems_from_results
 from attrib_audit.cli.audit import check_caches
 from attrib_audit.cli.convert import log_for, spec_from_args
@@ -21,6 +19,9 @@ TOLERANCE = 1e-9
 
 
 def cmd_systems(args: argparse.Namespace) -> int:
+    from attrib_audit.audit.check import diff  # here: the statistics import scipy, and `--help` must not
+    from attrib_audit.audit.run import run_systems
+
     if args.results:
         if args.data or args.hf:
             raise UsageError("give data files or --results DIR, not both")

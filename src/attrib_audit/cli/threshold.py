@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from attrib_audit.audit.run import score_all
 from attrib_audit.audit.spec import audit_config
 from attrib_audit.audit.thresholds import (
     FILE, ThresholdOptions, compute_thresholds, scored_from_results, scored_from_table, to_json,
@@ -63,6 +62,8 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         args.scorers = args.scorers or DEFAULT_SCORERS
         spec, local = spec_from_args(args, log=log)
         table = load_data(spec.data, log=log)
+        from attrib_audit.audit.run import score_all  # here: the statistics import scipy, and `--help` must not
+
         _, scores, run_stats, _, unavailable = score_all(table, audit_config(spec, local), log)
         if not scores:
             raise UsageError("no scorer ran: " + "; ".join(f"{u['scorer']} ({u['reason']})" for u in unavailable))

@@ -15,7 +15,7 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.gate import check_before_long_run
 from attrib_audit.engine.ray_engine import RayScorer, ray_score
 from attrib_audit.engine.runner import RunStats, score_pairs
-from attrib_audit.errors import BackendError
+from attrib_audit.errors import BackendError, InputError
 from attrib_audit.files.paths import default_cache_path
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
 from attrib_audit.scorers.catalog import check_options, get_scorer, scorer_spec
@@ -64,19 +64,28 @@ def build_scorers(config: ScoringConfig, log: Callable[[str], None] = print) -> 
     return built, unavailable
 
 
+def scorer_identity(name: str, options: dict[str, Any]) -> str | None:
+    """What determines the scorer's signature without loading it (options, weight files, library versions, this
+    release), hashed; None for a scorer that has no such identity (it is always built)."""
+    spec = None if is_import_path(name) else scorer_spec(name)
+    if spec is None or spec.identity is None:
+        return None
+    opts = check_options(name, options)  # an unknown option fails now, not at the first uncached pair
+    ident = spec.identity(**opts)
+    if ident is None:
+        return None
+    return hashlib.sha256(json.dumps([name, opts, ident, __version__], sort_keys=True, default=repr).encode()).hexdigest()
+
+
 def _build(name: str, options: dict[str, Any], cache: Callable[[], ScoreCache | None]) -> Scorer:
     spec = None if is_import_path(name) else scorer_spec(name)
     store = cache() if spec is not None and spec.identity is not None else None
     identity = None
     if store is not None:
-        opts = check_options(name, options)  # an unknown option fails now, not at the first uncached pair
-        ident = spec.identity(**opts)
-        if ident is not None:
-            identity = hashlib.sha256(json.dumps([name, opts, ident, __version__], sort_keys=True,
-                                                 default=repr).encode()).hexdigest()
-            known = store.built_signature(identity)
-            if known is not None:
-                return DeferredScorer(name, options, *known)
+        identity = scorer_identity(name, options)
+        known = store.built_signature(identity) if identity is not None else None
+        if known is not None:
+            return DeferredScorer(name, options, *known, cache=str(store.path))
     scorer = get_scorer(name, **options)
     if identity is not None:
         window = getattr(scorer, "window", None)
@@ -90,8 +99,10 @@ class DeferredScorer:
 
     wants_questions = False  # only scorers with a ScorerSpec.identity are deferred, and none of them reads questions
 
-    def __init__(self, name: str, options: dict[str, Any], signature: str, window: int | None) -> None:
+    def __init__(self, name: str, options: dict[str, Any], signature: str, window: int | None, *,
+                 cache: str = "the score cache") -> None:
         self.name, self._options, self._signature, self.window = name, options, signature, window
+        self._cache = cache
         self._scorer: Scorer | None = None
 
     @property
@@ -102,8 +113,9 @@ class DeferredScorer:
         if self._scorer is None:
             scorer = get_scorer(self.name, **self._options)
             if scorer.signature != self._signature:  # the identity missed something: never mix two signatures
-                raise RuntimeError(f"scorer {self.name}: built with signature {scorer.signature}, but the cache "
-                                   f"recorded {self._signature} for the same weights and options")
+                raise InputError(f"scorer {self.name}: {self._cache} recorded signature {self._signature} for these "
+                                 f"weights and options, but they now build {scorer.signature}; its scores are not "
+                                 "mixed with new ones: rerun with --no-cache or another --cache FILE")
             self._scorer = scorer
         return self._scorer
 
@@ -115,7 +127,7 @@ class DeferredScorer:
         return self.loaded().score(claims, evidences)
 
     def __getattr__(self, attr: str):  # anything else a caller reads (e.g. `embed`) is the loaded scorer's
-        if attr.startswith("__") or attr in ("_scorer", "_options", "_signature"):
+        if attr.startswith("__") or attr in ("_scorer", "_options", "_signature", "_cache"):
             raise AttributeError(attr)
         return getattr(self.loaded(), attr)
 

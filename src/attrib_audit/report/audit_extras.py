@@ -95,15 +95,19 @@ def paired_plot(view: AuditView, paired: list[dict], plots: Path):
                                  figsize=(7.2, 1.1 + (0.2 * len(pairs) + 0.25) * sum(heights) + 0.3 * len(heights)),
                                  gridspec_kw={"height_ratios": heights})
         for ax, (construct, slices) in zip(axes[:, 0], view.constructs.items()):
-            for k, (a, b) in enumerate(pairs):
-                for i, sl in enumerate(slices):
-                    p = cell.get((a, b, sl))
-                    if not p or not all(fmt.finite(p.get(x)) for x in ("diff", "ci_low", "ci_high")):
-                        continue
-                    y = i + (k - (len(pairs) - 1) / 2) * step
-                    ax.errorbar(p["diff"], y, xerr=[[p["diff"] - p["ci_low"]], [p["ci_high"] - p["diff"]]],
-                                fmt=style.marker(k), color=style.colour(k), markersize=5, capsize=2, elinewidth=1.1,
-                                markerfacecolor=style.colour(k) if p.get("excludes_zero") else "white")
+            for k, (a, b) in enumerate(pairs):  # one bar set and two marker sets per pair, as the forest plot draws
+                shown = [(i, p) for i, p in ((i, cell.get((a, b, sl))) for i, sl in enumerate(slices))
+                         if p and all(fmt.finite(p.get(x)) for x in ("diff", "ci_low", "ci_high"))]
+                if not shown:
+                    continue
+                y = np.array([i for i, _ in shown]) + (k - (len(pairs) - 1) / 2) * step
+                x, lo, hi = (np.array([p[f] for _, p in shown], dtype=np.float64) for f in ("diff", "ci_low", "ci_high"))
+                filled = np.array([bool(p.get("excludes_zero")) for _, p in shown])
+                ax.errorbar(x, y, xerr=np.vstack([x - lo, hi - x]), fmt="none", ecolor=style.colour(k), elinewidth=1.1,
+                            capsize=2)
+                for mask, face in ((filled, style.colour(k)), (~filled, "white")):
+                    ax.plot(x[mask], y[mask], linestyle="none", marker=style.marker(k), markersize=5,
+                            markerfacecolor=face, markeredgecolor=style.colour(k))
             style.slice_panel(ax, slices, construct, reference=0.0)
         axes[-1, 0].set_xlabel("AUROC difference A − B with 95% paired-bootstrap CI")
         handles = [Line2D([], [], color=style.colour(k), marker=style.marker(k), label=f"{a} − {b}")

@@ -69,11 +69,13 @@ def cluster_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, cou
     if w.shape != s.shape or not (np.isfinite(w).all() and (w > 0).all()):
         raise ValueError("row_weights must be one positive finite weight per score")
     w = w / w.max() if w.size else w  # AUROC is scale-free in w; 1/π = 1e200 must not overflow w_i·w_j to inf
-    pos_kg = sparse.csr_matrix((w[y], (codes[y], bins[y])), shape=shape)
-    neg_kg = sparse.csr_matrix((w[~y], (codes[~y], bins[~y])), shape=shape)
-    pos = np.asarray((pos_kg.T @ c.T).T)
-    neg = np.asarray((neg_kg.T @ c.T).T)
-    below = np.cumsum(neg, axis=1) - neg
+    # (G, K) row-major times the (K, B) counts made contiguous once: the same sums in the same order as the (K, G)
+    # matrix's transpose gave, without scipy copying the counts per product; cumsum runs down the contiguous axis
+    ct = np.ascontiguousarray(c.T)
+    pos_t = sparse.csr_matrix((w[y], (bins[y], codes[y])), shape=shape[::-1]) @ ct
+    neg_t = sparse.csr_matrix((w[~y], (bins[~y], codes[~y])), shape=shape[::-1]) @ ct
+    pos, neg = pos_t.T, neg_t.T
+    below = (np.cumsum(neg_t, axis=0) - neg_t).T
     num = np.einsum("bg,bg->b", pos, below + 0.5 * neg)
     den = pos.sum(axis=1) * neg.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -129,11 +129,11 @@ def permuted_aurocs(score_matrix: np.ndarray, labels: np.ndarray, row_cluster: n
     sm = np.atleast_2d(np.asarray(score_matrix, dtype=np.float64))
     y = np.asarray(labels).astype(np.int64)
     codes = np.asarray(row_cluster, dtype=np.int64)
-    assign = np.atleast_2d(assignments)
-    out = np.full((assign.shape[0], sm.shape[0], n_datasets), np.nan)
+    assign_t = np.ascontiguousarray(np.atleast_2d(assignments).T)  # (K, P): cluster_auroc's product wants it so
+    out = np.full((assign_t.shape[1], sm.shape[0], n_datasets), np.nan)
     finite = np.isfinite(sm)
     for j in range(n_datasets):
-        counts = (assign == j).astype(np.float64)  # cluster multiplicity 1 inside dataset j, 0 outside
+        counts = (assign_t == j).astype(np.float64).T  # multiplicity 1 inside dataset j, 0 outside; (P, K), no copy
         for i in range(sm.shape[0]):
             r = finite[i]
             out[:, i, j] = cluster_auroc(sm[i, r], y[r], codes[r], counts)

@@ -38,8 +38,6 @@ from dataclasses import asdict, dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
-from scipy import optimize, special
-from scipy import stats as sps
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_sum_replicates, group_folds, percentile_ci, slice_rng
 from attrib_audit.stats.types import Estimate, LabelledScores
@@ -116,6 +114,8 @@ def binomial_cdf(k: np.ndarray, n: np.ndarray, p: float | np.ndarray) -> np.ndar
     """P(Bin(n, p) ≤ k) = I_{1−p}(n − k, k + 1), continued to real k and n (weighted, effective counts)."""
     k, n = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
     p = np.broadcast_to(np.asarray(p, dtype=np.float64), k.shape)
+    from scipy import special  # here, not at the top: `threshold --help` must not spend a second importing scipy
+
     out = np.ones(k.shape)
     ok = (k < n) & (k >= 0)
     out[ok] = special.betainc(n[ok] - k[ok], k[ok] + 1.0, 1.0 - p[ok])
@@ -140,6 +140,8 @@ def hoeffding_bentkus_pvalue(risk: np.ndarray, n: np.ndarray, alpha: float | np.
     losses the Bentkus term without its factor e is the exact binomial tail, which is never above the
     Hoeffding term; the factor e pays for losses that are shares (a group's rate).
     """
+    from scipy import special  # deferred like binomial_cdf's
+
     r = np.clip(np.asarray(risk, dtype=np.float64), 0.0, 1.0)
     n = np.asarray(n, dtype=np.float64)
     a = np.minimum(r, alpha)
@@ -160,6 +162,8 @@ def pvalues(risk: np.ndarray, n: np.ndarray, alpha: float | np.ndarray, method: 
 def clopper_pearson(k: np.ndarray, n: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Two-sided exact (Clopper–Pearson) interval for k successes in n, as scipy's binomtest(...).proportion_ci."""
     k, n = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
+    from scipy import stats as sps  # deferred like binomial_cdf's
+
     a = (1.0 - level) / 2.0
     with np.errstate(invalid="ignore"):
         lo = np.where(k > 0, sps.beta.ppf(a, np.maximum(k, 1e-300), n - k + 1), 0.0)
@@ -173,6 +177,8 @@ def risk_upper_bound(risk: np.ndarray, n: np.ndarray, delta: float, method: str)
 
     Binomial: the one-sided Clopper–Pearson bound; Hoeffding–Bentkus: its inversion by bisection.
     """
+    from scipy import optimize, stats as sps  # deferred like binomial_cdf's
+
     r = np.atleast_1d(np.asarray(risk, dtype=np.float64))
     n = np.broadcast_to(np.asarray(n, dtype=np.float64), r.shape)
     if method == "binomial":

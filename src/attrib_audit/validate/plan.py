@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from attrib_audit.audit.results import read_results
 from attrib_audit.audit.thresholds import scored_from_results, slice_data
@@ -53,6 +52,7 @@ class BinormalPopulation:
         return np.asarray(self.aurocs, dtype=np.float64)
 
     def draw(self, n: int, m: int, icc: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        from scipy.special import ndtri  # deferred: `plan --help` must not import scipy
         d = np.sqrt(2.0) * ndtri(self.true_aurocs())
         y = (rng.random(n) < self.prevalence).astype(np.int64)
         shared, groups = cluster_effects(n, m, rng)
@@ -88,6 +88,7 @@ class EmpiricalPopulation:
     def draw(self, n: int, m: int, icc: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         y = (rng.random(n) < self.prevalence).astype(np.int64)
         shared, groups = cluster_effects(n, m, rng)
+        from scipy.special import ndtr  # deferred: `plan --help` must not import scipy
         u = ndtr(np.sqrt(icc) * shared + np.sqrt(1.0 - icc) * rng.standard_normal(n))
         pick = np.empty(n, dtype=np.int64)
         for c in (0, 1):
@@ -105,6 +106,7 @@ class EmpiricalPopulation:
         if not 0.0 < target < 1.0:
             raise UsageError(f"a difference of {delta} puts the runner-up's AUROC at {target:.3f}")
         w = np.ones(self.labels.size) if self.weights is None else np.asarray(self.weights, dtype=np.float64)
+        from scipy.special import ndtri  # deferred: `plan --help` must not import scipy
         z = ndtri((average_ranks(self.scores[runner], w) - 0.5) / w.sum())
         lo, hi = -10.0, 10.0
         for _ in range(60):
@@ -127,6 +129,7 @@ def estimate_icc(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray) -> 
     if (sizes > 1).sum() < 2:
         return None
     composite = np.mean([average_ranks(r) for r in scores], axis=0)
+    from scipy.special import ndtri  # deferred: `plan --help` must not import scipy
     q = ndtri((average_ranks(composite) - 0.5) / composite.size)
     for c in (0, 1):
         q[labels == c] -= q[labels == c].mean()
