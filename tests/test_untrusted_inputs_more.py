@@ -480,3 +480,31 @@ def test_score_sample_and_report_outputs_keep_the_umask_permissions(audited, tmp
                  d / "report.md", *(d / "plots").iterdir()):
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
     assert stat.S_IMODE((d / "plots").stat().st_mode) == 0o755
+
+
+# ---- JSON nested past Python's recursion limit, in any file the tool reads -----------------------------------------
+
+DEEP = "[" * 100_000
+
+
+@pytest.mark.parametrize("name, text, row", [
+    ("deep.jsonl", DEEP, 1), ("deep.json", DEEP, 1),
+    ("late.jsonl", "".join(json.dumps({"id": f"r{i}", "claim": "c", "evidence": "e", "label": i % 2}) + "\n"
+                           for i in range(10)) + '{"id": ' + DEEP + "\n", 11),
+])
+def test_a_data_file_nested_too_deeply_is_one_line(tmp_path, name, text, row):
+    """json.loads raised RecursionError, which no reader caught: a traceback."""
+    data = tmp_path / name
+    data.write_text(text)
+    err = one_line(*run(["audit", str(data), *FAST, "--out", str(tmp_path / "o")]))
+    assert f"{data}, row {row}: invalid JSON (nested too deeply)" in err, err
+
+
+def test_an_output_manifest_nested_too_deeply_vouches_for_nothing(audited, tmp_path):
+    """The record of what attrib-audit wrote in a folder (.attrib-audit.json), crafted: read as no record, so the
+    files there count as the user's (a traceback before)."""
+    d = tmp_path / "res"
+    shutil.copytree(audited, d)
+    (d / ".attrib-audit.json").write_text(DEEP)
+    err = one_line(*run(["audit", str(demo_paths()[0]), *FAST, "--out", str(d)]))
+    assert "results.json exists and attrib-audit did not write it" in err
