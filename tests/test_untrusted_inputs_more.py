@@ -312,14 +312,37 @@ def test_label_server_answers_any_json_body(label_server, value, raw):
 
 
 def test_label_server_takes_70_concurrent_posts(label_server):
-    """With the stdlib's listen backlog of 5, a burst of posts got connection resets."""
+    """With the stdlib's listen backlog of 5, a burst of posts that arrived before the server accepted any was
+    refused: 70 connections are opened while it is not accepting yet, then each posts a label over its own."""
+    import http.client
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    n = len(label_server.pool.ids)
-    bodies = [json.dumps(a_label(label_server, i % n, annotator=f"burst{i}")).encode() for i in range(70)]
-    with ThreadPoolExecutor(70) as pool:
-        codes = list(pool.map(lambda b: post(label_server, b)[0], bodies))
-    assert codes == [200] * 70
+    from attrib_audit.validate.label import serve
+
+    server = serve(label_server.pool.path, "alice", port=0)
+    n = len(server.pool.ids)
+    cons = [http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=3) for _ in range(70)]
+
+    def label(i: int) -> int:
+        body = json.dumps(a_label(server, i % n, annotator=f"burst{i}")).encode()
+        cons[i].request("POST", "/api/label", body, {"Host": f"127.0.0.1:{server.server_port}",
+                                                      "X-Token": server.token, "Content-Type": "application/json"})
+        return cons[i].getresponse().status
+
+    try:
+        with ThreadPoolExecutor(70) as pool:
+            list(pool.map(lambda c: c.connect(), cons))  # a connect over the backlog times out here
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            with ThreadPoolExecutor(70) as pool:
+                assert list(pool.map(label, range(70))) == [200] * 70
+        finally:
+            server.shutdown()  # only once serving: shutdown() waits for serve_forever to return
+    finally:
+        for con in cons:
+            con.close()
+        server.server_close()
 
 
 @pytest.mark.parametrize("content", [b"notes, not a database" * 20, bytes(range(256)) * 4])
@@ -457,3 +480,31 @@ def test_score_sample_and_report_outputs_keep_the_umask_permissions(audited, tmp
                  d / "report.md", *(d / "plots").iterdir()):
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
     assert stat.S_IMODE((d / "plots").stat().st_mode) == 0o755
+
+
+# ---- JSON nested past Python's recursion limit, in any file the tool reads -----------------------------------------
+
+DEEP = "[" * 100_000
+
+
+@pytest.mark.parametrize("name, text, row", [
+    ("deep.jsonl", DEEP, 1), ("deep.json", DEEP, 1),
+    ("late.jsonl", "".join(json.dumps({"id": f"r{i}", "claim": "c", "evidence": "e", "label": i % 2}) + "\n"
+                           for i in range(10)) + '{"id": ' + DEEP + "\n", 11),
+])
+def test_a_data_file_nested_too_deeply_is_one_line(tmp_path, name, text, row):
+    """json.loads raised RecursionError, which no reader caught: a traceback."""
+    data = tmp_path / name
+    data.write_text(text)
+    err = one_line(*run(["audit", str(data), *FAST, "--out", str(tmp_path / "o")]))
+    assert f"{data}, row {row}: invalid JSON (nested too deeply)" in err, err
+
+
+def test_an_output_manifest_nested_too_deeply_vouches_for_nothing(audited, tmp_path):
+    """The record of what attrib-audit wrote in a folder (.attrib-audit.json), crafted: read as no record, so the
+    files there count as the user's (a traceback before)."""
+    d = tmp_path / "res"
+    shutil.copytree(audited, d)
+    (d / ".attrib-audit.json").write_text(DEEP)
+    err = one_line(*run(["audit", str(demo_paths()[0]), *FAST, "--out", str(d)]))
+    assert "results.json exists and attrib-audit did not write it" in err

@@ -67,6 +67,8 @@ def _iter_jsonl(path: Path, skipped: list[dict] | None = None) -> Iterator[tuple
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(path), row=lineno) from None
+                except RecursionError:
+                    raise DataError("invalid JSON (nested too deeply)", path=str(path), row=lineno) from None
                 if not isinstance(obj, dict):
                     raise DataError("each JSONL line must be an object", path=str(path), row=lineno)
             except DataError as exc:

@@ -115,7 +115,7 @@ def _manifest(folder: Path) -> dict[str, dict]:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # unreadable or crafted: it vouches for nothing here
         return {}
     written = data.get("written") if isinstance(data, dict) else None
     return {k: v for k, v in written.items() if isinstance(v, dict)} if isinstance(written, dict) else {}

@@ -49,7 +49,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, dict]]:
         with open(p, encoding="utf-8") as fh:
             try:
                 obj = json.load(fh)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 obj = None  # not one JSON document: read it as JSON lines
         if isinstance(obj, list):
             for i, rec in enumerate(obj, start=1):

@@ -127,7 +127,7 @@ def _peek(p: Path, suffix: str) -> list[str]:
         line = _first_line(p, skip_blank=True)
         try:
             obj = json.loads(line) if line else None
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return []  # the schema loader reports the bad line with its number
         return list(obj) if isinstance(obj, dict) else []
     return []
