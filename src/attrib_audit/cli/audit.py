@@ -86,9 +86,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def run_and_report(spec: RunSpec, local: Local, args: argparse.Namespace) -> int:
     """Run, save, print the answer (every section with -v), then the files written."""
-    command = ["attrib-audit", args.command, *rerun_argv(args.cli_parser, args), "--out", "OUT"]
     from attrib_audit.audit.run import run_spec  # here: the statistics import scipy, and `--help` must not
 
+    command = ["attrib-audit", args.command, *rerun_argv(args.cli_parser, args), "--out", "OUT"]
     result = run_spec(spec, local, log=log_for(args), command=command)
     path = result.save(args.out)
     print(format_answer(result.results, verbose=args.verbose))
@@ -116,7 +116,7 @@ def summary(result: AuditResult, path: Path, *, verbose: bool, report: bool) -> 
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from attrib_audit.audit.check import CheckError, check, recorded_spec  # here: the statistics import scipy, and `--help` must not
+    from attrib_audit.audit.check import CheckError, check, recorded_spec  # deferred like run_spec
 
     spec = recorded_spec(read_results(args.check, "audit --check", CheckError), args.check)
     check_file_spec(spec, f"{Path(args.check) / 'results.json'}: spec", asked(args))  # before local settings
