@@ -345,6 +345,32 @@ def test_label_server_takes_70_concurrent_posts(label_server):
         server.server_close()
 
 
+def test_label_server_closes_a_connection_whose_body_stops_short(label_server):
+    """A client declaring Content-Length 100 and sending 10 bytes held a handler thread forever (no read timeout):
+    the server keeps answering others meanwhile and closes the stalled connection once its read timeout passes."""
+    import socket
+    import threading
+    import time
+
+    from attrib_audit.validate.label import serve
+
+    server = serve(label_server.pool.path, "alice", port=0)
+    server.read_timeout = 0.5  # the READ_TIMEOUT of a real run is seconds; a test waits for less
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        stuck = socket.create_connection(("127.0.0.1", server.server_port), timeout=10)
+        with stuck:
+            stuck.sendall(f"POST /api/label HTTP/1.1\r\nHost: 127.0.0.1:{server.server_port}\r\n"
+                          f"X-Token: {server.token}\r\nContent-Length: 100\r\n\r\n{{\"index\": 0".encode())
+            start = time.monotonic()
+            assert post(server, json.dumps(a_label(server, 2)).encode())[0] == 200  # others are still served
+            assert stuck.recv(4096) == b""  # closed by the server, no reply: a socket timeout here fails the test
+            assert time.monotonic() - start < 5
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.mark.parametrize("content", [b"notes, not a database" * 20, bytes(range(256)) * 4])
 def test_a_label_store_that_is_not_sqlite_is_one_line(tmp_path, content):
     pool = tmp_path / "pool.jsonl"
