@@ -345,6 +345,35 @@ def test_label_server_takes_70_concurrent_posts(label_server):
         server.server_close()
 
 
+def test_a_label_whose_precondition_failed_is_a_409_and_stores_nothing(label_server):
+    """Item 7: a tab that showed a label the store does not hold (deleted, another store) got 200 "saved" while
+    nothing was stored; the reply now says so and the store stays empty for that annotator."""
+    body = a_label(label_server, 5, annotator="precondition", decision="not_supported", seen="supported")
+    code, reply = post(label_server, json.dumps(body).encode())
+    assert code == 409 and reply["stored"] is None and "nothing saved" in reply["error"], reply
+    assert label_server.store.decisions("precondition") == {}
+
+
+def test_labels_of_a_pool_without_ids_follow_their_pairs_when_a_row_is_inserted(tmp_path):
+    """Item 7: a pool without ids was keyed by row position, so a row inserted on top moved every label onto
+    another pair; ids are now a hash of the pair, so the export gives each pair its own label."""
+    from attrib_audit.validate.sample import read_pool
+    from attrib_audit.validate.store import LabelStore, store_path
+
+    rows = [json.loads(line) for line in demo_paths()[0].read_text().splitlines()[:6]]
+    pairs = [{"claim": r["claim"], "evidence": r["evidence"], "dataset": r["dataset"]} for r in rows]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    store = LabelStore(store_path(pool))
+    for i, pid in enumerate(read_pool(pool).ids):
+        store.put("al", pid, "supported" if i % 2 else "not_supported")
+    pool.write_text("".join(json.dumps(p) + "\n" for p in [{"claim": "Inserted.", "evidence": "A new row."}, *pairs]))
+    code, err = run(["label", str(pool), "--export", str(tmp_path / "out.jsonl")])
+    assert code == 0, err
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [(o["claim"], o["label"]) for o in out] == [(p["claim"], i % 2) for i, p in enumerate(pairs)]
+
+
 def test_label_server_closes_a_connection_whose_body_stops_short(label_server):
     """A client declaring Content-Length 100 and sending 10 bytes held a handler thread forever (no read timeout):
     the server keeps answering others meanwhile and closes the stalled connection once its read timeout passes."""
