@@ -86,7 +86,7 @@ def test_wrongly_typed_spec_values_are_one_line_naming_file_and_key(tmp_path, ed
     cfg = tmp_path / "spec.json"
     cfg.write_text(json.dumps(spec))
     err = one_line(*run(["audit", "--config", str(cfg), "--out", str(tmp_path / "o"), "--no-cache", "--quiet"]))
-    assert str(cfg) in err and message in err, err
+    assert f"{cfg}: {message}" in err, err  # the key after the file's name, not glued on (`spec.json.precomputed`)
     assert not (tmp_path / "o").exists()
 
 
