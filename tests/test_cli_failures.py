@@ -117,6 +117,17 @@ def test_label_map_and_scorer_opt_typos(data, tmp_path, capsys):
     assert "SCORER.KEY=VALUE" in one_line(capsys)
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "1e999"])
+@pytest.mark.parametrize("opt", ["blend.w_lex", "judge.timeout"])
+def test_a_scorer_option_that_is_not_a_finite_number_is_refused(data, tmp_path, capsys, opt, value):
+    """`float()` takes nan and inf, which then pass every `x > 0`-style check (nan compares false) and reach a scorer."""
+    name, key = opt.split(".")
+    assert _audit(data, tmp_path / "o", "--scorers", f"lexical,{name}", "--scorer-opt", f"{opt}={value}") == 2
+    err = one_line(capsys)
+    assert f"--scorer-opt '{opt}={value}': {key} must be a finite number" in err, err
+    assert not (tmp_path / "o").exists()
+
+
 # --- caches -----------------------------------------------------------------------------------------------------------
 
 def test_cache_pointing_at_the_input_file_is_refused_and_never_renamed(data, tmp_path, capsys):

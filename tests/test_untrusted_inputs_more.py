@@ -86,7 +86,7 @@ def test_wrongly_typed_spec_values_are_one_line_naming_file_and_key(tmp_path, ed
     cfg = tmp_path / "spec.json"
     cfg.write_text(json.dumps(spec))
     err = one_line(*run(["audit", "--config", str(cfg), "--out", str(tmp_path / "o"), "--no-cache", "--quiet"]))
-    assert str(cfg) in err and message in err, err
+    assert f"{cfg}: {message}" in err, err  # the key after the file's name, not glued on (`spec.json.precomputed`)
     assert not (tmp_path / "o").exists()
 
 
@@ -342,6 +342,61 @@ def test_label_server_takes_70_concurrent_posts(label_server):
     finally:
         for con in cons:
             con.close()
+        server.server_close()
+
+
+def test_a_label_whose_precondition_failed_is_a_409_and_stores_nothing(label_server):
+    """Item 7: a tab that showed a label the store does not hold (deleted, another store) got 200 "saved" while
+    nothing was stored; the reply now says so and the store stays empty for that annotator."""
+    body = a_label(label_server, 5, annotator="precondition", decision="not_supported", seen="supported")
+    code, reply = post(label_server, json.dumps(body).encode())
+    assert code == 409 and reply["stored"] is None and "nothing saved" in reply["error"], reply
+    assert label_server.store.decisions("precondition") == {}
+
+
+def test_labels_of_a_pool_without_ids_follow_their_pairs_when_a_row_is_inserted(tmp_path):
+    """Item 7: a pool without ids was keyed by row position, so a row inserted on top moved every label onto
+    another pair; ids are now a hash of the pair, so the export gives each pair its own label."""
+    from attrib_audit.validate.sample import read_pool
+    from attrib_audit.validate.store import LabelStore, store_path
+
+    rows = [json.loads(line) for line in demo_paths()[0].read_text().splitlines()[:6]]
+    pairs = [{"claim": r["claim"], "evidence": r["evidence"], "dataset": r["dataset"]} for r in rows]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    store = LabelStore(store_path(pool))
+    for i, pid in enumerate(read_pool(pool).ids):
+        store.put("al", pid, "supported" if i % 2 else "not_supported")
+    pool.write_text("".join(json.dumps(p) + "\n" for p in [{"claim": "Inserted.", "evidence": "A new row."}, *pairs]))
+    code, err = run(["label", str(pool), "--export", str(tmp_path / "out.jsonl")])
+    assert code == 0, err
+    out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [(o["claim"], o["label"]) for o in out] == [(p["claim"], i % 2) for i, p in enumerate(pairs)]
+
+
+def test_label_server_closes_a_connection_whose_body_stops_short(label_server):
+    """A client declaring Content-Length 100 and sending 10 bytes held a handler thread forever (no read timeout):
+    the server keeps answering others meanwhile and closes the stalled connection once its read timeout passes."""
+    import socket
+    import threading
+    import time
+
+    from attrib_audit.validate.label import serve
+
+    server = serve(label_server.pool.path, "alice", port=0)
+    server.read_timeout = 0.5  # the READ_TIMEOUT of a real run is seconds; a test waits for less
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        stuck = socket.create_connection(("127.0.0.1", server.server_port), timeout=10)
+        with stuck:
+            stuck.sendall(f"POST /api/label HTTP/1.1\r\nHost: 127.0.0.1:{server.server_port}\r\n"
+                          f"X-Token: {server.token}\r\nContent-Length: 100\r\n\r\n{{\"index\": 0".encode())
+            start = time.monotonic()
+            assert post(server, json.dumps(a_label(server, 2)).encode())[0] == 200  # others are still served
+            assert stuck.recv(4096) == b""  # closed by the server, no reply: a socket timeout here fails the test
+            assert time.monotonic() - start < 5
+    finally:
+        server.shutdown()
         server.server_close()
 
 

@@ -196,9 +196,9 @@ def load_spec_file(path: str | Path, asked: Asked = Asked()) -> RunSpec:
     recorded = isinstance(raw, dict) and isinstance(raw.get("spec"), dict)  # a results.json (a spec has no `spec`)
     where = f"{p}: spec" if recorded else str(p)
     try:
-        spec = RunSpec.from_dict(raw["spec"] if recorded else raw, where=where)
-    except SpecError as exc:
-        msg = str(exc)
+        spec = RunSpec.from_dict(raw["spec"] if recorded else raw)
+    except SpecError as exc:  # `FILE: KEY: ...`, the key as the file spells it (under `spec` in a results.json)
+        msg = str(exc) if recorded else str(exc).removeprefix("spec.")
         raise SpecError(msg if msg.startswith(str(p)) else f"{p}: {msg}") from None
     check_file_spec(spec, where, asked)
     if recorded:

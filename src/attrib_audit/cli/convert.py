@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -61,7 +62,10 @@ def scorer_options_from_args(args: argparse.Namespace, names_flag: str = "scorer
         name, _, opt = key.rpartition(".")  # rpartition: a `pkg.mod:factory` plugin name holds dots
         if not name or not opt or not sep:
             raise SpecError(f"--scorer-opt {item!r} must be SCORER.KEY=VALUE")
-        opts.setdefault(name.strip(), {})[opt.strip()] = coerce(value.strip())
+        value = coerce(value.strip())
+        if isinstance(value, float) and not math.isfinite(value):  # nan/inf pass every range check downstream
+            raise SpecError(f"--scorer-opt {item!r}: {opt.strip()} must be a finite number, not {value}")
+        opts.setdefault(name.strip(), {})[opt.strip()] = value
     return names, opts
 
 

@@ -25,6 +25,7 @@ DEFAULT_PORT = 8765
 STOPWORDS = frozenset("a an and are as at be by for from had has have he her his i in is it its of on or she that the "
                       "their they this to was were which who with you".split())
 MAX_BODY = 16_384
+READ_TIMEOUT = 5.0  # seconds a connection may stall mid-request before it is closed (it would hold a thread forever)
 
 
 def overlap_segments(text: str, other: str) -> list[tuple[str, bool]]:
@@ -70,9 +71,11 @@ class LabelServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # listen backlog: the default 5 reset connections under a burst of posts
 
-    def __init__(self, pool: Pool, store: LabelStore, annotator: str, port: int = 0):
+    def __init__(self, pool: Pool, store: LabelStore, annotator: str, port: int = 0,
+                 read_timeout: float = READ_TIMEOUT):
         super().__init__(("127.0.0.1", port), LabelHandler)
         self.pool, self.store, self.annotator = pool, store, annotator
+        self.read_timeout = read_timeout
         self.token = secrets.token_urlsafe(24)
         self.hosts = {f"127.0.0.1:{self.server_port}", f"localhost:{self.server_port}"}
 
@@ -103,6 +106,16 @@ class LabelServer(ThreadingHTTPServer):
 
 class LabelHandler(BaseHTTPRequestHandler):
     server: LabelServer
+
+    def setup(self) -> None:
+        self.timeout = self.server.read_timeout  # StreamRequestHandler.setup puts it on the socket
+        super().setup()
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except TimeoutError:  # stalled mid-request (a body shorter than its Content-Length): close, no traceback
+            self.close_connection = True
 
     def log_message(self, format, *args) -> None:  # noqa: A002 - the stdlib's name
         pass  # the page is the interface; requests are not news
