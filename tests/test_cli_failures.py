@@ -258,3 +258,20 @@ def test_select_on_a_results_json_that_does_not_match_its_bootstrap(data, tmp_pa
     (out / "results.json").write_text(json.dumps(res))
     assert main(["select", "--results", str(out)]) == 2
     assert "does not have the layout select reads" in one_line(capsys)
+
+
+@pytest.mark.parametrize("argv, command, reason", [
+    (["audit", "x.jsonl", "--seed", "-1"], "attrib-audit audit", "argument --seed: must be a non-negative integer"),
+    (["agree", "--n-boot", "0"], "attrib-audit agree", "argument --n-boot: must be a positive integer"),
+    (["models", "bogus"], "attrib-audit models", "argument action: invalid choice: 'bogus'"),
+    (["probe", "compare", "--n-boot", "0"], "attrib-audit probe compare", "argument --n-boot: must be a positive"),
+    ([], "attrib-audit", "the following arguments are required: COMMAND"),
+])
+def test_a_usage_error_is_one_line_naming_the_command_and_its_help(capsys, argv, command, reason):
+    """argparse's own error() printed the whole usage block (36 lines for audit) above the reason."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"{command}: error: {reason}") and err.endswith(f"(see {command} --help)\n")

@@ -8,7 +8,7 @@ CLI reference is generated from it, so the reference cannot drift from the parse
 from __future__ import annotations
 
 import argparse
-from typing import Iterator
+from typing import Iterator, NoReturn
 
 from attrib_audit import __version__
 from attrib_audit.cli import (audit, models, probe, provenance, report, reproduce, results, score, systems, threshold,
@@ -83,8 +83,17 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line naming the command and pointing at its --help, like every other refusal: argparse's
+    own error() prints the whole usage block first (36 lines for `audit`) and buries the reason under it.
+    Subcommand parsers inherit the class through add_subparsers."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="attrib-audit", description=DESCRIPTION)
+    parser = OneLineParser(prog="attrib-audit", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"attrib-audit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module, add in COMMANDS:
