@@ -11,11 +11,12 @@ _ABBREV = {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g"
            "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "no", "fig", "al"}
 _LONGEST = max(map(len, _ABBREV))  # str.lower never shortens a string, so a longer word is no abbreviation
 _BOUNDARY = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-Ý])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
-_WORD_CHAR = re.compile(r"\w")
 
 
 def _is_word(ch: str) -> bool:
-    return _WORD_CHAR.match(ch) is not None
+    """What re's \\w matches in one character (alphanumeric or "_", its definition), without a regex call per
+    character: a 100k-row audit counts every evidence's sentences."""
+    return ch.isalnum() or ch == "_"
 
 
 def split_sentences(text: str) -> list[str]:
