@@ -54,3 +54,12 @@ def test_known_splits() -> None:
     assert split_sentences("Dr. Smith " * 3) == ["Dr. Smith Dr. Smith Dr. Smith"]
     # an abbreviation before a blank line still ends the paragraph
     assert split_sentences("See Dr.\n\nNext") == ["See Dr.", "Next"]
+
+
+def test_is_word_is_re_word_class_on_every_code_point():
+    """The splitter tests a word character with str.isalnum; that must be what re's \\w matches, everywhere."""
+    from attrib_audit.text.sentences import _is_word
+
+    word = re.compile(r"\w")
+    differ = [c for c in map(chr, range(0x110000)) if _is_word(c) != (word.match(c) is not None)]
+    assert differ == []
