@@ -13,14 +13,17 @@ import argparse
 import re
 import time
 
-from attrib_audit.text.sentences import _ABBREV, _BOUNDARY, split_sentences
+from attrib_audit.text.sentences import _ABBREV, split_sentences
+
+# the boundary as first written (a lookbehind), the baseline's; the splitter's _BOUNDARY finds the same spans
+FIRST_BOUNDARY = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-Ý])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 
 
 def old_split(text: str) -> list[str]:
     """Baseline: the first version, verbatim."""
     out: list[str] = []
     start = 0
-    for m in _BOUNDARY.finditer(text):
+    for m in FIRST_BOUNDARY.finditer(text):
         piece = text[start:m.start()].rstrip()
         last = re.search(r"(\w+(?:\.\w+)*)\W*$", piece)
         word = last.group(1).lower() if last else ""

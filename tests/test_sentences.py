@@ -8,12 +8,15 @@ from hypothesis import strategies as st
 
 from attrib_audit.text.sentences import _ABBREV, _BOUNDARY, split_sentences
 
+# the boundary as first written (a lookbehind), the reference's; the splitter's _BOUNDARY finds the same spans
+FIRST_BOUNDARY = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9À-Ý])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
+
 
 def reference_split(text: str) -> list[str]:
     """The splitter as first written: it re-reads the whole growing sentence at every skipped boundary."""
     out: list[str] = []
     start = 0
-    for m in _BOUNDARY.finditer(text):
+    for m in FIRST_BOUNDARY.finditer(text):
         piece = text[start:m.start()].rstrip()
         last = re.search(r"(\w+(?:\.\w+)*)\W*$", piece)
         word = last.group(1).lower() if last else ""
@@ -54,3 +57,30 @@ def test_known_splits() -> None:
     assert split_sentences("Dr. Smith " * 3) == ["Dr. Smith Dr. Smith Dr. Smith"]
     # an abbreviation before a blank line still ends the paragraph
     assert split_sentences("See Dr.\n\nNext") == ["See Dr.", "Next"]
+
+
+def test_is_word_is_re_word_class_on_every_code_point():
+    """The splitter tests a word character with str.isalnum; that must be what re's \\w matches, everywhere."""
+    from attrib_audit.text.sentences import _is_word
+
+    word = re.compile(r"\w")
+    differ = [c for c in map(chr, range(0x110000)) if _is_word(c) != (word.match(c) is not None)]
+    assert differ == []
+
+
+def boundary_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span(m.lastindex or 0) for m in _BOUNDARY.finditer(text)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=60))
+def test_boundaries_are_the_first_versions(tokens: list[str]) -> None:
+    """The literal-first boundary regex finds exactly the lookbehind form's spans."""
+    text = "".join(tokens)
+    assert boundary_spans(text) == [m.span() for m in FIRST_BOUNDARY.finditer(text)]
+
+
+def test_boundaries_on_known_texts() -> None:
+    text = 'He left. "Then" x.) A\n\n  B\n- item! Next? 1 … É\n2) two'
+    assert boundary_spans(text) == [m.span() for m in FIRST_BOUNDARY.finditer(text)]
+    assert len(boundary_spans(text)) == 8

@@ -135,3 +135,17 @@ def test_audit_and_select_on_the_attributionbench_sample(tmp_path, capsys):
     assert "missing is not a folder (no such folder)" in capsys.readouterr().err
     with pytest.raises(UsageError, match="scorer.s. bogus not in this audit"):  # a library call raises, never exits
         select_from_results(out, scorers=["bogus"])
+
+
+def test_evidence_counts_per_row_equal_counting_each_row():
+    """Counted once per distinct evidence, then spread back: every row gets its own evidence's counts."""
+    from attrib_audit.audit.transfer import evidence_counts, evidence_words
+    from attrib_audit.text.sentences import split_sentences
+    from attrib_audit.text.tokenize import tokens
+
+    evidences = ["Dr. Smith came. He left.", "one two", "Dr. Smith came. He left.", "A. B. See\n\nnew", "one two"]
+    words, sents = evidence_counts(evidences)
+    assert words.tolist() == [len(tokens(e)) for e in evidences] == [5, 2, 5, 4, 2]
+    assert sents.tolist() == [len(split_sentences(e)) for e in evidences] == [2, 1, 2, 2, 1]
+    assert evidence_words(evidences).tolist() == words.tolist()
+    assert [a.size for a in evidence_counts([])] == [0, 0]

@@ -22,7 +22,7 @@ from attrib_audit.audit.results import AuditResult, AuditResults, SliceBoot
 from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
 from attrib_audit.audit.systems import SystemSettings, systems_section
-from attrib_audit.audit.transfer import evidence_words, transfer_section
+from attrib_audit.audit.transfer import evidence_counts, transfer_section
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import load_data
@@ -123,13 +123,13 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     keys = table.slice_keys(config.slice_by)
     slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
     key_arr = np.asarray(keys, dtype=object)
-    words = evidence_words(table.evidences)  # counted once for the transfer and the sensitivity sections
+    counts = evidence_counts(table.evidences)  # counted once for the transfer and the sensitivity sections
     transfer = transfer_section(
         slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
         table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},
-        seed=config.seed, n_perm=config.n_perm, weights=table.weights, words=words)
+        seed=config.seed, n_perm=config.n_perm, weights=table.weights, counts=counts)
     window = rescore_at_window(table, scorers, scores, config, log) if config.window_sensitivity else None
-    sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window, words)
+    sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window, counts[0])
     systems = system_level(table, keys, scores, auroc_rows, config, log)
     results = AuditResults(
         run_id=new_run_id(),

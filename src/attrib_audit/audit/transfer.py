@@ -6,7 +6,7 @@ excluded with the reason: the code never guesses that two datasets measure the s
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -100,24 +100,39 @@ def matrix_statistics(mat: AurocMatrix, *, construct: str, seed: int, n_perm: in
     }
 
 
+def _per_distinct(evidences: Sequence[str], *counts: Callable[[str], int]) -> list[np.ndarray]:
+    """Each count for every row, computed once per distinct evidence: resampled or shared passages repeat, and
+    the counts are per-row Python (the costliest part of a cached audit otherwise)."""
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(e, len(index)) for e in evidences), dtype=np.int64, count=len(evidences))
+    return [np.array([count(e) for e in index], dtype=np.float64)[codes] for count in counts]
+
+
 def evidence_words(evidences: Sequence[str]) -> np.ndarray:
     """Evidence length in words, one per row: the audit counts them once for this section and the sensitivity's."""
-    return np.array([len(tokens(e)) for e in evidences], dtype=np.float64)
+    return _per_distinct(evidences, lambda e: len(tokens(e)))[0]
 
 
-def evidence_lengths(evidences: Sequence[str], words: np.ndarray | None = None) -> dict:
-    """Mean and median words and sentences; `words` are evidence_words(evidences) when already counted."""
-    words = evidence_words(evidences) if words is None else words
-    sents = np.array([len(split_sentences(e)) for e in evidences], dtype=np.float64)
+def evidence_counts(evidences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(words, sentences) of every row's evidence, both counted in one pass over the distinct evidences."""
+    words, sents = _per_distinct(evidences, lambda e: len(tokens(e)), lambda e: len(split_sentences(e)))
+    return words, sents
+
+
+def evidence_lengths(words: np.ndarray, sents: np.ndarray) -> dict:
+    """Mean and median words and sentences of a slice's rows."""
     return {"words_mean": float(words.mean()), "words_median": float(np.median(words)),
             "sentences_mean": float(sents.mean()), "sentences_median": float(np.median(sents))}
 
 
 def slice_companions(slices: Sequence[dict], rows: Mapping[str, np.ndarray], labels: np.ndarray,
                      evidences: Sequence[str], scores: Mapping[str, np.ndarray],
-                     weights: np.ndarray | None = None, words: np.ndarray | None = None) -> list[dict]:
+                     weights: np.ndarray | None = None,
+                     counts: tuple[np.ndarray, np.ndarray] | None = None) -> list[dict]:
     """AUPRC per scorer (failed rows left out and counted) and evidence length, for every two-class slice;
-    with `weights` (a sample's 1/π) AUPRC and prevalence are Horvitz–Thompson estimates for the pool."""
+    with `weights` (a sample's 1/π) AUPRC and prevalence are Horvitz–Thompson estimates for the pool. `counts`:
+    evidence_counts(evidences), when the caller counted them already."""
+    words, sents = evidence_counts(evidences) if counts is None else counts
     out = []
     for s in slices:
         if s["status"] != "ok":
@@ -133,8 +148,7 @@ def slice_companions(slices: Sequence[dict], rows: Mapping[str, np.ndarray], lab
                            "n": int(ok.sum()), "n_failed": int((~ok).sum())}
         out.append({"slice": s["slice"], "construct": s["construct"], "n": int(r.size),
                     "prevalence": float((w * y).sum() / w.sum()), "weighted": weights is not None, "auprc": auprc,
-                    "evidence_length": evidence_lengths([evidences[i] for i in r],
-                                                        None if words is None else words[r])})
+                    "evidence_length": evidence_lengths(words[r], sents[r])})
     return out
 
 
@@ -174,11 +188,12 @@ def length_correlates(mat: AurocMatrix, companions: Sequence[dict]) -> list[dict
 def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: Sequence[str],
                      rows: Mapping[str, np.ndarray], labels: np.ndarray, evidences: Sequence[str],
                      scores: Mapping[str, np.ndarray], *, seed: int, n_perm: int = DEFAULT_N_PERM,
-                     weights: np.ndarray | None = None, words: np.ndarray | None = None) -> dict:
-    """The whole `transfer` block of results.json; `boots` maps slice → SliceBoot (paired replicates); `words`:
-    evidence_words of every row, when the caller counted them already."""
+                     weights: np.ndarray | None = None,
+                     counts: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
+    """The whole `transfer` block of results.json; `boots` maps slice → SliceBoot (paired replicates); `counts`:
+    evidence_counts of every row, when the caller counted them already."""
     groups, excluded = construct_groups(slices)
-    companions = slice_companions(slices, rows, labels, evidences, scores, weights, words)
+    companions = slice_companions(slices, rows, labels, evidences, scores, weights, counts)
     constructs = {}
     for c, datasets in sorted(groups.items()):
         entry: dict[str, Any] = {"datasets": datasets}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -135,7 +135,8 @@ def pair_text(value: Any, what: str, *, path: str, row: int, field: str) -> str:
     if text is None or not text.strip():
         raise DataError(f"{what} is {'empty' if text is not None else 'missing'}", path=path, row=row, field=field)
     try:
-        text.encode("utf-8")
+        if not text.isascii():  # ASCII holds no lone surrogate: encoding it would only cost time
+            text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise DataError(f"{what} is not valid Unicode (lone surrogate at character {exc.start + 1})",
                         path=path, row=row, field=field) from None
@@ -235,13 +236,14 @@ def rows_to_records(
     return records
 
 
-def check_unique_ids(records: list[PairRecord], paths: list[str]) -> None:
+def check_unique_ids(ids: Sequence[str], paths: list[str]) -> None:
+    """Ids, not records: a loaded table's id column is checked without rebuilding a record per row."""
     seen: dict[str, int] = {}
-    for i, r in enumerate(records):
-        if r.id in seen:
-            raise DataError(f"duplicated id {r.id!r} (first seen at pair {seen[r.id] + 1} of {', '.join(paths)})",
+    for i, rid in enumerate(ids):
+        if rid in seen:
+            raise DataError(f"duplicated id {rid!r} (first seen at pair {seen[rid] + 1} of {', '.join(paths)})",
                             field="id", row=i + 1)
-        seen[r.id] = i
+        seen[rid] = i
 
 
 def load_pairs(
@@ -275,5 +277,5 @@ def load_pairs(
                                 "dataset": dataset, "construct": construct, "on_error": on_error},
                        "skipped": skipped or []})
         records.extend(recs)
-    check_unique_ids(records, [str(p) for p in path_list])
+    check_unique_ids([r.id for r in records], [str(p) for p in path_list])
     return PairTable.from_records(records, origin=origin)

@@ -166,7 +166,7 @@ def load_data(spec: DataSpec, log: Callable[[str], None] | None = None) -> PairT
     if spec.hf is not None:
         tables.append(_load_hf_table(spec, options, say))
     table = PairTable.concat(tables)
-    check_unique_ids(list(table.records()), [f.path for f in spec.files] + ([spec.hf.id] if spec.hf else []))
+    check_unique_ids(table.ids, [f.path for f in spec.files] + ([spec.hf.id] if spec.hf else []))
     return table
 
 
