@@ -245,9 +245,12 @@ def test_harness_reads_markers_and_output_as_documented(tmp_path):
 
 
 def test_mkdocs_build_strict_offline(tmp_path, docs_env):
-    """The site builds with every warning an error (broken links, missing nav pages, bad API references)."""
+    """The site builds with every warning an error (broken links, missing nav pages, bad API references).
+
+    Never `-q`: mkdocs counts warnings as they are logged, so a quiet build passes --strict with broken links.
+    """
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"),
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
                            "-d", str(tmp_path / "site")], cwd=tmp_path, env=docs_env, capture_output=True, text=True,
                           timeout=BLOCK_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-5000:]
