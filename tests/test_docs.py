@@ -179,7 +179,8 @@ def _execute(block: Block, cwd: Path, env: dict[str, str]) -> subprocess.Complet
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
 
 
-def _compare(block: Block, expected: str, stdout: str) -> None:
+def _compare(block: Block, expected: str, stdout: str, cwd: Path, env: dict[str, str]) -> None:
+    stdout = stdout.replace(str(cwd.resolve()), "$PWD").replace(str(cwd), "$PWD").replace(env["ATTRIB_AUDIT_HOME"], "$ATTRIB_AUDIT_HOME")
     want, got = _lines(expected), _lines(stdout)
     if not matches(want, got):
         diff = "\n".join(difflib.unified_diff(want, got, "page", "actual stdout", lineterm=""))
@@ -197,7 +198,7 @@ def test_page_blocks_run_as_shown(page, tmp_path, docs_env):
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.text, encoding="utf-8")
         elif block.output:
-            _compare(block, block.text, last.stdout)
+            _compare(block, block.text, last.stdout, tmp_path, docs_env)
         elif block.runs:
             last = _execute(block, tmp_path, docs_env)
             if last.returncode != block.exit:
@@ -205,7 +206,7 @@ def test_page_blocks_run_as_shown(page, tmp_path, docs_env):
                             f"--- block\n{block.text}--- stdout (end)\n{last.stdout[-3000:]}\n"
                             f"--- stderr (end)\n{last.stderr[-3000:]}")
             if block.lang == "console":
-                _compare(block, _console(block.text)[1], last.stdout)
+                _compare(block, _console(block.text)[1], last.stdout, tmp_path, docs_env)
 
 
 def test_skipped_blocks_say_why_and_stay_few():
