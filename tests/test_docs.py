@@ -166,7 +166,7 @@ def docs_env(tmp_path_factory) -> dict[str, str]:
                PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
                PYTHONPATH=os.pathsep.join(p for p in [str(ROOT / "src"), env.get("PYTHONPATH", "")] if p),
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               PYTHONIOENCODING="utf-8", COLUMNS="100", NO_COLOR="1")
+               PYTHONIOENCODING="utf-8", COLUMNS="100", NO_COLOR="1", NO_MKDOCS_2_WARNING="1")
     return env
 
 
