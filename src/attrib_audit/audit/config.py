@@ -27,7 +27,7 @@ class AuditConfig:
     window_sensitivity: int | None = None  # rescore every scorer with a token window at this window (sensitivity)
     system_resample: tuple[str, ...] = ("inputs",)  # system level: ("inputs",) or ("inputs", "systems")
     # metrics computed elsewhere, name → external.ScoreSource (plain, what the CLI records), scores in table
-    # order (numpy/pandas/pyarrow), a mapping id → score, or an external.Precomputed; see README "Your own metric"
+    # order (numpy/pandas/pyarrow), a mapping id → score, or an external.Precomputed; see docs/how-to/own-metric.md
     precomputed: dict[str, Any] = field(default_factory=dict)
     on_error: str = "fail"  # a precomputed score for an unknown id, or a pair without one: fail names it; skip counts
 
