@@ -180,7 +180,8 @@ def _execute(block: Block, cwd: Path, env: dict[str, str]) -> subprocess.Complet
 
 
 def _compare(block: Block, expected: str, stdout: str, cwd: Path, env: dict[str, str]) -> None:
-    stdout = stdout.replace(str(cwd.resolve()), "$PWD").replace(str(cwd), "$PWD").replace(env["ATTRIB_AUDIT_HOME"], "$ATTRIB_AUDIT_HOME")
+    for path, name in ((cwd.resolve(), "$PWD"), (cwd, "$PWD"), (env["ATTRIB_AUDIT_HOME"], "$ATTRIB_AUDIT_HOME")):
+        stdout = stdout.replace(str(path), name)
     want, got = _lines(expected), _lines(stdout)
     if not matches(want, got):
         diff = "\n".join(difflib.unified_diff(want, got, "page", "actual stdout", lineterm=""))
