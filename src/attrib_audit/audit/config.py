@@ -11,6 +11,9 @@ DEFAULT_SCORERS = ("lexical", "minilm", "blend", "bertscore")
 
 @dataclass
 class AuditConfig:
+    """How `run_audit` scores and bootstraps: the statistics of a run spec plus this machine's settings (device,
+    cache, engine), which a spec never holds. Every field has the command line's default."""
+
     scorers: tuple[str, ...] = DEFAULT_SCORERS
     slice_by: str = "dataset"
     n_boot: int = DEFAULT_B
