@@ -166,7 +166,7 @@ def docs_env(tmp_path_factory) -> dict[str, str]:
                PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
                PYTHONPATH=os.pathsep.join(p for p in [str(ROOT / "src"), env.get("PYTHONPATH", "")] if p),
                HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               PYTHONIOENCODING="utf-8", COLUMNS="100", NO_COLOR="1")
+               PYTHONIOENCODING="utf-8", COLUMNS="100", NO_COLOR="1", NO_MKDOCS_2_WARNING="1")
     return env
 
 
@@ -179,7 +179,9 @@ def _execute(block: Block, cwd: Path, env: dict[str, str]) -> subprocess.Complet
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
 
 
-def _compare(block: Block, expected: str, stdout: str) -> None:
+def _compare(block: Block, expected: str, stdout: str, cwd: Path, env: dict[str, str]) -> None:
+    for path, name in ((cwd.resolve(), "$PWD"), (cwd, "$PWD"), (env["ATTRIB_AUDIT_HOME"], "$ATTRIB_AUDIT_HOME")):
+        stdout = stdout.replace(str(path), name)
     want, got = _lines(expected), _lines(stdout)
     if not matches(want, got):
         diff = "\n".join(difflib.unified_diff(want, got, "page", "actual stdout", lineterm=""))
@@ -197,7 +199,7 @@ def test_page_blocks_run_as_shown(page, tmp_path, docs_env):
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.text, encoding="utf-8")
         elif block.output:
-            _compare(block, block.text, last.stdout)
+            _compare(block, block.text, last.stdout, tmp_path, docs_env)
         elif block.runs:
             last = _execute(block, tmp_path, docs_env)
             if last.returncode != block.exit:
@@ -205,7 +207,7 @@ def test_page_blocks_run_as_shown(page, tmp_path, docs_env):
                             f"--- block\n{block.text}--- stdout (end)\n{last.stdout[-3000:]}\n"
                             f"--- stderr (end)\n{last.stderr[-3000:]}")
             if block.lang == "console":
-                _compare(block, _console(block.text)[1], last.stdout)
+                _compare(block, _console(block.text)[1], last.stdout, tmp_path, docs_env)
 
 
 def test_skipped_blocks_say_why_and_stay_few():
@@ -213,6 +215,9 @@ def test_skipped_blocks_say_why_and_stay_few():
     skipped = [b for b in blocks if b.skip]
     run = [b for b in blocks if b.runs]
     assert all(b.skip[1] for b in skipped)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    for b in (b for b in skipped if b.skip[0] == "ci"):  # "CI runs it itself" must be true, line for line
+        assert all(line in ci for line in b.text.splitlines() if line.strip()), f"{b.where}: not in .ci/run"
     assert len(run) >= 40, "the docs show fewer runnable blocks than expected: did the parser lose some?"
     assert len(skipped) <= MAX_SKIPPED and len(skipped) * 4 <= len(run), (
         "too many blocks are never run:\n" + "\n".join(f"{b.where} {b.skip[0]}: {b.skip[1]}" for b in skipped))

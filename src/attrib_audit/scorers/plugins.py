@@ -56,7 +56,7 @@ def build_plugin(factory: Callable[..., Any], plugin: str, options: dict[str, An
     missing = [a for a in ("name", "signature", "score") if not hasattr(scorer, a)]
     if missing or not callable(getattr(scorer, "score", None)):
         raise PluginError(f"plugin {plugin!r}: the factory returned a {type(scorer).__name__} without "
-                          f"{', '.join(missing) or 'a callable score'} (see README, 'Your own metric')")
+                          f"{', '.join(missing) or 'a callable score'} (see docs/how-to/own-metric.md)")
     return scorer
 
 
