@@ -259,6 +259,9 @@ def test_mkdocs_build_strict_offline(tmp_path, docs_env):
                            "-d", str(tmp_path / "site")], cwd=tmp_path, env=docs_env, capture_output=True, text=True,
                           timeout=BLOCK_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-5000:]
+    fetched = [f"{page.relative_to(tmp_path)}: {m.group(0)}" for page in (tmp_path / "site").rglob("*.html")
+               for m in re.finditer(r'<(?:script|link|img)\b[^>]*(?:src|href)="(?:https?:)?//[^"]+"', page.read_text())]
+    assert not fetched, f"the site would fetch from the network: {fetched[:5]}"
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     from attrib_audit.cli.parser import build_parser, commands
     from attrib_audit.cli.reference import anchor
