@@ -17,6 +17,7 @@ run, the other lines are compared with their stdout as above.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 import subprocess
@@ -179,13 +180,15 @@ def _execute(block: Block, cwd: Path, env: dict[str, str]) -> subprocess.Complet
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
 
 
-def _compare(block: Block, expected: str, stdout: str, cwd: Path, env: dict[str, str]) -> None:
+def _compare(block: Block, expected: str, run: subprocess.CompletedProcess, cwd: Path, env: dict[str, str]) -> None:
+    stdout = run.stdout
     for path, name in ((cwd.resolve(), "$PWD"), (cwd, "$PWD"), (env["ATTRIB_AUDIT_HOME"], "$ATTRIB_AUDIT_HOME")):
         stdout = stdout.replace(str(path), name)
     want, got = _lines(expected), _lines(stdout)
     if not matches(want, got):
         diff = "\n".join(difflib.unified_diff(want, got, "page", "actual stdout", lineterm=""))
-        pytest.fail(f"{block.where}: the output the page shows is not what the command prints:\n{diff}")
+        pytest.fail(f"{block.where}: the output the page shows is not what the command prints:\n{diff}\n"
+                    f"--- stderr (end)\n{run.stderr[-2000:]}")
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
@@ -199,7 +202,7 @@ def test_page_blocks_run_as_shown(page, tmp_path, docs_env):
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.text, encoding="utf-8")
         elif block.output:
-            _compare(block, block.text, last.stdout, tmp_path, docs_env)
+            _compare(block, block.text, last, tmp_path, docs_env)
         elif block.runs:
             last = _execute(block, tmp_path, docs_env)
             if last.returncode != block.exit:
@@ -207,7 +210,7 @@ def test_page_blocks_run_as_shown(page, tmp_path, docs_env):
                             f"--- block\n{block.text}--- stdout (end)\n{last.stdout[-3000:]}\n"
                             f"--- stderr (end)\n{last.stderr[-3000:]}")
             if block.lang == "console":
-                _compare(block, _console(block.text)[1], last.stdout, tmp_path, docs_env)
+                _compare(block, _console(block.text)[1], last, tmp_path, docs_env)
 
 
 def test_skipped_blocks_say_why_and_stay_few():
@@ -247,6 +250,11 @@ def test_harness_reads_markers_and_output_as_documented(tmp_path):
     with pytest.raises(DocError, match="unknown marker"):
         _marker("notrun: gpu — x", "p:1")
     assert _console("$ echo a \\\n  b\na b\n") == ("echo a \\\n  b\n", "a b")
+    shown, env = Block("p.md", 1, "text", ""), {"ATTRIB_AUDIT_HOME": "/nowhere"}
+    printed = subprocess.CompletedProcess([], 2, f"{tmp_path}/x.jsonl, row 2  \n\n", "")
+    _compare(shown, "$PWD/x.jsonl, row 2\n", printed, tmp_path, env)  # the folder named, trailing space and lines
+    with pytest.raises(pytest.fail.Exception, match="row 3"):
+        _compare(shown, "$PWD/x.jsonl, row 3\n", printed, tmp_path, env)
 
 
 def test_mkdocs_build_strict_offline(tmp_path, docs_env):
@@ -259,6 +267,9 @@ def test_mkdocs_build_strict_offline(tmp_path, docs_env):
                            "-d", str(tmp_path / "site")], cwd=tmp_path, env=docs_env, capture_output=True, text=True,
                           timeout=BLOCK_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-5000:]
+    fetched = [f"{page.relative_to(tmp_path)}: {m.group(0)}" for page in (tmp_path / "site").rglob("*.html")
+               for m in re.finditer(r'<(?:script|link|img)\b[^>]*(?:src|href)="(?:https?:)?//[^"]+"', page.read_text())]
+    assert not fetched, f"the site would fetch from the network: {fetched[:5]}"
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     from attrib_audit.cli.parser import build_parser, commands
     from attrib_audit.cli.reference import anchor
@@ -290,7 +301,6 @@ def test_results_json_reference_documents_every_top_level_key_of_a_real_run(tmp_
                            "--out", "d"], cwd=tmp_path, env=docs_env, capture_output=True, text=True,
                           timeout=BLOCK_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
-    import json
     keys = list(json.loads((tmp_path / "d" / "results.json").read_text(encoding="utf-8")))
     page = (ROOT / "docs" / "reference" / "results-json.md").read_text(encoding="utf-8")
     assert "<!-- generated: results-json -->" in page
