@@ -309,3 +309,9 @@ def test_results_json_reference_documents_every_top_level_key_of_a_real_run(tmp_
     top = top[:top.index("\n### ", 1)] + page  # the top-level table, and what the page itself adds
     missing = [k for k in keys if f"| `{k}` |" not in top]
     assert len(keys) > 10 and not missing, f"results.json keys not in the reference: {missing}"
+
+
+def test_readme_stays_a_front_page():
+    """The README answers what the tool is for and how to start; everything else lives in docs/, where it runs."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines: move detail into a docs page"
