@@ -60,6 +60,23 @@ def test_unavailable_scorer_skipped_in_one_line(tmp_path, demo_data, capsys):
     assert {r["scorer"] for r in res["auroc"]} == {"lexical"}
 
 
+def test_score_with_no_scorer_available_writes_nothing_and_fails_in_one_line(tmp_path, demo_data, capsys):
+    """Every requested scorer skipped: an output without scores would pass for a finished run."""
+    (tmp_path / "o").mkdir()
+    out, data = tmp_path / "o" / "s.parquet", str(demo_data / "begin_wow.jsonl")
+    rc = main(["score", data, "--out", str(out), "--scorers", "minilm", "--model-path", f"minilm={tmp_path / 'nowhere'}",
+               "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and not list((tmp_path / "o").iterdir())
+    assert err.startswith("attrib-audit score: no scorer ran: minilm (minilm: path") and "does not exist" in err
+    assert err.count("\n") == 1
+    # one scorer runs: the other is skipped with a note and the scores that exist are written
+    rc = main(["score", data, "--out", str(out), "--scorers", "lexical,minilm", "--model-path",
+               f"minilm={tmp_path / 'nowhere'}", "--quiet"])
+    assert rc == 0 and list(pd.read_parquet(out).columns).count("lexical") == 1
+    assert "[skip] minilm: minilm: path" in capsys.readouterr().err
+
+
 def test_score_command_and_models_list(tmp_path, demo_data, capsys):
     out = tmp_path / "s.parquet"
     assert main(["score", str(demo_data / "begin_wow.jsonl"), "--out", str(out), "--quiet"]) == 0

@@ -42,11 +42,11 @@ def test_example_plugin_audits_from_sys_path_without_installing(tmp_path, monkey
     assert {(p["scorer_a"], p["scorer_b"]) for p in res["paired"]} == {("lexical", name)}
 
 
-def test_readme_shows_the_shipped_example():
-    readme = (ROOT / "README.md").read_text()
+def test_own_metric_page_shows_the_shipped_example():
+    page = (ROOT / "docs" / "how-to" / "own-metric.md").read_text()
     code = (EXAMPLES / "length_penalised.py").read_text()
     body = code[code.index("import math"):]
-    assert body.strip() in readme
+    assert body.strip() in page
 
 
 @pytest.fixture

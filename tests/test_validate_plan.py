@@ -69,6 +69,18 @@ def test_populations_keep_their_aurocs_and_cluster_correlation():
     assert shifted.true_aurocs()[0] - shifted.true_aurocs()[1] == pytest.approx(0.05, abs=1e-3)
 
 
+def test_a_small_slice_gets_the_nearest_reachable_gap():
+    """5 positives × 8 negatives: the runner-up's AUROC moves in steps of 1/40, so a gap of 0.06 (target 0.815)
+    cannot be hit within 0.001; the shift lands on the nearest reachable AUROC (0.8125) instead of failing."""
+    y = np.array([1] * 5 + [0] * 8)
+    rng = np.random.default_rng(1)
+    pop = EmpiricalPopulation(np.vstack([y * 1.5 + rng.normal(0, 1, 13), y * 0.5 + rng.normal(0, 1, 13)]), y, 0.4)
+    assert pop.true_aurocs()[0] == 0.875 and pop.auroc_step() == pytest.approx(1 / 40)
+    truth = pop.with_difference(0, 1, 0.06).true_aurocs()
+    assert truth[1] == pytest.approx(0.8125) and truth[0] - truth[1] == pytest.approx(0.0625)
+    assert pop.with_difference(0, 1, 0.05).true_aurocs()[1] == pytest.approx(0.825)  # reachable: hit exactly
+
+
 def test_weighted_population_is_the_population_with_rows_repeated():
     rng = np.random.default_rng(4)
     y = np.repeat([0, 1], 30)
@@ -120,6 +132,17 @@ def test_plan_from_an_audit_folder(tmp_path):
     code, out = run("plan", "--results", str(folder), "--detect", "0.05", "--grid", "200,2000", "--sims", "30",
                     "--n-boot", "100", "--icc", "0.2", "--pairs-per-cluster", "3")
     assert code == 0 and "shifted to AUROC" in out and "power(" in out and "3 pairs per cluster" in out
+    # a small slice (5 supported, 8 not): its AUROC moves in steps of 1/40, so 0.06 is not a reachable gap; the plan
+    # uses the nearest reachable one and says so instead of stopping
+    sl = frame["slice"].astype(str).iloc[0]
+    part = frame[frame["slice"].astype(str) == sl]
+    small = pd.concat([part[part["label"] == 1].head(5), part[part["label"] == 0].head(8)])
+    small.to_parquet(folder / "scores.parquet")
+    code, out = run("plan", "--results", str(folder), "--slice", sl, "--detect", "0.06", "--grid", "100",
+                    "--sims", "10", "--n-boot", "50")
+    gap = float(out.split("so the true gap is ")[1].split(",")[0])
+    assert code == 0 and "the nearest to --detect 0.06 on this slice (its AUROC moves in steps of 0.0250)" in out
+    assert gap != 0.06 and abs(gap - 0.06) <= 0.0125 and f"to show a {gap} AUROC gap" in out
 
 
 @pytest.mark.parametrize("argv, message", [

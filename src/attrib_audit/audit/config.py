@@ -13,6 +13,9 @@ DEFAULT_EPS = 0.02
 
 @dataclass
 class AuditConfig:
+    """How `run_audit` scores and bootstraps: the statistics of a run spec plus this machine's settings (device,
+    cache, engine), which a spec never holds. Every field has the command line's default."""
+
     scorers: tuple[str, ...] = DEFAULT_SCORERS
     slice_by: str = "dataset"
     n_boot: int = DEFAULT_B
@@ -29,7 +32,7 @@ class AuditConfig:
     window_sensitivity: int | None = None  # rescore every scorer with a token window at this window (sensitivity)
     system_resample: tuple[str, ...] = ("inputs",)  # system level: ("inputs",) or ("inputs", "systems")
     # metrics computed elsewhere, name → external.ScoreSource (plain, what the CLI records), scores in table
-    # order (numpy/pandas/pyarrow), a mapping id → score, or an external.Precomputed; see README "Your own metric"
+    # order (numpy/pandas/pyarrow), a mapping id → score, or an external.Precomputed; see docs/how-to/own-metric.md
     precomputed: dict[str, Any] = field(default_factory=dict)
     on_error: str = "fail"  # a precomputed score for an unknown id, or a pair without one: fail names it; skip counts
 

@@ -259,6 +259,18 @@ def compare(paper: PaperNumber | None, ours: Mapping[str, Any] | None) -> dict[s
     return {"diff": diff, "verdict": "differs" if paper.high < lo or paper.low > hi else "within CI"}
 
 
+def stand_in_note(ds: DatasetUse, used: PairTable) -> str | None:
+    """What a stand-in is, counted on the pairs this run used (not the packaged file's size): "stand-in: 200 pairs
+    (25/25 per source) of ...", the supported/unsupported split shown when every source has the same one."""
+    if not ds.stand_in:
+        return None
+    sources, labels = np.asarray(used.sources, dtype=object), np.asarray(used.labels, dtype=np.int64)
+    split = {(int(labels[sources == src].sum()), int((labels[sources == src] == 0).sum())) for src in set(used.sources)}
+    uniform = len(set(used.sources)) > 1 and len(split) == 1
+    per_source = f" ({'/'.join(map(str, split.pop()))} per source)" if uniform else ""
+    return f"stand-in: {len(used)} pairs{per_source} {ds.note or ''}".rstrip()
+
+
 def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Settings | None = None, *,
               tables: Sequence[str] | None = None, log: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
     """Run every row of `tables` (default all) whose data and scorers are here; the plain report."""
@@ -307,7 +319,7 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
             pos = np.asarray([where[int(i)] for i in picks[r.id]], dtype=np.int64)
             y = sub.labels[pos].astype(np.int64)
             groups = [sub.groups[i] for i in pos]
-            data_info[r.id] = {"dataset": ds.key, "title": ds.title, "stand_in": ds.note if ds.stand_in else None,
+            data_info[r.id] = {"dataset": ds.key, "title": ds.title, "stand_in": stand_in_note(ds, sub),
                                "files": [{"path": o.get("path"), "sha256": o.get("sha256"), "rows": o.get("rows")}
                                          for o in table.origin],
                                "n": int(pos.size), "n_pos": int(y.sum()), "n_groups": len(set(groups)),

@@ -140,7 +140,7 @@ def add_audit(sub) -> None:
     add_data_args(p)
     add_audit_args(p, None)
     p.add_argument("--config", metavar="FILE", help="run the spec in FILE (JSON or TOML, or an earlier results.json; "
-                                                    "see README 'Run spec'); caches, judge endpoint and model paths "
+                                                    "see docs/how-to/audit-your-data.md); caches, judge endpoint and model paths "
                                                     "still come from the flags; a plugin scorer or --hf dataset the "
                                                     "file names runs only when --scorers / --hf name it too")
     p.add_argument("--check", metavar="DIR", help="rerun the run spec recorded in DIR/results.json and confirm every "

@@ -12,7 +12,7 @@ from attrib_audit.data.adapters.load import resolve_format
 from attrib_audit.data.sources import DataSpec, load_data
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.stream import DEFAULT_CHUNK_ROWS, ScoreWriter, score_columns, stream_score
-from attrib_audit.engine.table import build_scorers, score_table
+from attrib_audit.engine.table import build_scorers, no_scorer_ran, score_table
 from attrib_audit.files.outdir import check_out_file
 
 
@@ -28,7 +28,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     out = check_out_file(args.out)  # before any model is loaded or pair scored
     config = config_from_args(args)
     data = data_from_args(args)
-    scorers, _ = build_scorers(config, log=lambda m: print(m, file=sys.stderr))
+    skips: list[str] = []
+    scorers, unavailable = build_scorers(config, log=skips.append)
+    if not scorers:  # nothing to score: no output (one line naming each scorer and why), not an empty score file
+        raise no_scorer_ran(unavailable)
+    for line in skips:  # some scorers run: the others are skipped with a note
+        print(line, file=sys.stderr)
     if config.engine == "local" and _plain_pair_files(data):
         cache = ScoreCache(config.cache_path)
         try:

@@ -21,6 +21,7 @@ from attrib_audit.cli.options import (
 )
 from attrib_audit.cli.report import write_report
 from attrib_audit.data.sources import load_data
+from attrib_audit.engine.table import no_scorer_ran
 from attrib_audit.errors import UsageError, saved_layout
 from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atomic
 from attrib_audit.report.console import format_thresholds
@@ -66,7 +67,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
 
         _, scores, run_stats, _, unavailable = score_all(table, audit_config(spec, local), log)
         if not scores:
-            raise UsageError("no scorer ran: " + "; ".join(f"{u['scorer']} ({u['reason']})" for u in unavailable))
+            raise no_scorer_ran(unavailable)
         pairs, slice_by, run_id = scored_from_table(table, table.slice_keys(args.slice_by), scores), args.slice_by, new_run_id()
         source = {"data": table.origin, "scorers": {s.scorer: s.signature for s in run_stats},
                   "unavailable": unavailable}

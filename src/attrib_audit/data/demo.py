@@ -11,6 +11,7 @@ DEMO_FILES = {"attributionbench_id.jsonl": "attribution", "begin_wow.jsonl": "bo
 
 
 def demo_paths() -> list[Path]:
+    """The packaged demo files (AttributionBench sample, then BEGIN sample), wherever the package is installed."""
     root = resources.files("attrib_audit") / "data" / "demo"
     return [Path(str(root / name)) for name in DEMO_FILES]
 

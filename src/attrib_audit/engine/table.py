@@ -15,7 +15,7 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.gate import check_before_long_run
 from attrib_audit.engine.ray_engine import RayScorer, ray_score
 from attrib_audit.engine.runner import RunStats, score_pairs
-from attrib_audit.errors import BackendError, InputError
+from attrib_audit.errors import BackendError, InputError, UsageError
 from attrib_audit.files.paths import default_cache_path
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
 from attrib_audit.scorers.catalog import check_options, get_scorer, scorer_spec
@@ -62,6 +62,12 @@ def build_scorers(config: ScoringConfig, log: Callable[[str], None] = print) -> 
         for c in caches:
             c.close()
     return built, unavailable
+
+
+def no_scorer_ran(unavailable: list[dict]) -> UsageError:
+    """The one-line error of a command that has nothing to compute because no requested scorer could be built here
+    (each named with why): writing an output without scores would look like a finished run."""
+    return UsageError("no scorer ran: " + "; ".join(f"{u['scorer']} ({u['reason']})" for u in unavailable))
 
 
 def scorer_identity(name: str, options: dict[str, Any]) -> str | None:

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attrib_audit.errors import BackendError
 from attrib_audit.files.outdir import output_file
 
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -37,8 +38,9 @@ PAGE_FACTS = """JSON.stringify({
 })"""
 
 
-class BrowserError(RuntimeError):
-    """Chromium could not be started or did not answer; the message says what happened."""
+class BrowserError(BackendError):
+    """Chromium could not be started or did not answer; the message says what happened (one line, exit 3, as any
+    backend failure: the report itself is written before the browser starts)."""
 
 
 def find_chromium() -> str | None:

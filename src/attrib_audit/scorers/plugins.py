@@ -67,7 +67,7 @@ def build_plugin(factory: Callable[..., Any], plugin: str, options: dict[str, An
         raise PluginError(f"plugin {plugin!r}: reading its name or signature failed: {_one_line(exc)}") from None
     if missing or not callable(getattr(scorer, "score", None)):
         raise PluginError(f"plugin {plugin!r}: the factory returned a {type(scorer).__name__} without "
-                          f"{', '.join(missing) or 'a callable score'} (see README, 'Your own metric')")
+                          f"{', '.join(missing) or 'a callable score'} (see docs/how-to/own-metric.md)")
     if not isinstance(name, str) or not name.strip():
         raise PluginError(f"plugin {plugin!r}: its name is {name!r}, not a non-empty string")
     return CheckedPlugin(scorer, plugin)
@@ -88,7 +88,7 @@ class CheckedPlugin:
         return getattr(self._inner, name)
 
     def _fail(self, what: str) -> PluginError:
-        return PluginError(f"plugin {self._plugin!r}: {what} (see README, 'Your own metric')")
+        return PluginError(f"plugin {self._plugin!r}: {what} (see docs/how-to/own-metric.md)")
 
     @property
     def signature(self) -> str:

@@ -30,5 +30,5 @@ class Recipe:
         return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
 
     def describe(self) -> str:
-        """One line per field, for `models list` and the README."""
+        """One line per field, for `models list` and the docs."""
         return "\n".join(f"{k}: {v}" for k, v in asdict(self).items())

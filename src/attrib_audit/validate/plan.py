@@ -97,7 +97,9 @@ class EmpiricalPopulation:
         return self.scores[:, pick], y, groups
 
     def with_difference(self, best: int, runner: int, delta: float) -> "EmpiricalPopulation":
-        """The same population with the runner-up's scores shifted so AUROC(best) − AUROC(runner) = delta on it.
+        """The same population with the runner-up's scores shifted so AUROC(best) − AUROC(runner) is delta on it,
+        or as near as the slice allows: its AUROC moves in steps (1/(n_pos·n_neg) unweighted), so the gap lands on
+        the reachable value nearest delta (`auroc_step` bounds the miss; the caller reports the gap actually used).
 
         The runner-up's normal scores Φ⁻¹(rank) get c added to the positives; c is found by
         bisection (AUROC rises monotonically with c), keeping its correlation with the others.
@@ -112,14 +114,26 @@ class EmpiricalPopulation:
         for _ in range(60):
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if pop_auroc(z + mid * self.labels, self.labels, self.weights) < target else (lo, mid)
+        # AUROC(lo) < target ≤ AUROC(hi) and nothing in between is reachable: keep the midpoint when it is within
+        # the old 1e-3 (so the plans that always worked stay identical), else the nearer bracket end
+        shifts = [(lo + hi) / 2, lo, hi]
+        reached = [pop_auroc(z + c * self.labels, self.labels, self.weights) for c in shifts]
+        pick = 0 if abs(reached[0] - target) <= 1e-3 else min((1, 2), key=lambda i: abs(reached[i] - target))
         scores = self.scores.copy()
-        scores[runner] = z + (lo + hi) / 2 * self.labels
-        reached = pop_auroc(scores[runner], self.labels, self.weights)
+        scores[runner] = z + shifts[pick] * self.labels
         constant = [i for i in (best, runner) if np.ptp(self.scores[i]) == 0]
-        if constant or abs(reached - target) > 1e-3:  # a tied metric cannot be shifted; its "power" would be fiction
+        tolerance = max(1e-3, self.auroc_step()) + 1e-12
+        if constant or abs(reached[pick] - target) > tolerance:  # a tied metric cannot be shifted: "power" would be fiction
             raise UsageError(f"--detect {delta}: cannot set the runner-up's AUROC to {target:.3f} (reached "
-                             f"{reached:.3f}){': a metric gives one constant score' if constant else ''}")
+                             f"{reached[pick]:.3f}){': a metric gives one constant score' if constant else ''}")
         return EmpiricalPopulation(scores, self.labels, self.prevalence, self.weights)
+
+    def auroc_step(self) -> float:
+        """The largest AUROC change one positive–negative pair can make: 1/(n_pos·n_neg), or with weights
+        max w_pos · max w_neg / (W_pos · W_neg)."""
+        y = self.labels.astype(bool)
+        w = np.ones(y.size) if self.weights is None else np.asarray(self.weights, dtype=np.float64)
+        return float(w[y].max() * w[~y].max() / (w[y].sum() * w[~y].sum()))
 
 
 def estimate_icc(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray) -> float | None:
@@ -228,6 +242,7 @@ class Scenario:
     m: int
     icc: float
     notes: list[str]
+    gap: float | None = None  # the AUROC gap best − runner-up the plan detects (--detect, or the nearest reachable)
 
 
 def pop_auroc(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None) -> float:
@@ -268,17 +283,23 @@ def scenarios_from_results(folder: Path, opts: PlanOptions) -> list[Scenario]:
         notes = [f"{y.size} audited pairs, {len(set(groups))} clusters; prevalence {prevalence:.2f}"
                  + ("; Horvitz–Thompson weighted (the audited file was a weighted sample): the plan describes "
                     "the pool it was drawn from" if w is not None else "")]
+        gap = None
         if runner is not None:
             pop = pop.with_difference(best, runner, opts.detect)
-            notes.append(f"runner-up {names[runner]} shifted to AUROC {pop.true_aurocs()[runner]:.3f} "
-                         f"(audited {pop_auroc(scores[runner], y, w):.3f}) so the true gap is {opts.detect}")
+            truth = pop.true_aurocs()
+            gap = opts.detect if abs(truth[best] - truth[runner] - opts.detect) <= 1e-3 else round(
+                float(truth[best] - truth[runner]), 4)
+            notes.append(f"runner-up {names[runner]} shifted to AUROC {truth[runner]:.3f} "
+                         f"(audited {pop_auroc(scores[runner], y, w):.3f}) so the true gap is {gap}"
+                         + ("" if gap == opts.detect else f", the nearest to --detect {opts.detect} on this slice "
+                            f"(its AUROC moves in steps of {pop.auroc_step():.4f})"))
         m = opts.pairs_per_cluster or max(1, int(round(y.size / len(set(groups)))))
         icc = opts.icc if opts.icc is not None else estimate_icc(scores, y, groups)
         if icc is None:
             notes.append("the audit has no multi-pair clusters to estimate the intra-cluster correlation: assuming 0 "
                          "(pass --icc)")
             icc = 0.0
-        out.append(Scenario(f"slice {sl}", pop, names, best, runner, m, icc, notes))
+        out.append(Scenario(f"slice {sl}", pop, names, best, runner, m, icc, notes, gap))
     return out
 
 
@@ -295,7 +316,8 @@ def scenario_from_assumptions(opts: PlanOptions) -> Scenario:
     notes = [f"binormal scores, AUROC {', '.join(f'{a:g}' for a in aurocs)}, prevalence {opts.prevalence:g}, "
              f"metric correlation {opts.corr:g}"]
     return Scenario("assumed", BinormalPopulation(tuple(aurocs), opts.prevalence, opts.corr), names, 0, runner,
-                    opts.pairs_per_cluster or 1, opts.icc or 0.0, notes)
+                    opts.pairs_per_cluster or 1, opts.icc or 0.0, notes,
+                    None if runner is None else round(aurocs[0] - aurocs[1], 4))
 
 
 def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOptions) -> dict:
@@ -306,7 +328,7 @@ def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOpt
              "pairs_per_cluster": sc.m, "icc": sc.icc, "sims": opts.sims, "n_boot": opts.n_boot,
              "rows": [asdict(r) for r in rows], "recommended_n": rec,
              "goals": ([f"95% CI half-width ≤ {opts.half_width}"] if opts.half_width is not None else [])
-             + ([f"power ≥ {TARGET_POWER} to show a {opts.detect} AUROC gap"] if sc.runner is not None else [])}
+             + ([f"power ≥ {TARGET_POWER} to show a {sc.gap} AUROC gap"] if sc.runner is not None else [])}
     if sc.title == "assumed" and opts.half_width is not None and sc.m == 1:  # the textbook formula, as a cross-check
         a, p = truth[0], sc.pop.prevalence
         entry["hanley_mcneil_n"] = next((n for n in range(20, 100_000, 10)
