@@ -77,6 +77,16 @@ def test_score_with_no_scorer_available_writes_nothing_and_fails_in_one_line(tmp
     assert "[skip] minilm: minilm: path" in capsys.readouterr().err
 
 
+def test_audit_with_no_scorer_available_writes_nothing_and_fails_in_one_line(tmp_path, demo_data, capsys):
+    """As `score`: a results.json with every scorer 'not run' and no AUROC would pass for a finished audit."""
+    out = tmp_path / "audit"
+    rc = main(["audit", str(demo_data / "begin_wow.jsonl"), "--out", str(out), "--scorers", "minilm",
+               "--model-path", f"minilm={tmp_path / 'nowhere'}", "--no-cache", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and not out.exists()
+    assert err.splitlines()[-1].startswith("attrib-audit audit: no scorer ran: minilm (minilm: path")
+
+
 def test_score_command_and_models_list(tmp_path, demo_data, capsys):
     out = tmp_path / "s.parquet"
     assert main(["score", str(demo_data / "begin_wow.jsonl"), "--out", str(out), "--quiet"]) == 0

@@ -27,7 +27,7 @@ from attrib_audit.data.errors import DataError
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import load_data
 from attrib_audit.errors import UsageError
-from attrib_audit.engine.table import build_scorers, score_table
+from attrib_audit.engine.table import build_scorers, no_scorer_ran, score_table
 from attrib_audit.external.sources import ScoreSource, precomputed_scores
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.outdir import new_run_id
@@ -120,6 +120,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     config = config or AuditConfig()
     t0 = time.time()
     scorers, scores, run_stats, external, unavailable = score_all(table, config, log)
+    if not scores and unavailable:  # results.json without one AUROC would pass for a finished audit
+        raise no_scorer_ran(unavailable)
     keys = table.slice_keys(config.slice_by)
     slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
     key_arr = np.asarray(keys, dtype=object)
