@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_demo import SRC, run_once, table  # noqa: E402  (the same timed child and table as the demo bench)
+from bench_demo import SRC, run_once, side_by_side  # noqa: E402  (the same timed child and printout as the demo bench)
 
 DATA = Path(SRC) / "attrib_audit" / "data" / "demo" / "attributionbench_id.jsonl"  # the shared file, packaged
 SNIPPET_WORDS = 25
@@ -67,18 +67,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-100k-data-") as tmp:
         data = Path(tmp) / f"attributionbench_{a.rows}.jsonl"
         synthesise(a.data, a.rows, data)
-        results = []
-        if a.base:
-            results.append((f"base: PYTHONPATH={a.base}", *measure(a.base, data)))
-        results.append((f"this tree: PYTHONPATH={SRC}", *measure(SRC, data)))
-    for label, first, cached in results:
-        print(table(label, first, cached))
-    if a.base:
-        (_, bf, bc), (_, nf, nc) = results
-        print(f"cached rerun: base {bc['wall']:.2f} s -> {nc['wall']:.2f} s ({bc['wall'] / nc['wall']:.1f}x); "
-              f"first run: base {bf['wall']:.2f} s -> {nf['wall']:.2f} s")
-    first, cached = results[-1][1], results[-1][2]
-    print(f"ratio: {first['wall'] / cached['wall']:.1f}")
+        side_by_side(lambda src: measure(src, data), a.base, "wall")
 
 
 if __name__ == "__main__":

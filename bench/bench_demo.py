@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 STEPS = ("loading", "scoring", "statistics", "report", "other")
@@ -90,24 +91,30 @@ def table(label: str, first: dict, cached: dict) -> str:
     return "\n".join(lines)
 
 
+def side_by_side(measure_tree: Callable[[str], tuple[dict, dict]], base: str | None, step: str) -> None:
+    """Measure the base tree (if any), then this one; print both tables, the base comparison of the cached rerun
+    and of the first run's `step`, and last `ratio: X` (first run / cached rerun of this tree)."""
+    results = []
+    if base:
+        results.append((f"base: PYTHONPATH={base}", *measure_tree(base)))
+    results.append((f"this tree: PYTHONPATH={SRC}", *measure_tree(SRC)))
+    for label, first, cached in results:
+        print(table(label, first, cached))
+    if base:
+        (_, bf, bc), (_, nf, nc) = results
+        print(f"cached rerun: base {bc['wall']:.2f} s -> {nc['wall']:.2f} s ({bc['wall'] / nc['wall']:.1f}x); "
+              f"{step}: base first {bf[step]:.2f} s -> {nf[step]:.2f} s")
+    first, cached = results[-1][1], results[-1][2]
+    print(f"ratio: {first['wall'] / cached['wall']:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", help="another source tree (its src/ folder) to measure first, back to back")
     ap.add_argument("--args", default="", help="extra demo arguments, e.g. \"--n-boot 500\"")
     a = ap.parse_args()
     extra = shlex.split(a.args)
-    results = []
-    if a.base:
-        results.append((f"base: PYTHONPATH={a.base}", *measure(a.base, extra)))
-    results.append((f"this tree: PYTHONPATH={SRC}", *measure(SRC, extra)))
-    for label, first, cached in results:
-        print(table(label, first, cached))
-    if a.base:
-        (_, bf, bc), (_, nf, nc) = results
-        print(f"cached rerun: base {bc['wall']:.2f} s -> {nc['wall']:.2f} s ({bc['wall'] / nc['wall']:.1f}x); "
-              f"report: base first {bf['report']:.2f} s -> {nf['report']:.2f} s")
-    first, cached = results[-1][1], results[-1][2]
-    print(f"ratio: {first['wall'] / cached['wall']:.1f}")
+    side_by_side(lambda src: measure(src, extra), a.base, "report")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, perce
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 
 
-
 @dataclass(frozen=True)
 class Recommendation:
     construct: str

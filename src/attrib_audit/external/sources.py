@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.errors import SpecError
 from attrib_audit.data.loaders import iter_rows, row_id
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.data.records import PairTable
+from attrib_audit.data.sources import need
 from attrib_audit.external.exports import ScoreFile, keys_for, numeric_columns, read_score_file, text_key
 from attrib_audit.external.precomputed import PYTHON_SOURCE, Precomputed, from_values, join_scores
 
@@ -34,11 +34,9 @@ class ScoreSource:
     def __post_init__(self) -> None:
         for name in ("name", "column", "file", "format"):  # a run spec file may hold anything
             value = getattr(self, name)
-            if not (isinstance(value, str) and value) and not (name == "file" and value is None):
-                raise SpecError(f"precomputed.{name}: expected a{' file path' if name == 'file' else ' string'}, "
-                                f"got {value!r}")
-        if not isinstance(self.lower, bool):
-            raise SpecError(f"precomputed.lower: expected true or false, got {self.lower!r}")
+            need((isinstance(value, str) and bool(value)) or (name == "file" and value is None), f"precomputed.{name}",
+                 f"expected a{' file path' if name == 'file' else ' string'}", value)
+        need(isinstance(self.lower, bool), "precomputed.lower", "expected true or false", self.lower)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
