@@ -27,6 +27,7 @@ from attrib_audit.data.errors import DataError
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import load_data
 from attrib_audit.errors import UsageError
+from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.table import build_scorers, no_scorer_ran, score_table
 from attrib_audit.external.sources import ScoreSource, precomputed_scores
 from attrib_audit.files.jsonfile import plain
@@ -125,7 +126,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     keys = table.slice_keys(config.slice_by)
     slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
     key_arr = np.asarray(keys, dtype=object)
-    counts = evidence_counts(table.evidences)  # counted once for the transfer and the sensitivity sections
+    with ScoreCache(config.cache_path) as cache:  # counted once for the transfer and the sensitivity sections
+        counts = evidence_counts(table.evidences, cache)
     transfer = transfer_section(
         slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
         table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},

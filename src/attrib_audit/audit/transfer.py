@@ -6,10 +6,15 @@ excluded with the reason: the code never guesses that two datasets measure the s
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+import hashlib
+import inspect
+import unicodedata
+from functools import lru_cache
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from attrib_audit.engine.cache import ScoreCache, text_key
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.stats.bootstrap import BootstrapAUROC, slice_rng
 from attrib_audit.stats.classification import average_precision, transferred_balanced_accuracy
@@ -19,9 +24,10 @@ from attrib_audit.stats.transfer import (
     portability, sign_flips,
 )
 from attrib_audit.text.sentences import split_sentences
-from attrib_audit.text.tokenize import tokens
+from attrib_audit.text.tokenize import count_tokens
 
 DEFAULT_N_PERM = 10_000
+COUNT_BATCH = 4096  # distinct evidences counted per cache transaction
 LEVEL = 0.95
 THRESHOLD_NOTE = ("balanced accuracy uses, for each held-out dataset, the threshold that maximises balanced accuracy "
                   "on the pooled rows of the OTHER datasets of the construct; it is never tuned on the slice itself")
@@ -100,23 +106,54 @@ def matrix_statistics(mat: AurocMatrix, *, construct: str, seed: int, n_perm: in
     }
 
 
-def _per_distinct(evidences: Sequence[str], *counts: Callable[[str], int]) -> list[np.ndarray]:
-    """Each count for every row, computed once per distinct evidence: resampled or shared passages repeat, and
-    the counts are per-row Python (the costliest part of a cached audit otherwise)."""
+def _distinct(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """(distinct texts in first-seen order, each row's index into them): resampled or shared passages repeat."""
     index: dict[str, int] = {}
-    codes = np.fromiter((index.setdefault(e, len(index)) for e in evidences), dtype=np.int64, count=len(evidences))
-    return [np.array([count(e) for e in index], dtype=np.float64)[codes] for count in counts]
+    codes = np.fromiter((index.setdefault(t, len(index)) for t in texts), dtype=np.int64, count=len(texts))
+    return list(index), codes
 
 
 def evidence_words(evidences: Sequence[str]) -> np.ndarray:
-    """Evidence length in words, one per row: the audit counts them once for this section and the sensitivity's."""
-    return _per_distinct(evidences, lambda e: len(tokens(e)))[0]
+    """Evidence length in words, one per row, counted once per distinct evidence."""
+    distinct, codes = _distinct(evidences)
+    return np.array([count_tokens(e) for e in distinct], dtype=np.float64)[codes]
 
 
-def evidence_counts(evidences: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(words, sentences) of every row's evidence, both counted in one pass over the distinct evidences."""
-    words, sents = _per_distinct(evidences, lambda e: len(tokens(e)), lambda e: len(split_sentences(e)))
-    return words, sents
+@lru_cache(maxsize=1)
+def counts_signature() -> str:
+    """What computes an evidence's counts: the source of the word and sentence counters and Python's Unicode tables
+    (what `\\w`, isalnum and lower() follow), so a count made by another version is never read back as this one's."""
+    from attrib_audit.text import sentences, tokenize
+
+    code = "\0".join(inspect.getsource(m) for m in (tokenize, sentences))
+    return f"evidence-counts:words+sentences:unicode={unicodedata.unidata_version}:" \
+           f"{hashlib.sha256(code.encode()).hexdigest()[:16]}"
+
+
+def evidence_counts(evidences: Sequence[str], cache: ScoreCache | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(words, sentences) of every row's evidence, counted once per distinct evidence (per-row Python: the costliest
+    part of a cached audit otherwise). With a score `cache`, counts it holds for an evidence's content are read
+    instead, and new ones are written in batches of COUNT_BATCH, one transaction each: a killed run keeps them."""
+    distinct, codes = _distinct(evidences)
+    words = np.zeros(len(distinct), dtype=np.int64)
+    sents = np.zeros(len(distinct), dtype=np.int64)
+    todo = list(range(len(distinct)))
+    sig, keys = counts_signature(), []
+    if cache is not None and distinct:
+        keys = [text_key(e) for e in distinct]
+        found = cache.get_counts(sig, keys)
+        todo = [j for j, k in enumerate(keys) if k not in found]
+        hit = [j for j, k in enumerate(keys) if k in found]
+        if hit:
+            words[hit], sents[hit] = np.array([found[keys[j]] for j in hit], dtype=np.int64).T
+    for start in range(0, len(todo), COUNT_BATCH):
+        part = todo[start:start + COUNT_BATCH]
+        w = [count_tokens(distinct[j]) for j in part]
+        s = [len(split_sentences(distinct[j])) for j in part]
+        words[part], sents[part] = w, s
+        if cache is not None:
+            cache.put_counts(sig, [keys[j] for j in part], w, s)
+    return words.astype(np.float64)[codes], sents.astype(np.float64)[codes]
 
 
 def evidence_lengths(words: np.ndarray, sents: np.ndarray) -> dict:

@@ -1,7 +1,9 @@
-"""A SQLite score cache keyed by (scorer signature, sha256 of claim and evidence).
+"""A SQLite score cache keyed by (scorer signature, sha256 of claim and evidence), and beside the scores each
+evidence's counts (words, sentences) keyed by (counter signature, sha256 of the evidence): the audit's own
+per-text work, which a cached rerun would otherwise redo in Python for every distinct evidence.
 
 WAL mode and one transaction per batch: a run killed mid-way keeps every batch it
-finished, and a rerun scores only what is missing. Opening goes through `files.sqlite.open_cache_db`:
+finished, and a rerun scores (or counts) only what is missing. Opening goes through `files.sqlite.open_cache_db`:
 a path holding anything but a SQLite database is refused, a corrupt database is moved aside.
 """
 from __future__ import annotations
@@ -36,6 +38,13 @@ CREATE TABLE IF NOT EXISTS signatures (
     signature TEXT NOT NULL,
     window INTEGER
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS text_counts (
+    signature TEXT NOT NULL,
+    key TEXT NOT NULL,
+    words INTEGER NOT NULL CHECK (typeof(words) = 'integer' AND words >= 0),
+    sentences INTEGER NOT NULL CHECK (typeof(sentences) = 'integer' AND sentences >= 0),
+    PRIMARY KEY (signature, key)
+) WITHOUT ROWID;
 """
 
 
@@ -50,6 +59,12 @@ def pair_key(claim: str, evidence: str, question: str | None = None) -> str:
         q = question.encode("utf-8", "surrogatepass")
         data += b"q%d:%b" % (len(q), q)
     return hashlib.sha256(data).hexdigest()
+
+
+def text_key(text: str) -> str:
+    """Content hash of one text, length-prefixed as in `pair_key`."""
+    t = text.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(b"%d:%b" % (len(t), t)).hexdigest()
 
 
 class ScoreCache:
@@ -95,6 +110,32 @@ class ScoreCache:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 self.conn.executemany("INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?,?,?)", rows)
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+
+    def get_counts(self, signature: str, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Cached (words, sentences) for the keys that have them; a row that is not two non-negative integers (a
+        file written by something else) counts as absent, so it is counted again and replaced."""
+        found: dict[str, tuple[int, int]] = {}
+        with self._lock:
+            for start in range(0, len(keys), 900):
+                chunk = list(keys[start:start + 900])
+                q = f"SELECT key, words, sentences FROM text_counts WHERE signature = ? AND key IN " \
+                    f"({','.join('?' * len(chunk))})"
+                for key, w, s in self.conn.execute(q, [signature, *chunk]):
+                    if type(w) is int and type(s) is int and w >= 0 and s >= 0:
+                        found[key] = (w, s)
+        return found
+
+    def put_counts(self, signature: str, keys: Sequence[str], words: Sequence[int], sentences: Sequence[int]) -> None:
+        """Write one batch of counts in one transaction, as `put` does scores."""
+        rows = list(zip(repeat(signature), keys, words, sentences))
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.executemany("INSERT OR REPLACE INTO text_counts VALUES (?,?,?,?)", rows)
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")

@@ -7,20 +7,8 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerSpec, register
-from attrib_audit.text.tokenize import TOKEN_RE
+from attrib_audit.text.tokenize import ASCII_TOKENS as _ASCII, TOKEN_RE
 
-
-def _ascii_table() -> bytes:
-    """bytes.translate table that lowercases ASCII letters and blanks every non-`\\w` byte."""
-    table = bytearray(b" " * 256)
-    for ch in b"abcdefghijklmnopqrstuvwxyz0123456789_":
-        table[ch] = ch
-    for ch in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
-        table[ch] = ch + 32
-    return bytes(table)
-
-
-_ASCII = _ascii_table()
 # `\w` and lower() follow Python's Unicode tables: their version is what computes non-ASCII scores
 SIGNATURE = f"lexical:jaccard:lower:re=\\w+:unicode={unicodedata.unidata_version}:v1"
 

@@ -6,8 +6,30 @@ import re
 TOKEN_RE = re.compile(r"\w+")
 
 
+def _ascii_table() -> bytes:
+    """bytes.translate table that lowercases ASCII letters and blanks every non-`\\w` byte."""
+    table = bytearray(b" " * 256)
+    for ch in b"abcdefghijklmnopqrstuvwxyz0123456789_":
+        table[ch] = ch
+    for ch in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+        table[ch] = ch + 32
+    return bytes(table)
+
+
+# On ASCII text `\w` is [A-Za-z0-9_] and lower() maps A-Z only, so `text.encode().translate(ASCII_TOKENS).split()`
+# gives `tokens(text)` as bytes, without the regex (≈3x faster); any other text takes the regex.
+ASCII_TOKENS = _ascii_table()
+
+
 def tokens(text: str) -> list[str]:
     return TOKEN_RE.findall(text.lower())
+
+
+def count_tokens(text: str) -> int:
+    """len(tokens(text)); an audit counts every evidence's words."""
+    if text.isascii():
+        return len(text.encode().translate(ASCII_TOKENS).split())
+    return len(TOKEN_RE.findall(text.lower()))
 
 
 def token_set(text: str) -> frozenset[str]:
