@@ -75,3 +75,54 @@ def test_the_sensitivity_section_takes_rescored_scores_and_scores_nothing(pairs)
     for r in rows.values():  # reversed scores: AUROC at the window is 1 − AUROC, and every pair counts as cut
         assert r["auroc_alt"] == pytest.approx(1 - r["auroc"]) and r["diff"] == pytest.approx(r["auroc_alt"] - r["auroc"])
         assert r["pairs_truncated_alt"] == 24 and r["pairs_truncated"] == 0
+
+
+def _dataframe_parquet(path, table, slice_keys, scores, run_id):
+    """scores.parquet as it was first written, through a pandas DataFrame: the reference for the column types."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    frame = pd.DataFrame({"id": table.ids, "dataset": table.datasets, "source": table.sources,
+                          "group": table.groups, "construct": table.constructs, "system": table.systems,
+                          "slice": slice_keys, "label": table.labels.astype(np.int64)})
+    if table.weights is not None:
+        frame["weight"] = table.weights
+    for name, batch in scores.items():
+        frame[name] = batch.scores
+        frame[f"{name}__truncated_tokens"] = batch.truncated_tokens
+        frame[f"{name}__chunks"] = batch.chunks
+        frame[f"{name}__failure"] = batch.failures
+        for key, values in sorted(batch.extras.items()):
+            frame[f"{name}__{key}"] = values
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+
+
+def test_scores_parquet_has_the_columns_types_and_nulls_a_dataframe_gave(tmp_path):
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from attrib_audit.audit.results import write_scores_parquet
+    from attrib_audit.data.records import PairTable
+    from attrib_audit.files.outdir import PARQUET_RUN_KEY
+
+    n = 6
+    table = PairTable(ids=[f"i{i}" for i in range(n)], datasets=["d"] * n, claims=["c"] * n, evidences=["e"] * n,
+                      labels=np.array([0, 1] * 3), sources=[None, "s", None, "s", "s", "s"], questions=[None] * n,
+                      groups=[f"g{i}" for i in range(n)], constructs=[None] * n, inclusion_probs=np.full(n, 0.5),
+                      systems=["a", None, "b", "a", "a", "b"])
+    judge = ScoreBatch(scores=np.array([0.1, np.nan, 0.3, 0.4, np.nan, 1.0]), truncated_tokens=np.zeros(n, np.int64),
+                       input_tokens=np.ones(n, np.int64), chunks=np.ones(n, np.int64),
+                       failures=[None, "refused", None, None, "timeout", None],
+                       extras={"label": ["yes", None, "no", "yes", None, "no"], "clamped": [True, False, None] * 2,
+                               "n": [1, None, 3, 4, 5, 6], "p": [0.5, float("nan"), None, 1.0, 2.0, 3.0],
+                               "k": list(range(n)), "none": [None] * n})
+    scores = {"judge": judge, "lexical": ScoreBatch.plain(np.linspace(0, 1, n))}
+    write_scores_parquet(tmp_path / "new.parquet", table, ["s"] * n, scores, run_id="run-1")
+    _dataframe_parquet(tmp_path / "old.parquet", table, ["s"] * n, scores, run_id="run-1")
+    new, old = pq.read_table(tmp_path / "new.parquet"), pq.read_table(tmp_path / "old.parquet")
+    assert new.schema.remove_metadata() == old.schema.remove_metadata()
+    assert new.equals(old)  # values and nulls, column by column
+    assert new.schema.metadata == {PARQUET_RUN_KEY: b"run-1"}
+    assert new.column("judge").null_count == 2 and new.column("judge__n").type == "double"
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "new.parquet"), pd.read_parquet(tmp_path / "old.parquet"))

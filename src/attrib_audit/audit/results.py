@@ -301,6 +301,6 @@ def _arrow_column(pa: Any, values: Any) -> Any:
     arr = pa.array(values, from_pandas=True)
     if pa.types.is_string(arr.type):
         return arr.cast(pa.large_string())
-    if pa.types.is_integer(arr.type) and arr.null_count and not isinstance(values, np.ndarray):
+    if pa.types.is_integer(arr.type) and arr.null_count:
         return arr.cast(pa.float64())
     return arr
