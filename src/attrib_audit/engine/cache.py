@@ -41,8 +41,8 @@ CREATE TABLE IF NOT EXISTS signatures (
 CREATE TABLE IF NOT EXISTS text_counts (
     signature TEXT NOT NULL,
     key TEXT NOT NULL,
-    words INTEGER NOT NULL CHECK (typeof(words) = 'integer' AND words >= 0),
-    sentences INTEGER NOT NULL CHECK (typeof(sentences) = 'integer' AND sentences >= 0),
+    words INTEGER NOT NULL,
+    sentences INTEGER NOT NULL,
     PRIMARY KEY (signature, key)
 ) WITHOUT ROWID;
 """
@@ -117,7 +117,8 @@ class ScoreCache:
 
     def get_counts(self, signature: str, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
         """Cached (words, sentences) for the keys that have them; a row that is not two non-negative integers (a
-        file written by something else) counts as absent, so it is counted again and replaced."""
+        file written by something else) counts as absent, so it is counted again and replaced. (Not a CHECK in the
+        schema: `PRAGMA quick_check` would then call the whole file corrupt and move the scores aside with it.)"""
         found: dict[str, tuple[int, int]] = {}
         with self._lock:
             for start in range(0, len(keys), 900):
