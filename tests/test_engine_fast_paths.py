@@ -49,3 +49,22 @@ def test_batches_go_longest_first_ties_in_first_seen_order_and_cache_rows_round_
     assert again.failures == first.failures and again.extras == first.extras
     assert np.isnan(again.scores[2]) and again.failures[2] == "why"
     np.testing.assert_array_equal(again.input_tokens, first.input_tokens)
+
+
+def test_a_lookup_reads_the_same_rows_whether_it_scans_the_signature_or_looks_keys_up(tmp_path):
+    """`get` reads every row of the signature when that is at most twice what it was asked for, else looks the keys
+    up; both give exactly the asked-for rows of that signature (other signatures' rows never leak in)."""
+    with ScoreCache(tmp_path / "c.sqlite") as cache:
+        keys = [f"k{i:03d}" for i in range(100)]
+        batch = ScoreBatch.plain(np.arange(100) / 100)
+        batch.failures[3] = "refused"
+        cache.put("sig", keys, batch)
+        cache.put("other", keys, ScoreBatch.plain(np.ones(100)))
+        asked_many = keys[::2] + ["absent"]  # 51 keys of 100 held: one pass over the signature
+        asked_few = keys[:40:4] + ["absent"]  # 11 keys: looked up
+        for asked in (asked_many, asked_few, keys, ["absent"], []):
+            got = cache.get("sig", asked)
+            assert set(got) == set(asked) - {"absent"}
+            assert all(got[k][0] == int(k[1:]) / 100 for k in got)
+            assert all(got[k][4] == ("refused" if k == "k003" else None) for k in got)
+        assert cache.get("nothing-cached", keys) == {}

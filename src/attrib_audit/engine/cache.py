@@ -86,15 +86,29 @@ class ScoreCache:
 
     def get(self, signature: str, keys: Sequence[str]) -> dict[str, tuple]:
         """Cached rows for the keys that have one: key -> (score, truncated, input_tokens, chunks, failure, extras)."""
-        found: dict[str, tuple] = {}
+        return {row[0]: row[1:] for row in self._select("scores", "score, truncated, input_tokens, chunks, failure, "
+                                                                   "extras", signature, keys)}
+
+    def _select(self, table: str, columns: str, signature: str, keys: Sequence[str]) -> list[tuple]:
+        """(key, *columns) of the rows of `table` under `signature` whose key is among `keys`. When the signature holds
+        at most twice as many rows as are asked for (a rerun of the same data), all of them are read in one pass and
+        filtered here, ~3x faster than looking each key up; otherwise the keys are looked up 900 at a time."""
+        if not keys:
+            return []
         with self._lock:
+            held = self.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE signature = ?", (signature,)).fetchone()[0]
+            if held == 0:
+                return []
+            if held <= 2 * len(keys):
+                wanted = set(keys)
+                return [row for row in self.conn.execute(f"SELECT key, {columns} FROM {table} WHERE signature = ?",
+                                                         (signature,)) if row[0] in wanted]
+            rows: list[tuple] = []
             for start in range(0, len(keys), 900):
                 chunk = list(keys[start:start + 900])
-                q = f"SELECT key, score, truncated, input_tokens, chunks, failure, extras FROM scores " \
-                    f"WHERE signature = ? AND key IN ({','.join('?' * len(chunk))})"
-                for row in self.conn.execute(q, [signature, *chunk]):
-                    found[row[0]] = row[1:]
-        return found
+                rows += self.conn.execute(f"SELECT key, {columns} FROM {table} WHERE signature = ? AND key IN "
+                                          f"({','.join('?' * len(chunk))})", [signature, *chunk]).fetchall()
+            return rows
 
     def put(self, signature: str, keys: Sequence[str], batch: ScoreBatch) -> None:
         """Write one batch in one transaction (the unit that survives a crash)."""
@@ -119,16 +133,8 @@ class ScoreCache:
         """Cached (words, sentences) for the keys that have them; a row that is not two non-negative integers (a
         file written by something else) counts as absent, so it is counted again and replaced. (Not a CHECK in the
         schema: `PRAGMA quick_check` would then call the whole file corrupt and move the scores aside with it.)"""
-        found: dict[str, tuple[int, int]] = {}
-        with self._lock:
-            for start in range(0, len(keys), 900):
-                chunk = list(keys[start:start + 900])
-                q = f"SELECT key, words, sentences FROM text_counts WHERE signature = ? AND key IN " \
-                    f"({','.join('?' * len(chunk))})"
-                for key, w, s in self.conn.execute(q, [signature, *chunk]):
-                    if type(w) is int and type(s) is int and w >= 0 and s >= 0:
-                        found[key] = (w, s)
-        return found
+        return {key: (w, n) for key, w, n in self._select("text_counts", "words, sentences", signature, keys)
+                if type(w) is int and type(n) is int and w >= 0 and n >= 0}
 
     def put_counts(self, signature: str, keys: Sequence[str], words: Sequence[int], sentences: Sequence[int]) -> None:
         """Write one batch of counts in one transaction, as `put` does scores."""
