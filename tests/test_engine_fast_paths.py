@@ -68,3 +68,25 @@ def test_a_lookup_reads_the_same_rows_whether_it_scans_the_signature_or_looks_ke
             assert all(got[k][0] == int(k[1:]) / 100 for k in got)
             assert all(got[k][4] == ("refused" if k == "k003" else None) for k in got)
         assert cache.get("nothing-cached", keys) == {}
+
+
+def test_each_distinct_pair_is_hashed_once_and_an_empty_question_is_no_question(tmp_path, monkeypatch):
+    import attrib_audit.engine.runner as runner
+
+    hashed = []
+    monkeypatch.setattr(runner, "pair_key", lambda *p: hashed.append(p) or pair_key(*p))
+
+    class Asks(Recorder):
+        wants_questions = True
+
+        def score(self, claims, evidences, questions):
+            assert len(questions) == len(claims)
+            return super().score(claims, evidences)
+
+    claims, evidences = ["a", "b", "a", "a", "b"], ["x", "x", "x", "x", "y"]
+    with ScoreCache(tmp_path / "c.sqlite") as cache:
+        out, st = score_pairs(Asks(), claims, evidences, cache=cache, questions=["", "q", None, "q", None])
+    assert hashed == [("a", "x", None), ("b", "x", "q"), ("a", "x", "q"), ("b", "y", None)]  # first-seen order
+    assert st.n_pairs == 5 and st.n_unique == 4  # ("a", "x", "") and ("a", "x", None): one pair, as pair_key says
+    assert pair_key("a", "x", "") == pair_key("a", "x", None)
+    np.testing.assert_array_equal(out.scores, [1, 1, 1, 1, 1])

@@ -67,8 +67,8 @@ def score_pairs(
 ) -> tuple[ScoreBatch, RunStats]:
     """Scores aligned with the input rows; identical pairs are scored once and cached pairs not at all.
 
-    Without a cache, pairs are deduplicated on the strings themselves: the sha256 content key is
-    only computed when a cache needs it (it is the dominant cost for the cheapest scorers).
+    Pairs are deduplicated on the strings themselves: the sha256 content key is computed only for distinct pairs
+    and only when a cache needs it (it is the dominant cost for the cheapest scorers).
     `questions` reach only scorers that declare `wants_questions = True` (e.g. LLM judges);
     for those the question is part of the cache key and is passed as `score(..., questions=...)`.
     """
@@ -78,12 +78,13 @@ def score_pairs(
     if qs is not None and len(qs) != len(claims):
         raise ValueError(f"{len(claims)} claims but {len(qs)} questions")
     sig = scorer.signature
-    keys: list[Hashable] = ([pair_key(c, e, qs[i] if qs else None) for i, (c, e) in enumerate(zip(claims, evidences))]
-                            if cache is not None else
-                            list(zip(claims, evidences, qs)) if qs else list(zip(claims, evidences)))
-    slot: dict[Hashable, int] = {}
-    inverse = np.fromiter((slot.setdefault(k, len(slot)) for k in keys), dtype=np.int64, count=len(keys))
-    uniq_keys = list(slot)
+    # pairs are told apart by their strings (a question only when given: pair_key hashes "" as none), and the
+    # sha256 content key is computed once per distinct pair, only when a cache needs it
+    pairs: list[tuple] = (list(zip(claims, evidences, [q or None for q in qs])) if qs else
+                          list(zip(claims, evidences)))
+    slot: dict[tuple, int] = {}
+    inverse = np.fromiter((slot.setdefault(k, len(slot)) for k in pairs), dtype=np.int64, count=len(pairs))
+    uniq_keys: list[Hashable] = [pair_key(*p) for p in slot] if cache is not None else list(slot)
     first = np.unique(inverse, return_index=True)[1]  # the first row holding each unique pair
     res = _Unique(len(uniq_keys))
     n_cached = 0
@@ -122,5 +123,5 @@ def score_pairs(
             bar.update(len(bidx))
     if bar is not None:
         bar.close()
-    stats = RunStats(scorer.name, sig, len(keys), len(uniq_keys), n_cached, len(todo), n_batches)
+    stats = RunStats(scorer.name, sig, len(pairs), len(uniq_keys), n_cached, len(todo), n_batches)
     return res.expand(inverse), stats
