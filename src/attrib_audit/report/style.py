@@ -20,13 +20,16 @@ HEATMAP_CMAP = "cividis"  # perceptually uniform and readable with red-green col
 RC = {
     "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
     "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.spines.top": False, "axes.spines.right": False,
-    "svg.fonttype": "path", "savefig.dpi": 150, "figure.dpi": 100,
+    # text stays <text> (sans-serif fallback), not glyph outlines: smaller files drawn faster, and a reader can
+    # select and search a plot's labels
+    "svg.fonttype": "none", "savefig.dpi": 150, "figure.dpi": 100,
     "svg.hashsalt": "attrib-audit",  # stable SVG ids, so the same results give the same file
 }
 
 
 # Every figure uses constrained layout, which keeps labels and legends inside the canvas: no `savefig.bbox: tight`,
-# whose extra layout pass drew each figure twice per format.
+# whose extra layout pass drew each figure twice per format. `save` lays a figure out once and then switches the
+# engine off, since savefig would otherwise lay it out again in a throw-away draw before each format.
 DISPLAY_PX_PER_INCH = 125  # on screen a little larger than 96 px/in, so 8-pt annotations stay legible
 
 
@@ -69,6 +72,10 @@ def save(fig, plots: Path, name: str, caption: str, alt: str = "") -> Figure:
     """Write plots/NAME.svg (and plots/NAME.png inside `png_copies(True)`), close the figure, return its block."""
     plots.mkdir(parents=True, exist_ok=True)
     svg = plots / f"{name}.svg"
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)
+        fig.set_layout_engine(None)
     fig.savefig(svg, metadata={"Date": None, "Creator": None})
     png = None
     if _PNG.get():

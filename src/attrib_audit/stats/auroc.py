@@ -41,6 +41,17 @@ def auroc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(u / (n_pos * n_neg))
 
 
+def _cumsum_down(a: np.ndarray) -> np.ndarray:
+    """np.cumsum(a, axis=0) of a C-contiguous (G, B) array, as a loop of whole-row adds: the same additions in the
+    same order, 3-4x faster than numpy's strided accumulate once rows are long (B resamples); short rows use numpy."""
+    if a.shape[1] < 64:
+        return np.cumsum(a, axis=0)
+    out = a.copy()
+    for g in range(1, out.shape[0]):
+        np.add(out[g - 1], out[g], out=out[g])
+    return out
+
+
 def cluster_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, counts: np.ndarray,
                   row_weights: np.ndarray | None = None) -> np.ndarray:
     """AUROC for each resample given as cluster multiplicities `counts` (B, K); row i belongs to cluster codes[i].
@@ -75,8 +86,10 @@ def cluster_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, cou
     pos_t = sparse.csr_matrix((w[y], (bins[y], codes[y])), shape=shape[::-1]) @ ct
     neg_t = sparse.csr_matrix((w[~y], (bins[~y], codes[~y])), shape=shape[::-1]) @ ct
     pos, neg = pos_t.T, neg_t.T
-    below = (np.cumsum(neg_t, axis=0) - neg_t).T
-    num = np.einsum("bg,bg->b", pos, below + 0.5 * neg)
+    below = _cumsum_down(neg_t)
+    below -= neg_t
+    below += 0.5 * neg_t
+    num = np.einsum("bg,bg->b", pos, below.T)
     den = pos.sum(axis=1) * neg.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
