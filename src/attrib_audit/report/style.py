@@ -6,12 +6,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from attrib_audit.report.blocks import Figure  # noqa: E402
+from attrib_audit.report.blocks import Figure
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -41,9 +36,20 @@ def marker(i: int) -> str:
     return MARKERS[i % len(MARKERS)]
 
 
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend, imported when a figure is drawn (not when one comes from
+    the figure cache)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def rc():
     """Context for drawing: every plot function draws and saves inside it."""
-    return plt.rc_context(RC)
+    return pyplot().rc_context(RC)
 
 
 def slice_panel(ax, slices: list[str], construct: str, reference: float) -> None:
@@ -56,6 +62,10 @@ def slice_panel(ax, slices: list[str], construct: str, reference: float) -> None
 
 
 _PNG: ContextVar[bool] = ContextVar("attrib_audit_report_png", default=False)
+
+
+def png_wanted() -> bool:
+    return _PNG.get()
 
 
 @contextmanager
@@ -82,5 +92,5 @@ def save(fig, plots: Path, name: str, caption: str, alt: str = "") -> Figure:
         png = plots / f"{name}.png"
         fig.savefig(png, metadata={"Software": None})
     width = round(fig.get_figwidth() * DISPLAY_PX_PER_INCH)
-    plt.close(fig)
+    pyplot().close(fig)
     return Figure(name, caption, png, svg, alt or caption, width)
