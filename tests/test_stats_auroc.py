@@ -82,3 +82,19 @@ def test_clustered_bootstrap_matches_a_loop_over_resamples():
         yy, ss = np.repeat(y, rep), np.repeat(s, rep)
         want = roc_auc_score(yy, ss) if 0 < yy.sum() < yy.size else np.nan
         assert np.isclose(got[b], want, equal_nan=True)
+
+
+@pytest.mark.parametrize("n_boot", [2, 3, 257, 700])
+def test_clustered_bootstrap_blocks_change_no_bit(monkeypatch, n_boot):
+    """Resamples are computed a block at a time; any block width gives the very same floats (weighted rows too)."""
+    import importlib
+
+    mod = importlib.import_module("attrib_audit.stats.auroc")  # the module: the package exports a function of its name
+    rng = np.random.default_rng(n_boot)
+    s, y = rng.random(300).round(2), rng.random(300) < 0.3
+    codes, w = rng.integers(0, 90, 300), rng.random(300) + 0.05
+    counts = rng.poisson(1.0, (n_boot, 90)).astype(float)
+    whole = mod.cluster_auroc(s, y, codes, counts, w)
+    monkeypatch.setattr(mod, "_MIN_WIDTH", 2)
+    monkeypatch.setattr(mod, "_BLOCK_CELLS", 1)
+    assert np.array_equal(mod.cluster_auroc(s, y, codes, counts, w), whole, equal_nan=True)
