@@ -6,12 +6,11 @@ import sys
 
 from attrib_audit.cli.options import add_report_inputs
 from attrib_audit.report.browser import check_page
+from attrib_audit.report.build import build_report
 
 
 def write_report(folder, out=None, screenshot=None, png=False, **explicit) -> int:
     """Build the report, print where it is, and (with a screenshot path) check it in headless Chromium."""
-    from attrib_audit.report.build import build_report  # matplotlib: only when a report is drawn
-
     paths = build_report(folder, out, png=png, **explicit)
     for name in paths.ignored:
         print(f"[report] left out {name}: written by another run", file=sys.stderr)

@@ -1,7 +1,8 @@
 """Where attrib-audit keeps files of its own on this machine, read from the environment at each call.
 
 $ATTRIB_AUDIT_HOME (default ~/.cache/attrib_audit) holds the score cache, the judge's request cache beside it,
-the weight-hash cache and assembled weights; $ATTRIB_AUDIT_CACHE moves the score cache alone.
+the weight-hash cache, assembled weights and the report's figure cache; $ATTRIB_AUDIT_CACHE moves the score cache
+alone.
 """
 from __future__ import annotations
 
@@ -27,3 +28,8 @@ def default_requests_path(score_cache: str | Path | None = None) -> Path:
 def fingerprints_path() -> Path:
     """The per-file sha256 cache of weight files (see hashing.cached_sha256)."""
     return home() / "fingerprints.json"
+
+
+def figures_path() -> Path:
+    """The report's figure cache (see report.figcache)."""
+    return home() / "figures"

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.report import fmt, style
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Note, Para, Section, Table, guard
 
 
@@ -20,8 +21,9 @@ def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in text).strip("_").lower()
 
 
+@cached_figure
 def confusion_plot(pair: dict, plots: Path):
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
 
     rows = [{"slice": "all slices (pooled)", **pair["overall"]}] if pair.get("overall") else []
     rows += pair.get("slices", [])

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.report import fmt, style
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Note, Para, Section, Table
 from attrib_audit.report.transfer import headline_blocks
 from attrib_audit.report.view import AuditView
@@ -82,8 +83,9 @@ def sign_flips(view: AuditView, paired: list[dict]) -> list[str]:
             for (c, a, b), s in sorted(sides.items()) if s[1] and s[-1]]
 
 
+@cached_figure
 def paired_plot(view: AuditView, paired: list[dict], plots: Path):
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
     from matplotlib.lines import Line2D
 
     pairs = sorted({(p["scorer_a"], p["scorer_b"]) for p in paired})

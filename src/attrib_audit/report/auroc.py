@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.report import fmt, style
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Note, Para, Section, Table
 from attrib_audit.report.view import AuditView
 from attrib_audit.stats.auroc import average_ranks
@@ -50,8 +51,9 @@ def _grid(view: AuditView, slices: list[str]) -> tuple[np.ndarray, np.ndarray, n
     return point, lo, hi, cut
 
 
+@cached_figure
 def heatmap(view: AuditView, plots: Path):
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
     from matplotlib.colors import Normalize
 
     grids = {c: _grid(view, s) for c, s in view.constructs.items()}
@@ -97,8 +99,9 @@ def heatmap(view: AuditView, plots: Path):
                           "“cut k%” is the share of pairs truncated at the scorer's window; grey = undefined.")
 
 
+@cached_figure
 def forest(view: AuditView, plots: Path):
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
     from matplotlib.lines import Line2D
 
     m = len(view.scorers)
@@ -129,9 +132,10 @@ def forest(view: AuditView, plots: Path):
                           f"{fmt.pct(MAJORITY_CUT)} of that slice's pairs.")
 
 
+@cached_figure
 def rank_chart(view: AuditView, plots: Path):
     """One panel per construct with two or more slices; None when no construct has two."""
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
 
     panels = {c: s for c, s in view.constructs.items() if len(s) >= 2}
     if not panels or len(view.scorers) < 2:

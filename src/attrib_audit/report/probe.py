@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from attrib_audit.report import fmt, style
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Para, Section, Table, guard
 
 REWRITE_LABELS = {"altered": "share of answers altered", "token_jaccard": "mean token Jaccard (tuned vs base)",
@@ -15,8 +16,9 @@ def _est(e: dict, signed: bool = False) -> str:
     return fmt.ci(e.get("mean"), e.get("ci_low"), e.get("ci_high"), signed=signed)
 
 
+@cached_figure
 def probe_plot(probe: dict, plots: Path):
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
 
     rows = probe["metrics"]
     rewrite = probe["rewrite"]

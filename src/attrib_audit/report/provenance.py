@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.report import fmt, style
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.agreement import _slug
 from attrib_audit.report.blocks import Note, Para, Section, Table, guard
 
@@ -21,8 +22,9 @@ def _spread(s: dict | None) -> str:
     return f"{s['mean']:.3f} ± {fmt.num(s.get('sd'))} (min {fmt.num(s.get('min'))}, max {fmt.num(s.get('max'))})"
 
 
+@cached_figure
 def provenance_plot(d: dict, plots: Path):
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
     from matplotlib.lines import Line2D
 
     clean = d["clean"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.report import fmt, style
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Note, Para, Section, Table, guard
 
 _FLAGS = ("recommended_changed", "verdict_changed", "portability_changed")
@@ -126,8 +127,9 @@ def spearman_table(rows: list[dict]) -> list:
                   "that tracks length inside a class is partly measuring length.")]
 
 
+@cached_figure
 def halves_plot(ln: dict, plots: Path):
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
     from matplotlib.lines import Line2D
 
     halves = ln.get("halves") or []

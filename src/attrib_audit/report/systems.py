@@ -12,6 +12,7 @@ import numpy as np
 
 from attrib_audit.audit.systems import pick_ranker
 from attrib_audit.report import fmt, style
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.stats.auroc import average_ranks
 
@@ -34,7 +35,7 @@ def _metrics(e: Mapping[str, Any]) -> list[str]:
 
 def _panels(n: int, width: float, height: float, extra: float, **kw):
     """A figure with one panel per metric, four to a row; unused panels hidden."""
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
 
     cols = min(n, 4)
     rows = -(-n // cols)
@@ -55,6 +56,7 @@ def _reversals(e: Mapping[str, Any], m: str) -> list[dict]:
     return [r for r in e["reversals"] if r["metric"] == m and r["summary"] == "mean"]
 
 
+@cached_figure
 def scatter(e: Mapping[str, Any], plots: Path, index: int):
     """Per metric: each system at (metric mean, human pass rate), both with their 95% CIs."""
     metrics = _metrics(e)
@@ -82,6 +84,7 @@ def scatter(e: Mapping[str, Any], plots: Path, index: int):
                      "inputs on both axes; a metric that ranks systems like the humans puts them on a rising line.")
 
 
+@cached_figure
 def bump(e: Mapping[str, Any], plots: Path, index: int):
     """Per metric: each system's rank by the human pass rate (left) and by the metric's mean (right)."""
     metrics = _metrics(e)

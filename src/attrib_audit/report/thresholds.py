@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from attrib_audit.report import fmt, style
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Note, Para, Section, Table, guard
 from attrib_audit.report.console import RATE_NAMES, short_names
 
@@ -114,9 +115,10 @@ def _map_transfer(cal: dict, names: dict) -> str:
     return cal.get("transfer_reason") or fmt.DASH
 
 
+@cached_figure
 def reliability_plot(entries: list, plots: Path):
     """One figure: a panel per scorer (rows) and construct (columns), a line per slice, the diagonal = calibrated."""
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
 
     groups = _by_construct([e for e in entries if e["calibration"]["reliability"]])
     if not groups:

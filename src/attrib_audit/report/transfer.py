@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from attrib_audit.report import fmt, style
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Note, Para, Section, Table, guard
 from attrib_audit.report.verdict import pick
 
@@ -59,8 +60,9 @@ def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None =
     return out
 
 
+@cached_figure
 def regret_plot(transfer: dict, plots: Path):
-    import matplotlib.pyplot as plt
+    plt = style.pyplot()
 
     groups = _ok(transfer)
     if not groups:

@@ -65,6 +65,7 @@ def _auroc_jobs(sm: np.ndarray, y: np.ndarray, codes: np.ndarray, w: np.ndarray,
     k = int(codes.max()) + 1 if codes.size else 0
     blocks = []
     for counts in cluster_count_blocks(k, n_boot, gen, width=sm.shape[1]):
+        counts = np.asfortranarray(counts)  # cluster_auroc multiplies its (K, B) transpose: made once, not per job
         block = np.full((len(jobs), counts.shape[0]), np.nan)
         for i, (j, rows) in enumerate(jobs):  # a handful of jobs; the B resamples are one array operation
             if rows.any():

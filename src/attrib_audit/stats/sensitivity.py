@@ -79,6 +79,7 @@ def subset_bootstrap(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
     blocks = []
     n_clusters = int(codes.max()) + 1 if codes.size else 0
     for counts in cluster_count_blocks(n_clusters, n_boot, rng, width=sm.shape[1]):
+        counts = np.asfortranarray(counts)  # cluster_auroc multiplies its (K, B) transpose: made once, not per cell
         block = np.full((m, k, counts.shape[0]), np.nan)
         for i, j in zip(*np.nonzero(use.any(axis=2))):  # m × k cells; the resamples are one array operation
             r = use[i, j]

@@ -1,0 +1,135 @@
+"""A cache in front of the plot functions: a figure is a pure function of the numbers it is given, so a report
+rebuilt from the same results reuses each SVG instead of importing matplotlib and drawing it again.
+
+An entry is keyed by sha256 of (the report code, matplotlib's version, the plot style, the plot function, every
+argument but the plots folder, whether PNGs are wanted): a change to any of them draws anew. Entries live in
+$ATTRIB_AUDIT_HOME/figures, one JSON file each, written whole (temp file + rename). The cache only saves time: an
+entry that is unreadable or not of this layout is drawn again and replaced, and a home that cannot be written
+just draws every time. A cached name is used as a file name only if it is a plain one.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import functools
+import hashlib
+import inspect
+import json
+import math
+import os
+import re
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from attrib_audit import __version__
+from attrib_audit.files.paths import figures_path
+from attrib_audit.report import style
+from attrib_audit.report.blocks import Figure
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+_LAYOUT = 1  # the entry layout below; part of the key, so a new layout never reads an old one
+
+
+class _Uncacheable(Exception):
+    """An argument with no canonical form (a function, an open file): the figure is drawn without the cache."""
+
+
+def _canonical(obj: Any) -> Any:
+    """A JSON value that is equal for equal arguments and keeps order (a plot draws its rows in order)."""
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else repr(obj)
+    if isinstance(obj, np.generic):
+        return _canonical(obj.item())
+    if isinstance(obj, np.ndarray):
+        return ["ndarray", str(obj.dtype), list(obj.shape), _canonical(obj.tolist())]
+    if isinstance(obj, dict):
+        return ["dict", [[_canonical(k), _canonical(v)] for k, v in obj.items()]]
+    if isinstance(obj, (list, tuple)):
+        return [type(obj).__name__, [_canonical(v) for v in obj]]
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return [type(obj).__qualname__, [[f.name, _canonical(getattr(obj, f.name))] for f in dataclasses.fields(obj)]]
+    raise _Uncacheable(type(obj).__name__)
+
+
+@functools.lru_cache(maxsize=1)
+def _code_key() -> str:
+    """The report code and the drawing library: a new version of either draws every figure anew."""
+    h = hashlib.sha256(f"{_LAYOUT}\0{__version__}\0{metadata.version('matplotlib')}\0".encode())
+    h.update(repr(sorted(style.RC.items())).encode())
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _read(entry: Path, png: bool) -> dict | None:
+    try:
+        data = json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ok = (isinstance(data, dict) and isinstance(data.get("name"), str) and _NAME.fullmatch(data["name"])
+          and all(isinstance(data.get(k), str) for k in ("caption", "alt", "svg"))
+          and isinstance(data.get("width_px"), int) and not isinstance(data.get("width_px"), bool)
+          and (isinstance(data.get("png"), str) if png else data.get("png") is None))
+    if not ok:
+        return None
+    if png:
+        try:
+            data["png"] = base64.b64decode(data["png"], validate=True)
+        except (binascii.Error, ValueError):
+            return None
+    return data
+
+
+def _write(entry: Path, data: dict) -> None:
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{entry.name}.", dir=entry.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, entry)
+    except OSError:
+        pass  # a read-only home: draw again next time
+
+
+def cached_figure(draw: Callable[..., Figure | None]) -> Callable[..., Figure | None]:
+    """Wrap a plot function `draw(..., plots, ...)` that saves one figure under `plots` (via style.save)."""
+    signature = inspect.signature(draw)
+
+    @functools.wraps(draw)
+    def wrapper(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        plots = Path(bound.arguments["plots"])
+        png = style.png_wanted()
+        try:
+            given = [[k, _canonical(v)] for k, v in bound.arguments.items() if k != "plots"]
+        except _Uncacheable:
+            return draw(*args, **kwargs)
+        key = hashlib.sha256(json.dumps([_code_key(), draw.__module__, draw.__qualname__, png, given],
+                                        ensure_ascii=True, allow_nan=False).encode()).hexdigest()
+        entry = figures_path() / f"{key}.json"
+        hit = _read(entry, png)
+        if hit is not None:
+            plots.mkdir(parents=True, exist_ok=True)
+            svg = plots / f"{hit['name']}.svg"
+            svg.write_text(hit["svg"], encoding="utf-8")
+            png_path = None
+            if png:
+                png_path = plots / f"{hit['name']}.png"
+                png_path.write_bytes(hit["png"])
+            return Figure(hit["name"], hit["caption"], png_path, svg, hit["alt"], hit["width_px"])
+        fig = draw(*args, **kwargs)
+        if isinstance(fig, Figure):
+            _write(entry, {"name": fig.name, "caption": fig.caption, "alt": fig.alt, "width_px": fig.width_px,
+                           "svg": fig.svg.read_text(encoding="utf-8"),
+                           "png": base64.b64encode(fig.png.read_bytes()).decode() if fig.png else None})
+        return fig
+
+    return wrapper
