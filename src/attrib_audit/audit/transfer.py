@@ -23,6 +23,7 @@ from attrib_audit.stats.transfer import (
     DEFAULT_EPS_GRID, AurocMatrix, best_per_dataset, decompose, eps_regret_sweep, lodo_regret, paired_best_vs_rest,
     portability, sign_flips,
 )
+from attrib_audit.text import sentences, tokenize
 from attrib_audit.text.sentences import split_sentences
 from attrib_audit.text.tokenize import count_tokens
 
@@ -123,8 +124,6 @@ def evidence_words(evidences: Sequence[str]) -> np.ndarray:
 def counts_signature() -> str:
     """What computes an evidence's counts: the source of the word and sentence counters and Python's Unicode tables
     (what `\\w`, isalnum and lower() follow), so a count made by another version is never read back as this one's."""
-    from attrib_audit.text import sentences, tokenize
-
     code = "\0".join(inspect.getsource(m) for m in (tokenize, sentences))
     return f"evidence-counts:words+sentences:unicode={unicodedata.unidata_version}:" \
            f"{hashlib.sha256(code.encode()).hexdigest()[:16]}"

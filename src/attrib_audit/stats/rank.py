@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from scipy.special import ndtr, stdtr  # not scipy.stats: its import alone costs half a second
 
 from attrib_audit.stats.auroc import average_ranks
 
@@ -58,8 +59,6 @@ def kendall_tau_matrix(matrix: np.ndarray) -> KendallTau:
     p-values follow scipy's method='auto': exact without ties when n ≤ 33 (or almost
     all pairs agree), otherwise the tie-corrected normal approximation.
     """
-    from scipy.special import ndtr  # here, not at the top: an audit of one metric never ranks (0.3 s of its start)
-
     a = _finite_2d(matrix, "matrix")
     n, d = a.shape
     sign = np.sign(a[None, :, :] - a[:, None, :])  # (n, n, d): sign of item pair per rater
@@ -233,6 +232,4 @@ def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     dof = a.size - 2
     with np.errstate(divide="ignore"):
         tstat = rho * np.sqrt(max(dof / ((rho + 1.0) * (1.0 - rho)), 0.0)) if abs(rho) < 1 else np.sign(rho) * np.inf
-    from scipy.special import stdtr  # deferred like kendall_tau_matrix's ndtr
-
     return rho, float(2 * stdtr(dof, -abs(tstat)))  # Student t's survival function, as scipy.stats.t.sf computes it
