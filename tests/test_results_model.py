@@ -4,6 +4,8 @@ byte for byte, and the sensitivity section gets its rescored scores handed in in
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -126,3 +128,38 @@ def test_scores_parquet_has_the_columns_types_and_nulls_a_dataframe_gave(tmp_pat
     assert new.schema.metadata == {PARQUET_RUN_KEY: b"run-1"}
     assert new.column("judge").null_count == 2 and new.column("judge__n").type == "double"
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "new.parquet"), pd.read_parquet(tmp_path / "old.parquet"))
+
+
+@pytest.mark.parametrize("values", [
+    np.array([0.5, np.nan, -0.0, np.inf, 1e-300]), np.array([1.5, 2.5], dtype=np.float32), np.array([], dtype=float),
+    np.array([3, -1, 2**40]), np.array([7, 8], dtype=np.int32), np.array([True, False, True] * 5),
+    ["a", None, "", "naïve ✂ 𝔘", None], ["only"], [None, None], [], ["x"] * 17,
+])
+def test_columns_laid_into_buffers_equal_what_pa_array_gives(values):
+    """Numbers and text columns skip pa.array (it imports pandas): the arrays must be the same, nulls included."""
+    import pyarrow as pa
+
+    from attrib_audit.audit.results import _arrow_column, _buffers_column
+
+    direct = _buffers_column(pa, values)
+    assert direct is not None
+    direct.validate(full=True)
+    want = pa.array(values, from_pandas=True)
+    want = want.cast(pa.large_string()) if pa.types.is_string(want.type) else want
+    assert direct.type == want.type and direct.null_count == want.null_count and direct.equals(want)
+    assert _arrow_column(pa, values).equals(want)
+
+
+def test_saving_scores_imports_no_pandas(tmp_path):
+    """scores.parquet of plain scorers is written from arrow buffers: a cached rerun does not pay pandas' import."""
+    code = ("import sys, numpy as np; from pathlib import Path; "
+            "from attrib_audit.audit.results import write_scores_parquet; from attrib_audit.data.records import PairTable; "
+            "from attrib_audit.scorers.base import ScoreBatch; n = 4; "
+            "t = PairTable(ids=['a','b','c','d'], datasets=['d']*n, claims=['c']*n, evidences=['e']*n, "
+            "labels=np.array([0,1,0,1]), sources=[None,'s','s','s'], questions=[None]*n, groups=list('abcd'), "
+            "constructs=[None]*n); "
+            "write_scores_parquet(Path(sys.argv[1]), t, ['s']*n, {'x': ScoreBatch.plain(np.array([0.1, 0.2, 0.3, 1.0]))}); "
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.parquet")], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "False" and (tmp_path / "s.parquet").stat().st_size > 0

@@ -297,10 +297,44 @@ def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], sc
 
 def _arrow_column(pa: Any, values: Any) -> Any:
     """The arrow array a pandas column of `values` becomes: NaN and None are nulls, text is large_string (pandas' str
-    dtype), and whole numbers with a gap are doubles (pandas holds the gap as NaN)."""
+    dtype), and whole numbers with a gap are doubles (pandas holds the gap as NaN). Numbers in a numpy array and
+    text-or-None lists (every column but a judge's extras) are laid into arrow buffers directly: pa.array imports
+    pandas to inspect its input, 0.3 s of a cached demo."""
+    direct = _buffers_column(pa, values)
+    if direct is not None:
+        return direct
     arr = pa.array(values, from_pandas=True)
     if pa.types.is_string(arr.type):
         return arr.cast(pa.large_string())
     if pa.types.is_integer(arr.type) and arr.null_count:
         return arr.cast(pa.float64())
     return arr
+
+
+def _validity(pa: Any, present: np.ndarray) -> tuple[Any, int]:
+    """(arrow validity bitmap or None, null count) of a mask of present values."""
+    nulls = int(present.size - np.count_nonzero(present))
+    return (pa.py_buffer(np.packbits(present, bitorder="little")) if nulls else None), nulls
+
+
+def _buffers_column(pa: Any, values: Any) -> Any:
+    """`values` as an arrow array built from its buffers, or None for any other kind of column."""
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "fiub":
+        v = np.ascontiguousarray(values)
+        if v.dtype.kind == "b":
+            return pa.Array.from_buffers(pa.bool_(), v.size, [None, pa.py_buffer(np.packbits(v, bitorder="little"))])
+        mask, nulls = _validity(pa, ~np.isnan(v)) if v.dtype.kind == "f" else (None, 0)
+        return pa.Array.from_buffers(pa.from_numpy_dtype(v.dtype), v.size, [mask, pa.py_buffer(v)], null_count=nulls)
+    if not isinstance(values, list) or not all(x is None or type(x) is str for x in values):
+        return None
+    if all(x is None for x in values):
+        return pa.nulls(len(values))
+    try:
+        encoded = [b"" if x is None else x.encode("utf-8") for x in values]
+    except UnicodeEncodeError:
+        return None  # a lone surrogate: pa.array says what it says of one
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    mask, nulls = _validity(pa, np.fromiter((x is not None for x in values), dtype=bool, count=len(values)))
+    return pa.Array.from_buffers(pa.large_string(), len(values),
+                                 [mask, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))], null_count=nulls)
