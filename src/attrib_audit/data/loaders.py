@@ -19,6 +19,8 @@ from attrib_audit.text.cells import cell_text
 
 # Values accepted as binary labels without an explicit mapping. Strings like
 # "attributable" are deliberately absent: they need --label-map, so a mapping is never guessed.
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # read line by line, one object per line
+
 _IMPLICIT_LABELS: dict[Any, int] = {0: 0, 1: 1, "0": 0, "1": 1, "true": 1, "false": 0}  # True == 1, False == 0 as keys
 
 
@@ -118,7 +120,7 @@ def iter_rows(path: str | Path, skipped: list[dict] | None = None) -> Iterator[t
         raise DataError("file not found", path=str(p))
     if p.is_dir():
         raise DataError("is a folder, not a data file", path=str(p))
-    if suffix in (".jsonl", ".json", ".ndjson"):
+    if suffix in JSONL_SUFFIXES:
         return _iter_jsonl(p, skipped)
     if suffix in (".csv", ".tsv"):
         return _iter_table(p, "csv")
@@ -238,6 +240,8 @@ def rows_to_records(
 
 def check_unique_ids(ids: Sequence[str], paths: list[str]) -> None:
     """Ids, not records: a loaded table's id column is checked without rebuilding a record per row."""
+    if len(set(ids)) == len(ids):  # the usual answer, without a Python loop over the rows
+        return
     seen: dict[str, int] = {}
     for i, rid in enumerate(ids):
         if rid in seen:
@@ -262,20 +266,28 @@ def load_pairs(
     on_error="skip" leaves bad rows out and lists them in each file's origin entry (`skipped`).
     The origin entries also record how the file was loaded, so `audit --check` can reload it.
     """
+    from attrib_audit.data.columnar import read_plain_jsonl  # here: columnar reads labels with parse_label above
+
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
     path_list = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
-    records: list[PairRecord] = []
+    tables: list[PairTable] = []
     origin = []
     seen_ids = {} if seen_ids is None else seen_ids
     for p in path_list:
         skipped: list[dict] | None = [] if on_error == "skip" else None
-        recs = rows_to_records(iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map,
-                               dataset=dataset, construct=construct, skipped=skipped, seen_ids=seen_ids)
-        origin.append({"path": str(p), "sha256": file_sha256(p), "rows": len(recs),
+        table = read_plain_jsonl(p, columns=columns, label_map=label_map, dataset=dataset, construct=construct,
+                                 seen_ids=seen_ids) if p.suffix.lower() in JSONL_SUFFIXES and p.is_file() else None
+        if table is None:  # not a plain JSONL file: row by row, each error naming its file, row and field
+            table = PairTable.from_records(rows_to_records(
+                iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map, dataset=dataset,
+                construct=construct, skipped=skipped, seen_ids=seen_ids))
+        origin.append({"path": str(p), "sha256": file_sha256(p), "rows": len(table),
                        "load": {"columns": dict(columns or {}), "label_map": dict(label_map) if label_map else None,
                                 "dataset": dataset, "construct": construct, "on_error": on_error},
                        "skipped": skipped or []})
-        records.extend(recs)
-    check_unique_ids([r.id for r in records], [str(p) for p in path_list])
-    return PairTable.from_records(records, origin=origin)
+        tables.append(table)
+    table = tables[0] if len(tables) == 1 else PairTable.concat(tables)
+    check_unique_ids(table.ids, [str(p) for p in path_list])
+    table.origin = origin
+    return table
