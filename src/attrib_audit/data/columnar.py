@@ -16,7 +16,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.loaders import parse_label
+from attrib_audit.data.labels import parse_label
 from attrib_audit.data.records import FIELDS, PairTable
 
 
@@ -35,12 +35,15 @@ class _Unsure(Exception):
 
 
 def _text_column(batch: Any, name: str, ints_ok: bool = False) -> Any:
-    """The column as Arrow strings, or None if it is absent; raises _Unsure for a type str() might spell otherwise."""
+    """The column as Arrow strings, or None if it is absent or only nulls (as the row path reads a null: no value);
+    raises _Unsure for a type str() might spell otherwise."""
     import pyarrow as pa
 
     if name not in batch.schema.names:
         return None
     arr = batch.column(name)
+    if pa.types.is_null(arr.type):
+        return None
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
         return arr
     if ints_ok and pa.types.is_integer(arr.type):  # str(int) and Arrow's cast agree
@@ -101,7 +104,7 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
         texts = {}
         for f in ("claim", "evidence"):
             arr = _text_column(batch, col[f])
-            if arr.null_count or not pc.all(pc.match_substring_regex(arr, _has_text())).as_py():
+            if arr is None or arr.null_count or not pc.all(pc.match_substring_regex(arr, _has_text())).as_py():
                 return None
             texts[f] = arr.to_pylist()
         labels = _labels(batch.column(col["label"]), label_map, path, col["label"])

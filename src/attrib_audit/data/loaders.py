@@ -12,42 +12,14 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from attrib_audit.data.columnar import read_plain_jsonl
 from attrib_audit.data.errors import DataError
+from attrib_audit.data.labels import parse_label
 from attrib_audit.data.records import FIELDS, PairRecord, PairTable
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.text.cells import cell_text
 
-# Values accepted as binary labels without an explicit mapping. Strings like
-# "attributable" are deliberately absent: they need --label-map, so a mapping is never guessed.
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # read line by line, one object per line
-
-_IMPLICIT_LABELS: dict[Any, int] = {0: 0, 1: 1, "0": 0, "1": 1, "true": 1, "false": 0}  # True == 1, False == 0 as keys
-
-
-def parse_label(value: Any, label_map: Mapping[str, int] | None, *, path: str, row: int, field: str) -> int:
-    """Map a raw label to 0/1: explicit mapping first, then only unambiguous binary values."""
-    if label_map is not None:
-        key = str(value).strip().lower() if value is not None else None
-        lowered = {str(k).strip().lower(): int(v) for k, v in label_map.items()}
-        if key in lowered:
-            return lowered[key]
-    if isinstance(value, float):
-        if math.isnan(value):
-            raise DataError("label is missing (NaN)", path=path, row=row, field=field)
-        if value in (0.0, 1.0):
-            return int(value)
-    if isinstance(value, (np.integer, np.bool_)):
-        value = value.item()
-    if isinstance(value, str):
-        value = value.strip().lower()
-    if value is None or value == "":
-        raise DataError("label is missing", path=path, row=row, field=field)
-    try:
-        return _IMPLICIT_LABELS[value]
-    except (KeyError, TypeError):
-        pass
-    hint = " (pass --label-map, e.g. 'attributable=1,not attributable=0')" if isinstance(value, str) else ""
-    raise DataError(f"label {value!r} is not 0/1 or true/false{hint}", path=path, row=row, field=field)
 
 
 def skip_entry(exc: DataError) -> dict:
@@ -266,8 +238,6 @@ def load_pairs(
     on_error="skip" leaves bad rows out and lists them in each file's origin entry (`skipped`).
     The origin entries also record how the file was loaded, so `audit --check` can reload it.
     """
-    from attrib_audit.data.columnar import read_plain_jsonl  # here: columnar reads labels with parse_label above
-
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
     path_list = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
