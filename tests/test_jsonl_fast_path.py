@@ -13,6 +13,7 @@ from attrib_audit.data import DataError, load_pairs
 from attrib_audit.data.columnar import _plain_lines, read_plain_jsonl
 from attrib_audit.data.loaders import iter_rows, rows_to_records
 from attrib_audit.data.records import PairTable
+from attrib_audit.files.hashing import file_sha256
 
 DATA = Path(__file__).parent / "data"
 DEMO = Path(__file__).parents[1] / "src" / "attrib_audit" / "data" / "demo"
@@ -41,7 +42,7 @@ def test_every_pair_file_in_the_repo_is_read_as_the_per_line_reader_reads_it():
     for path in PAIR_FILES:
         for kw in ({}, {"construct": "attribution", "dataset": "named"}):
             seen: dict = {}
-            fast = read_plain_jsonl(path, seen_ids=seen, **kw)
+            fast = read_plain_jsonl(path.read_bytes(), path=str(path), seen_ids=seen, **kw)
             assert fast is not None, path
             assert_same(fast, per_line(path, **kw))
             assert seen == {i: (str(path), row) for row, i in enumerate(fast.ids, start=1)}
@@ -49,7 +50,7 @@ def test_every_pair_file_in_the_repo_is_read_as_the_per_line_reader_reads_it():
 
 @pytest.mark.parametrize("path", OTHER_FILES, ids=lambda p: p.name)
 def test_other_layouts_go_to_the_per_line_reader(path):
-    assert read_plain_jsonl(path, seen_ids={}) is None
+    assert read_plain_jsonl(path.read_bytes(), path=str(path), seen_ids={}) is None
     with pytest.raises(DataError):
         per_line(path)
 
@@ -148,14 +149,16 @@ def test_a_plain_file_is_not_read_line_by_line(tmp_path, monkeypatch):
     path = tmp_path / "pairs.jsonl"
     path.write_text(BASE.read_text(encoding="utf-8"), encoding="utf-8")
     monkeypatch.setattr(loaders, "rows_to_records", lambda *a, **k: pytest.fail("per-line reader"))
-    assert len(load_pairs(path)) == len(lines_of(BASE))
+    monkeypatch.setattr(loaders, "file_sha256", lambda *a, **k: pytest.fail("read again to hash"))
+    table = load_pairs(path)
+    assert len(table) == len(lines_of(BASE)) and table.origin[0]["sha256"] == file_sha256(path)
 
 
 def test_a_line_longer_than_arrows_block_is_still_read(tmp_path, monkeypatch):
     monkeypatch.setattr(columnar, "JSONL_BLOCK_BYTES", 64)
     path = tmp_path / "pairs.jsonl"
     path.write_text(BASE.read_text(encoding="utf-8"), encoding="utf-8")
-    fast = read_plain_jsonl(path, seen_ids={})
+    fast = read_plain_jsonl(path.read_bytes(), path=str(path), seen_ids={})
     assert fast is not None
     assert_same(fast, per_line(path))
 

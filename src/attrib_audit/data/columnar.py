@@ -158,24 +158,21 @@ def _plain_lines(data: bytes) -> tuple[int, int] | None:
     return (len(ends), int((ends - starts).max()) + 1) if np.all(b[last] == ord("}")) else None
 
 
-def read_plain_jsonl(path: Path, *, columns: Mapping[str, str] | None = None,
+def read_plain_jsonl(data: bytes, *, path: str, columns: Mapping[str, str] | None = None,
                      label_map: Mapping[str, int] | None = None, dataset: str | None = None,
                      construct: str | None = None, seen_ids: dict[str, tuple[str, int]] | None = None
                      ) -> PairTable | None:
-    """A JSONL file in our pair schema parsed by Arrow and validated column-wise, or None for the per-line reader.
+    """The bytes of a JSONL file in our pair schema parsed by Arrow and validated column-wise, or None for the
+    per-line reader.
 
     Only a file proven plain is taken: valid UTF-8, one object per line (rows are numbered by line, as the
     per-line reader numbers them), parsed by Arrow without complaint (Arrow refuses duplicated keys, lone
-    surrogates, a column whose JSON types clash) and accepted whole by `batch_to_table`. Anything else, from an
-    unreadable file to one bad row, returns None and is read line by line, so errors read word for word as before.
+    surrogates, a column whose JSON types clash) and accepted whole by `batch_to_table`. Anything else, down to
+    one bad row, returns None and is read line by line, so errors read word for word as before.
     """
     import pyarrow as pa
     import pyarrow.json as pj
 
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
     lines = _plain_lines(data)
     if lines is None:
         return None
@@ -188,5 +185,5 @@ def read_plain_jsonl(path: Path, *, columns: Mapping[str, str] | None = None,
         return None
     if table.num_rows != lines[0]:
         return None
-    return batch_to_table(table, first_row=1, path=str(path), columns=columns, label_map=label_map,
+    return batch_to_table(table, first_row=1, path=path, columns=columns, label_map=label_map,
                           dataset=dataset, construct=construct, seen_ids=seen_ids)

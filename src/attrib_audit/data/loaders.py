@@ -5,8 +5,10 @@ CSV: the data row, header excluded; Parquet: the row), so errors point at the in
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -222,6 +224,21 @@ def check_unique_ids(ids: Sequence[str], paths: list[str]) -> None:
         seen[rid] = i
 
 
+def _plain_jsonl(p: Path, **options: Any) -> tuple[PairTable | None, str | None]:
+    """A JSONL file read whole by Arrow (`read_plain_jsonl`; None unless plain) and its sha256 (None unless read),
+    hashed from the same bytes on a second thread while the first parses them: hashlib lets go of the GIL."""
+    if p.suffix.lower() not in JSONL_SUFFIXES or not p.is_file():
+        return None, None
+    try:
+        data = p.read_bytes()
+    except OSError:
+        return None, None  # the per-line reader says why
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        digest = pool.submit(lambda: hashlib.sha256(data).hexdigest())
+        table = read_plain_jsonl(data, path=str(p), **options)
+    return table, digest.result()
+
+
 def load_pairs(
     paths: str | Path | Iterable[str | Path],
     *,
@@ -246,13 +263,13 @@ def load_pairs(
     seen_ids = {} if seen_ids is None else seen_ids
     for p in path_list:
         skipped: list[dict] | None = [] if on_error == "skip" else None
-        table = read_plain_jsonl(p, columns=columns, label_map=label_map, dataset=dataset, construct=construct,
-                                 seen_ids=seen_ids) if p.suffix.lower() in JSONL_SUFFIXES and p.is_file() else None
+        table, digest = _plain_jsonl(p, columns=columns, label_map=label_map, dataset=dataset, construct=construct,
+                                     seen_ids=seen_ids)
         if table is None:  # not a plain JSONL file: row by row, each error naming its file, row and field
             table = PairTable.from_records(rows_to_records(
                 iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map, dataset=dataset,
                 construct=construct, skipped=skipped, seen_ids=seen_ids))
-        origin.append({"path": str(p), "sha256": file_sha256(p), "rows": len(table),
+        origin.append({"path": str(p), "sha256": digest or file_sha256(p), "rows": len(table),
                        "load": {"columns": dict(columns or {}), "label_map": dict(label_map) if label_map else None,
                                 "dataset": dataset, "construct": construct, "on_error": on_error},
                        "skipped": skipped or []})
