@@ -10,7 +10,7 @@ import pytest
 import attrib_audit.data.columnar as columnar
 import attrib_audit.data.loaders as loaders
 from attrib_audit.data import DataError, load_pairs
-from attrib_audit.data.columnar import _plain_lines, read_plain_jsonl
+from attrib_audit.data.columnar import _plain_lines, batch_to_table, plain_jsonl_table
 from attrib_audit.data.loaders import iter_rows, rows_to_records
 from attrib_audit.data.records import PairTable
 from attrib_audit.files.hashing import file_sha256
@@ -33,6 +33,11 @@ def assert_same(a: PairTable, b: PairTable) -> None:
         assert np.array_equal(a.inclusion_probs, b.inclusion_probs)
 
 
+def arrow_read(path: Path, **kw) -> PairTable | None:
+    rows = plain_jsonl_table(path.read_bytes())
+    return None if rows is None else batch_to_table(rows, first_row=1, path=str(path), **kw)
+
+
 def per_line(path: Path, **kw) -> PairTable:
     return PairTable.from_records(rows_to_records(iter_rows(path), path=str(path), seen_ids={}, **kw))
 
@@ -42,7 +47,7 @@ def test_every_pair_file_in_the_repo_is_read_as_the_per_line_reader_reads_it():
     for path in PAIR_FILES:
         for kw in ({}, {"construct": "attribution", "dataset": "named"}):
             seen: dict = {}
-            fast = read_plain_jsonl(path.read_bytes(), path=str(path), seen_ids=seen, **kw)
+            fast = arrow_read(path, seen_ids=seen, **kw)
             assert fast is not None, path
             assert_same(fast, per_line(path, **kw))
             assert seen == {i: (str(path), row) for row, i in enumerate(fast.ids, start=1)}
@@ -50,7 +55,7 @@ def test_every_pair_file_in_the_repo_is_read_as_the_per_line_reader_reads_it():
 
 @pytest.mark.parametrize("path", OTHER_FILES, ids=lambda p: p.name)
 def test_other_layouts_go_to_the_per_line_reader(path):
-    assert read_plain_jsonl(path.read_bytes(), path=str(path), seen_ids={}) is None
+    assert arrow_read(path, seen_ids={}) is None
     with pytest.raises(DataError):
         per_line(path)
 
@@ -64,7 +69,7 @@ def both_ways(path: Path, monkeypatch, **kw):
             return str(exc)
     fast = run()
     with monkeypatch.context() as m:
-        m.setattr(loaders, "read_plain_jsonl", lambda *a, **k: None)
+        m.setattr(loaders, "plain_jsonl_table", lambda data: None)
         slow = run()
     return fast, slow
 
@@ -158,7 +163,7 @@ def test_a_line_longer_than_arrows_block_is_still_read(tmp_path, monkeypatch):
     monkeypatch.setattr(columnar, "JSONL_BLOCK_BYTES", 64)
     path = tmp_path / "pairs.jsonl"
     path.write_text(BASE.read_text(encoding="utf-8"), encoding="utf-8")
-    fast = read_plain_jsonl(path.read_bytes(), path=str(path), seen_ids={})
+    fast = arrow_read(path, seen_ids={})
     assert fast is not None
     assert_same(fast, per_line(path))
 

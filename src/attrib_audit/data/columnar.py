@@ -1,5 +1,5 @@
 """Validate a record batch column-wise: the common case (text columns, clean labels, fresh ids) becomes a
-PairTable without a Python loop over rows. `read_plain_jsonl` does the same for a whole JSONL file read by Arrow.
+PairTable without a Python loop over rows; `plain_jsonl_table` reads a whole plain JSONL file into such a table.
 
 A batch this cannot vouch for (a bad or missing value, an unusual column type, a duplicated id) returns
 None and goes through `rows_to_records` instead, so every error and every skipped row is reported word for
@@ -158,17 +158,12 @@ def _plain_lines(data: bytes) -> tuple[int, int] | None:
     return (len(ends), int((ends - starts).max()) + 1) if np.all(b[last] == ord("}")) else None
 
 
-def read_plain_jsonl(data: bytes, *, path: str, columns: Mapping[str, str] | None = None,
-                     label_map: Mapping[str, int] | None = None, dataset: str | None = None,
-                     construct: str | None = None, seen_ids: dict[str, tuple[str, int]] | None = None
-                     ) -> PairTable | None:
-    """The bytes of a JSONL file in our pair schema parsed by Arrow and validated column-wise, or None for the
-    per-line reader.
+def plain_jsonl_table(data: bytes) -> Any:
+    """The rows of a JSONL file's bytes as an Arrow table (row i from line i), or None unless the file is plain.
 
-    Only a file proven plain is taken: valid UTF-8, one object per line (rows are numbered by line, as the
-    per-line reader numbers them), parsed by Arrow without complaint (Arrow refuses duplicated keys, lone
-    surrogates, a column whose JSON types clash) and accepted whole by `batch_to_table`. Anything else, down to
-    one bad row, returns None and is read line by line, so errors read word for word as before.
+    Plain: valid UTF-8, one object per line, parsed by Arrow without complaint (Arrow refuses duplicated keys,
+    lone surrogates, a column whose JSON types clash). The caller validates the table with `batch_to_table`;
+    a file that is not plain, or a table it does not take, is read line by line so errors read as before.
     """
     import pyarrow as pa
     import pyarrow.json as pj
@@ -183,7 +178,4 @@ def read_plain_jsonl(data: bytes, *, path: str, columns: Mapping[str, str] | Non
         table = pj.read_json(pa.BufferReader(data), read_options=pj.ReadOptions(block_size=block))
     except (pa.ArrowException, UnicodeDecodeError):  # the latter: an Arrow message quoting bytes cut mid-character
         return None
-    if table.num_rows != lines[0]:
-        return None
-    return batch_to_table(table, first_row=1, path=path, columns=columns, label_map=label_map,
-                          dataset=dataset, construct=construct, seen_ids=seen_ids)
+    return table if table.num_rows == lines[0] else None

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.data.columnar import read_plain_jsonl
+from attrib_audit.data.columnar import batch_to_table, plain_jsonl_table
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.labels import parse_label
 from attrib_audit.data.records import FIELDS, PairRecord, PairTable
@@ -225,8 +225,9 @@ def check_unique_ids(ids: Sequence[str], paths: list[str]) -> None:
 
 
 def _plain_jsonl(p: Path, **options: Any) -> tuple[PairTable | None, str | None]:
-    """A JSONL file read whole by Arrow (`read_plain_jsonl`; None unless plain) and its sha256 (None unless read),
-    hashed from the same bytes on a second thread while the first parses them: hashlib lets go of the GIL."""
+    """A JSONL file read whole by Arrow and validated column-wise (None unless plain, see `plain_jsonl_table`)
+    and its sha256 (None unless read), hashed from the same bytes on a second thread while the first parses them
+    (hashlib lets go of the GIL)."""
     if p.suffix.lower() not in JSONL_SUFFIXES or not p.is_file():
         return None, None
     try:
@@ -234,9 +235,11 @@ def _plain_jsonl(p: Path, **options: Any) -> tuple[PairTable | None, str | None]
     except OSError:
         return None, None  # the per-line reader says why
     with ThreadPoolExecutor(max_workers=1) as pool:
-        digest = pool.submit(lambda: hashlib.sha256(data).hexdigest())
-        table = read_plain_jsonl(data, path=str(p), **options)
-    return table, digest.result()
+        digest = pool.submit(hashlib.sha256, data)
+        rows = plain_jsonl_table(data)
+    del data  # the Arrow table holds the text now: free the file before its Python strings are made
+    table = None if rows is None else batch_to_table(rows, first_row=1, path=str(p), **options)
+    return table, digest.result().hexdigest()
 
 
 def load_pairs(
