@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -33,7 +34,7 @@ def child(mode: str, data: str, libs: bool) -> None:
         import pandas  # noqa: F401
         import pyarrow.compute  # noqa: F401
         import pyarrow.json  # noqa: F401
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), os.times()
     import hashlib
     import resource
 
@@ -44,12 +45,13 @@ def child(mode: str, data: str, libs: bool) -> None:
     if mode == "per-line":
         loaders.plain_jsonl_table = lambda data: None  # every file takes the per-line reader
     table = load_data(DataSpec(files=(FileSource(data),), construct="attribution"))
-    seconds = time.perf_counter() - t0
+    seconds, c1 = time.perf_counter() - t0, os.times()
     h = hashlib.sha256()
     for name in ("ids", "datasets", "claims", "evidences", "sources", "questions", "groups", "constructs", "systems"):
         h.update(json.dumps(getattr(table, name)).encode())
     h.update(table.labels.tobytes() + json.dumps(table.origin, sort_keys=True).encode())
-    print(json.dumps({"seconds": seconds, "rows": len(table), "digest": h.hexdigest(),
+    print(json.dumps({"seconds": seconds, "cpu": c1.user + c1.system - c0.user - c0.system,
+                      "rows": len(table), "digest": h.hexdigest(),
                       "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
@@ -81,10 +83,12 @@ def main() -> None:
     if len({r["digest"] for rs in runs.values() for r in rs}) != 1:
         sys.exit("the two readings gave different tables")
     best = {key: min(r["seconds"] for r in rs) for key, rs in runs.items()}
-    print(f"load_data, best of {a.repeat}:  fresh interpreter   pyarrow+pandas imported   peak RSS")
+    cpu = {key: min(r["cpu"] for r in rs) for key, rs in runs.items()}
+    print(f"load_data, best of {a.repeat} (wall / CPU):  fresh interpreter   pyarrow+pandas imported   peak RSS")
     for m in MODES:
         rss = max(r["peak_rss_mib"] for r in runs[m, False])
-        print(f"  {m:9s}        {best[m, False]:6.2f} s            {best[m, True]:6.2f} s          {rss:5.0f} MiB")
+        print(f"  {m:9s}  {best[m, False]:13.2f} / {cpu[m, False]:.2f} s  {best[m, True]:15.2f} / {cpu[m, True]:.2f} s"
+              f"  {rss:7.0f} MiB")
     print("tables identical (digest over every column and the origin entry)")
     print(f"ratio: {best['per-line', False] / best['arrow', False]:.2f}")
 
