@@ -21,7 +21,7 @@ from attrib_audit.data.records import FIELDS, PairRecord, PairTable
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.text.cells import cell_text
 
-JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # read line by line, one object per line
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # JSON Lines: one object per line (a .json file too)
 
 
 def skip_entry(exc: DataError) -> dict:
