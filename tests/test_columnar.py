@@ -41,6 +41,7 @@ CASES = [
     ({"c": BASE["claim"], "e": BASE["evidence"], "y": [1, 0, 1, 0], "key": ["k1", "k2", "k3", "k4"]},
      {"columns": {"claim": "c", "evidence": "e", "label": "y", "id": "key"}}),
     ({**BASE, "label": pa.array([1, 0, 1, 0], pa.int8()), "id": pa.array(["a", "b", "c", "d"], pa.large_string())}, {}),
+    ({**BASE, "claim": ["東京", "\u00a0é\u3000", "ü", "4"], "label": [0, 1, 1, 0]}, {}),  # text without ASCII
 ]
 
 

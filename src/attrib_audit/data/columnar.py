@@ -1,5 +1,5 @@
 """Validate a record batch column-wise: the common case (text columns, clean labels, fresh ids) becomes a
-PairTable without a Python loop over rows.
+PairTable without a Python loop over rows; `plain_jsonl_table` reads a whole plain JSONL file into such a table.
 
 A batch this cannot vouch for (a bad or missing value, an unusual column type, a duplicated id) returns
 None and goes through `rows_to_records` instead, so every error and every skipped row is reported word for
@@ -7,26 +7,25 @@ word as before; the fast path only ever accepts rows that path would accept, and
 """
 from __future__ import annotations
 
-import functools
-import sys
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.loaders import parse_label
+from attrib_audit.data.labels import parse_label
 from attrib_audit.data.records import FIELDS, PairTable
 
 
-@functools.cache
-def _has_text() -> str:
-    """A text is non-empty for str.strip() iff it holds a character outside str.isspace(); the regex class is
-    exactly Python's whitespace, so the check agrees with `_pair_text` (RE2's \\s alone is ASCII-only). Built on
-    first use: the walk over every code point costs a tenth of a second that `--help` and cached reruns need not pay.
-    """
-    space = "".join(f"\\x{{{c:x}}}" for c in range(sys.maxunicode + 1) if chr(c).isspace())
-    return f"[^{space}]"
+def _all_have_text(arr: Any, values: list[str]) -> bool:
+    """Whether str.strip() leaves something of every value, as `pair_text` demands. Arrow finds the values holding
+    printable ASCII, which Python never counts as whitespace; only the few others are stripped in Python (Arrow's
+    idea of whitespace is not Python's, e.g. for U+001C)."""
+    import pyarrow.compute as pc
+
+    without_ascii = pc.invert(pc.match_substring_regex(arr, "[!-~]"))
+    return all(values[i].strip() for i in pc.indices_nonzero(without_ascii).to_pylist())
 
 
 class _Unsure(Exception):
@@ -34,12 +33,15 @@ class _Unsure(Exception):
 
 
 def _text_column(batch: Any, name: str, ints_ok: bool = False) -> Any:
-    """The column as Arrow strings, or None if it is absent; raises _Unsure for a type str() might spell otherwise."""
+    """The column as Arrow strings, or None if it is absent or only nulls (as the row path reads a null: no value);
+    raises _Unsure for a type str() might spell otherwise."""
     import pyarrow as pa
 
     if name not in batch.schema.names:
         return None
     arr = batch.column(name)
+    if pa.types.is_null(arr.type):
+        return None
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
         return arr
     if ints_ok and pa.types.is_integer(arr.type):  # str(int) and Arrow's cast agree
@@ -62,25 +64,27 @@ def _or_default(arr: Any, default: list[str] | str) -> list[str]:
 def _labels(arr: Any, label_map: Mapping[str, int] | None, path: str, field: str) -> np.ndarray:
     """parse_label once per distinct value; any value it refuses sends the batch to the row path."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     if arr.null_count:
         raise _Unsure
     try:
-        enc = arr.dictionary_encode()
+        distinct = pc.unique(arr)  # unlike dictionary_encode, one set of values across a table's chunks
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
         raise _Unsure from None
     try:
-        mapped = np.array([parse_label(v, label_map, path=path, row=0, field=field) for v in enc.dictionary.to_pylist()],
+        mapped = np.array([parse_label(v, label_map, path=path, row=0, field=field) for v in distinct.to_pylist()],
                           dtype=np.int8)
     except DataError:
         raise _Unsure from None
-    return mapped[enc.indices.to_numpy()]
+    return mapped[pc.index_in(arr, value_set=distinct).to_numpy()]
 
 
 def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[str, str] | None = None,
                    label_map: Mapping[str, int] | None = None, dataset: str | None = None,
                    construct: str | None = None, seen_ids: dict[str, tuple[str, int]] | None = None) -> PairTable | None:
-    """The rows of `batch` (numbered from `first_row`) as a PairTable, or None to use `rows_to_records`.
+    """The rows of `batch` (a record batch or a table; numbered from `first_row`) as a PairTable, or None to use
+    `rows_to_records`.
 
     Same knobs and the same result as rows_to_records; `seen_ids` is only updated when the batch is accepted.
     """
@@ -98,9 +102,11 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
         texts = {}
         for f in ("claim", "evidence"):
             arr = _text_column(batch, col[f])
-            if arr.null_count or not pc.all(pc.match_substring_regex(arr, _has_text())).as_py():
+            if arr is None or arr.null_count:
                 return None
             texts[f] = arr.to_pylist()
+            if not _all_have_text(arr, texts[f]):
+                return None
         labels = _labels(batch.column(col["label"]), label_map, path, col["label"])
         id_arr = _text_column(batch, col["id"], ints_ok=True)
         defaults = [f"{default_dataset}:{r}" for r in range(first_row, first_row + n)] if (
@@ -117,10 +123,59 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
     if seen_ids is not None:
         if len(set(ids)) != n or not seen_ids.keys().isdisjoint(ids):
             return None  # the row path names the duplicate and where it first appeared
-        seen_ids.update(zip(ids, ((path, r) for r in range(first_row, first_row + n))))
+        seen_ids.update(zip(ids, zip(repeat(path), range(first_row, first_row + n))))
     opt = {f: [None] * n if a is None else a.to_pylist() for f, a in optional.items()}
     groups = [g if g else i for g, i in zip(opt["group"], ids)]
     return PairTable(ids=ids, datasets=datasets, claims=texts["claim"], evidences=texts["evidence"], labels=labels,
                      sources=opt["source"], questions=opt["question"], groups=groups,
                      constructs=[construct] * n if construct else opt["construct"],
                      systems=[s or None for s in opt["system"]])  # blank: no system, as the row path
+
+
+JSONL_BLOCK_BYTES = 4 << 20  # Arrow parses blocks of about this size in parallel (at least one line each)
+
+
+def _plain_lines(data: bytes) -> tuple[int, int] | None:
+    """(lines, longest line in bytes) if each line of `data` is exactly `{...}` (a CRLF ending allowed), else None.
+
+    With Arrow parsing every line and giving one row per line, this proves row i came from line i: a line that
+    starts with `{` cannot continue an object left open by a line ending in `}` (that needs `,`, `]` or `}`), and
+    JSON strings hold no raw newline, so each line holds whole objects, one each when the counts agree. Blank
+    lines, a BOM, leading blanks or a line of several objects all fail here and go to the per-line reader.
+    """
+    b = np.frombuffer(data, dtype=np.uint8)
+    if not len(b):
+        return None
+    step = 1 << 22  # in slices: one mask over the whole file would cost more in fresh pages than in compares
+    ends = np.concatenate([np.flatnonzero(b[i:i + step] == ord("\n")) + i for i in range(0, len(b), step)])
+    if not len(ends) or ends[-1] != len(b) - 1:
+        ends = np.append(ends, len(b))  # a last line without its newline
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    if np.any(starts >= ends) or np.any(b[starts] != ord("{")):
+        return None
+    last = ends - 1
+    last -= b[last] == ord("\r")
+    return (len(ends), int((ends - starts).max()) + 1) if np.all(b[last] == ord("}")) else None
+
+
+def plain_jsonl_table(data: bytes) -> Any:
+    """The rows of a JSONL file's bytes as an Arrow table (row i from line i), or None unless the file is plain.
+
+    Plain: valid UTF-8, one object per line, parsed by Arrow without complaint (Arrow refuses duplicated keys,
+    lone surrogates, a column whose JSON types clash). The caller validates the table with `batch_to_table`;
+    a file that is not plain, or a table it does not take, is read line by line so errors read as before.
+    """
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    lines = _plain_lines(data)
+    if lines is None:
+        return None
+    offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64))
+    try:
+        pa.LargeStringArray.from_buffers(1, offsets, pa.py_buffer(data)).validate(full=True)  # UTF-8, as Python reads
+        block = max(JSONL_BLOCK_BYTES, lines[1] + 1)  # Arrow refuses a line longer than its block
+        table = pj.read_json(pa.BufferReader(data), read_options=pj.ReadOptions(block_size=block))
+    except (pa.ArrowException, UnicodeDecodeError):  # the latter: an Arrow message quoting bytes cut mid-character
+        return None
+    return table if table.num_rows == lines[0] else None

@@ -5,47 +5,23 @@ CSV: the data row, header excluded; Parquet: the row), so errors point at the in
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from attrib_audit.data.columnar import batch_to_table, plain_jsonl_table
 from attrib_audit.data.errors import DataError
+from attrib_audit.data.labels import parse_label
 from attrib_audit.data.records import FIELDS, PairRecord, PairTable
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.text.cells import cell_text
 
-# Values accepted as binary labels without an explicit mapping. Strings like
-# "attributable" are deliberately absent: they need --label-map, so a mapping is never guessed.
-_IMPLICIT_LABELS: dict[Any, int] = {0: 0, 1: 1, "0": 0, "1": 1, "true": 1, "false": 0}  # True == 1, False == 0 as keys
-
-
-def parse_label(value: Any, label_map: Mapping[str, int] | None, *, path: str, row: int, field: str) -> int:
-    """Map a raw label to 0/1: explicit mapping first, then only unambiguous binary values."""
-    if label_map is not None:
-        key = str(value).strip().lower() if value is not None else None
-        lowered = {str(k).strip().lower(): int(v) for k, v in label_map.items()}
-        if key in lowered:
-            return lowered[key]
-    if isinstance(value, float):
-        if math.isnan(value):
-            raise DataError("label is missing (NaN)", path=path, row=row, field=field)
-        if value in (0.0, 1.0):
-            return int(value)
-    if isinstance(value, (np.integer, np.bool_)):
-        value = value.item()
-    if isinstance(value, str):
-        value = value.strip().lower()
-    if value is None or value == "":
-        raise DataError("label is missing", path=path, row=row, field=field)
-    try:
-        return _IMPLICIT_LABELS[value]
-    except (KeyError, TypeError):
-        pass
-    hint = " (pass --label-map, e.g. 'attributable=1,not attributable=0')" if isinstance(value, str) else ""
-    raise DataError(f"label {value!r} is not 0/1 or true/false{hint}", path=path, row=row, field=field)
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # JSON Lines: one object per line (a .json file too)
 
 
 def skip_entry(exc: DataError) -> dict:
@@ -118,7 +94,7 @@ def iter_rows(path: str | Path, skipped: list[dict] | None = None) -> Iterator[t
         raise DataError("file not found", path=str(p))
     if p.is_dir():
         raise DataError("is a folder, not a data file", path=str(p))
-    if suffix in (".jsonl", ".json", ".ndjson"):
+    if suffix in JSONL_SUFFIXES:
         return _iter_jsonl(p, skipped)
     if suffix in (".csv", ".tsv"):
         return _iter_table(p, "csv")
@@ -238,12 +214,32 @@ def rows_to_records(
 
 def check_unique_ids(ids: Sequence[str], paths: list[str]) -> None:
     """Ids, not records: a loaded table's id column is checked without rebuilding a record per row."""
+    if len(set(ids)) == len(ids):  # the usual answer, without a Python loop over the rows
+        return
     seen: dict[str, int] = {}
     for i, rid in enumerate(ids):
         if rid in seen:
             raise DataError(f"duplicated id {rid!r} (first seen at pair {seen[rid] + 1} of {', '.join(paths)})",
                             field="id", row=i + 1)
         seen[rid] = i
+
+
+def _plain_jsonl(p: Path, **options: Any) -> tuple[PairTable | None, str | None]:
+    """A JSONL file read whole by Arrow and validated column-wise (None unless plain, see `plain_jsonl_table`)
+    and its sha256 (None unless read), hashed from the same bytes on a second thread while the first parses them
+    (hashlib lets go of the GIL)."""
+    if p.suffix.lower() not in JSONL_SUFFIXES or not p.is_file():
+        return None, None
+    try:
+        data = p.read_bytes()
+    except OSError:
+        return None, None  # the per-line reader says why
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        digest = pool.submit(hashlib.sha256, data)
+        rows = plain_jsonl_table(data)
+    del data  # the Arrow table holds the text now: free the file before its Python strings are made
+    table = None if rows is None else batch_to_table(rows, first_row=1, path=str(p), **options)
+    return table, digest.result().hexdigest()
 
 
 def load_pairs(
@@ -265,17 +261,23 @@ def load_pairs(
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
     path_list = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
-    records: list[PairRecord] = []
+    tables: list[PairTable] = []
     origin = []
     seen_ids = {} if seen_ids is None else seen_ids
     for p in path_list:
         skipped: list[dict] | None = [] if on_error == "skip" else None
-        recs = rows_to_records(iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map,
-                               dataset=dataset, construct=construct, skipped=skipped, seen_ids=seen_ids)
-        origin.append({"path": str(p), "sha256": file_sha256(p), "rows": len(recs),
+        table, digest = _plain_jsonl(p, columns=columns, label_map=label_map, dataset=dataset, construct=construct,
+                                     seen_ids=seen_ids)
+        if table is None:  # not a plain JSONL file: row by row, each error naming its file, row and field
+            table = PairTable.from_records(rows_to_records(
+                iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map, dataset=dataset,
+                construct=construct, skipped=skipped, seen_ids=seen_ids))
+        origin.append({"path": str(p), "sha256": digest or file_sha256(p), "rows": len(table),
                        "load": {"columns": dict(columns or {}), "label_map": dict(label_map) if label_map else None,
                                 "dataset": dataset, "construct": construct, "on_error": on_error},
                        "skipped": skipped or []})
-        records.extend(recs)
-    check_unique_ids([r.id for r in records], [str(p) for p in path_list])
-    return PairTable.from_records(records, origin=origin)
+        tables.append(table)
+    table = tables[0] if len(tables) == 1 else PairTable.concat(tables)
+    check_unique_ids(table.ids, [str(p) for p in path_list])
+    table.origin = origin
+    return table

@@ -165,7 +165,7 @@ def load_data(spec: DataSpec, log: Callable[[str], None] | None = None) -> PairT
         tables.append(PairTable.from_records(records, origin=[origin]))
     if spec.hf is not None:
         tables.append(_load_hf_table(spec, options, say))
-    table = PairTable.concat(tables)
+    table = tables[0] if len(tables) == 1 else PairTable.concat(tables)
     check_unique_ids(table.ids, [f.path for f in spec.files] + ([spec.hf.id] if spec.hf else []))
     return table
 
