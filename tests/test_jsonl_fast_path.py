@@ -24,6 +24,18 @@ COLUMNS = ("ids", "datasets", "claims", "evidences", "sources", "questions", "gr
 BASE = DATA / "reproduce" / "attributionbench_id.jsonl"
 
 
+@pytest.fixture(autouse=True)
+def _every_file_is_large(monkeypatch):
+    """The files here are small; the Arrow reading is otherwise kept for files of ARROW_MIN_BYTES and more."""
+    monkeypatch.setattr(loaders, "ARROW_MIN_BYTES", 0)
+
+
+def test_a_small_file_keeps_the_per_line_reader(monkeypatch):
+    monkeypatch.setattr(loaders, "ARROW_MIN_BYTES", BASE.stat().st_size + 1)
+    monkeypatch.setattr(loaders, "plain_jsonl_table", lambda data: pytest.fail("Arrow read a small file"))
+    assert len(load_pairs(BASE)) > 0
+
+
 def assert_same(a: PairTable, b: PairTable) -> None:
     for name in COLUMNS:
         assert getattr(a, name) == getattr(b, name), name

@@ -22,6 +22,9 @@ from attrib_audit.files.hashing import file_sha256
 from attrib_audit.text.cells import cell_text
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # JSON Lines: one object per line (a .json file too)
+# From this size a JSONL file is read by Arrow: below it the per-line reader finishes before pyarrow (and the
+# pandas it pulls in) would have been imported, so a small file (the demo's) keeps the cheaper start.
+ARROW_MIN_BYTES = 16 << 20
 
 
 def skip_entry(exc: DataError) -> dict:
@@ -231,6 +234,8 @@ def _plain_jsonl(p: Path, **options: Any) -> tuple[PairTable | None, str | None]
     if p.suffix.lower() not in JSONL_SUFFIXES or not p.is_file():
         return None, None
     try:
+        if p.stat().st_size < ARROW_MIN_BYTES:
+            return None, None
         data = p.read_bytes()
     except OSError:
         return None, None  # the per-line reader says why
