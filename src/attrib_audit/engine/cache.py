@@ -120,14 +120,7 @@ class ScoreCache:
         rows = list(zip(repeat(signature), keys, scores, np.asarray(batch.truncated_tokens).tolist(),
                         np.asarray(batch.input_tokens).tolist(), np.asarray(batch.chunks).tolist(),
                         batch.failures, extras))
-        with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                self.conn.executemany("INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?,?,?)", rows)
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
+        self._insert("INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?,?,?)", rows)
 
     def get_counts(self, signature: str, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
         """Cached (words, sentences) for the keys that have them; a row that is not two non-negative integers (a
@@ -139,10 +132,14 @@ class ScoreCache:
     def put_counts(self, signature: str, keys: Sequence[str], words: Sequence[int], sentences: Sequence[int]) -> None:
         """Write one batch of counts in one transaction, as `put` does scores."""
         rows = list(zip(repeat(signature), keys, words, sentences))
+        self._insert("INSERT OR REPLACE INTO text_counts VALUES (?,?,?,?)", rows)
+
+    def _insert(self, sql: str, rows: list[tuple]) -> None:
+        """All rows in one transaction: a killed run keeps whole batches, never half of one."""
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
-                self.conn.executemany("INSERT OR REPLACE INTO text_counts VALUES (?,?,?,?)", rows)
+                self.conn.executemany(sql, rows)
                 self.conn.execute("COMMIT")
             except BaseException:
                 self.conn.execute("ROLLBACK")
