@@ -105,3 +105,28 @@ def test_a_home_that_cannot_be_written_still_draws(transfer, tmp_path, monkeypat
     monkeypatch.setenv("ATTRIB_AUDIT_HOME", str(blocker))
     fig = regret_plot(transfer, tmp_path / "plots")
     assert fig.svg.read_text().lstrip().startswith("<?xml")
+
+
+def test_the_cache_keeps_the_entries_used_last(transfer, draws, tmp_path, monkeypatch):
+    """Bounded: past MAX_ENTRIES the entry used longest ago goes; a hit counts as a use."""
+    import attrib_audit.report.figcache as figcache
+
+    monkeypatch.setattr(figcache, "MAX_ENTRIES", 2)
+
+    def variant(delta: float) -> dict:
+        edited = copy.deepcopy(transfer)
+        edited["constructs"]["attribution"]["regret"]["fixed"][0]["mean"] += delta
+        return edited
+
+    regret_plot(variant(0.01), tmp_path / "a")
+    (first,) = figures_path().glob("*.json")
+    regret_plot(variant(0.02), tmp_path / "b")
+    (second,) = set(figures_path().glob("*.json")) - {first}
+    os.utime(first, ns=(10**18, 10**18))  # drawn long ago ...
+    os.utime(second, ns=(15 * 10**17, 15 * 10**17))
+    n = len(draws)
+    regret_plot(variant(0.01), tmp_path / "c")  # ... but used again now
+    assert len(draws) == n
+    regret_plot(variant(0.03), tmp_path / "d")
+    left = set(figures_path().glob("*.json"))
+    assert len(left) == 2 and first in left and second not in left

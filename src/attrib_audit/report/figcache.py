@@ -5,12 +5,14 @@ An entry is keyed by sha256 of (the report code, matplotlib's version, the plot 
 argument but the plots folder, whether PNGs are wanted): a change to any of them draws anew. Entries live in
 $ATTRIB_AUDIT_HOME/figures, one JSON file each, written whole (temp file + rename). The cache only saves time: an
 entry that is unreadable or not of this layout is drawn again and replaced, and a home that cannot be written
-just draws every time. A cached name is used as a file name only if it is a plain one.
+just draws every time. A cached name is used as a file name only if it is a plain one. The folder keeps the
+MAX_ENTRIES entries used last.
 """
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -33,6 +35,7 @@ from attrib_audit.report.blocks import Figure
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
 _LAYOUT = 1  # the entry layout below; part of the key, so a new layout never reads an old one
+MAX_ENTRIES = 2000  # about 80 MB of SVG; beyond it the entries used longest ago are deleted
 
 
 class _Uncacheable(Exception):
@@ -88,14 +91,35 @@ def _read(entry: Path, png: bool) -> dict | None:
 
 
 def _write(entry: Path, data: dict) -> None:
+    tmp = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{entry.name}.", dir=entry.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh)
         os.replace(tmp, entry)
+        tmp = None
+        _prune(entry.parent)
     except OSError:
-        pass  # a read-only home: draw again next time
+        pass  # a read-only or full home: draw again next time
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _prune(folder: Path) -> None:
+    """Keep the MAX_ENTRIES entries used last (a hit refreshes an entry's mtime): the cache stays bounded."""
+    entries = list(folder.glob("*.json"))
+    if len(entries) <= MAX_ENTRIES:
+        return
+    used = {}
+    for p in entries:
+        with contextlib.suppress(OSError):  # another process may prune at the same time
+            used[p] = p.stat().st_mtime_ns
+    for p in sorted(used, key=used.__getitem__)[:len(used) - MAX_ENTRIES]:
+        with contextlib.suppress(OSError):
+            p.unlink()
 
 
 def cached_figure(draw: Callable[..., Figure | None]) -> Callable[..., Figure | None]:
@@ -117,6 +141,8 @@ def cached_figure(draw: Callable[..., Figure | None]) -> Callable[..., Figure | 
         entry = figures_path() / f"{key}.json"
         hit = _read(entry, png)
         if hit is not None:
+            with contextlib.suppress(OSError):
+                os.utime(entry)  # used now: the last entry pruning would remove
             plots.mkdir(parents=True, exist_ok=True)
             svg = plots / f"{hit['name']}.svg"
             svg.write_text(hit["svg"], encoding="utf-8")
