@@ -48,23 +48,26 @@ CREATE TABLE IF NOT EXISTS text_counts (
 """
 
 
+def _framed(text: str) -> bytes:
+    """A text as `<byte length>:<utf-8 bytes>`: framed texts concatenate without ambiguity."""
+    t = text.encode("utf-8", "surrogatepass")
+    return b"%d:%b" % (len(t), t)
+
+
 def pair_key(claim: str, evidence: str, question: str | None = None) -> str:
     """Content hash of a pair; lengths are prefixed so ("ab","c") and ("a","bc") never collide.
 
     A question (for scorers that read it) is hashed in too; without one the key is the plain pair's.
     """
-    c, e = claim.encode("utf-8", "surrogatepass"), evidence.encode("utf-8", "surrogatepass")
-    data = b"%d:%b%d:%b" % (len(c), c, len(e), e)  # one update: same digest as hashing the parts in turn
+    data = _framed(claim) + _framed(evidence)  # one update: same digest as hashing the parts in turn
     if question:
-        q = question.encode("utf-8", "surrogatepass")
-        data += b"q%d:%b" % (len(q), q)
+        data += b"q" + _framed(question)
     return hashlib.sha256(data).hexdigest()
 
 
 def text_key(text: str) -> str:
-    """Content hash of one text, length-prefixed as in `pair_key`."""
-    t = text.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(b"%d:%b" % (len(t), t)).hexdigest()
+    """Content hash of one text, framed as in `pair_key`."""
+    return hashlib.sha256(_framed(text)).hexdigest()
 
 
 class ScoreCache:

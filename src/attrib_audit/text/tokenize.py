@@ -29,7 +29,7 @@ def count_tokens(text: str) -> int:
     """len(tokens(text)); an audit counts every evidence's words."""
     if text.isascii():
         return len(text.encode().translate(ASCII_TOKENS).split())
-    return len(TOKEN_RE.findall(text.lower()))
+    return len(tokens(text))
 
 
 def token_set(text: str) -> frozenset[str]:
