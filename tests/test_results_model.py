@@ -85,18 +85,9 @@ def _dataframe_parquet(path, table, slice_keys, scores, run_id):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    frame = pd.DataFrame({"id": table.ids, "dataset": table.datasets, "source": table.sources,
-                          "group": table.groups, "construct": table.constructs, "system": table.systems,
-                          "slice": slice_keys, "label": table.labels.astype(np.int64)})
-    if table.weights is not None:
-        frame["weight"] = table.weights
-    for name, batch in scores.items():
-        frame[name] = batch.scores
-        frame[f"{name}__truncated_tokens"] = batch.truncated_tokens
-        frame[f"{name}__chunks"] = batch.chunks
-        frame[f"{name}__failure"] = batch.failures
-        for key, values in sorted(batch.extras.items()):
-            frame[f"{name}__{key}"] = values
+    from attrib_audit.audit.results import scores_columns
+
+    frame = pd.DataFrame(scores_columns(table, slice_keys, scores))
     pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
 
 
@@ -123,6 +114,11 @@ def test_scores_parquet_has_the_columns_types_and_nulls_a_dataframe_gave(tmp_pat
     write_scores_parquet(tmp_path / "new.parquet", table, ["s"] * n, scores, run_id="run-1")
     _dataframe_parquet(tmp_path / "old.parquet", table, ["s"] * n, scores, run_id="run-1")
     new, old = pq.read_table(tmp_path / "new.parquet"), pq.read_table(tmp_path / "old.parquet")
+    assert new.column_names == [
+        "id", "dataset", "source", "group", "construct", "system", "slice", "label", "weight",
+        "judge", "judge__truncated_tokens", "judge__chunks", "judge__failure", "judge__clamped", "judge__k",
+        "judge__label", "judge__n", "judge__none", "judge__p",
+        "lexical", "lexical__truncated_tokens", "lexical__chunks", "lexical__failure"]
     assert new.schema.remove_metadata() == old.schema.remove_metadata()
     assert new.equals(old)  # values and nulls, column by column
     assert new.schema.metadata == {PARQUET_RUN_KEY: b"run-1"}

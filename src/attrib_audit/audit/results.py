@@ -271,14 +271,9 @@ def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot], run_id: str = "
         scores=np.concatenate([boots[s].boot.scores for s in names], axis=1) if names else np.zeros((0, 0)))
 
 
-def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], scores: dict[str, ScoreBatch],
-                         run_id: str = "") -> None:
-    """One row per pair: its fields, slice and label, then each scorer's score, truncation, chunks, failure and
-    extras. Built with pyarrow column by column (a pandas DataFrame cost most of the save on 100k rows); each
-    column has the arrow type the DataFrame gave it, so the file reads back the same."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+def scores_columns(table: PairTable, slice_keys: list[str], scores: dict[str, ScoreBatch]) -> dict[str, Any]:
+    """The columns of scores.parquet, in order: each pair's fields, slice and label, then each scorer's score,
+    truncation, chunks, failure and extras."""
     columns = {"id": table.ids, "dataset": table.datasets, "source": table.sources, "group": table.groups,
                "construct": table.constructs, "system": table.systems, "slice": slice_keys,
                "label": table.labels.astype(np.int64)}
@@ -291,6 +286,18 @@ def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], sc
         columns[f"{name}__failure"] = batch.failures
         for key, values in sorted(batch.extras.items()):  # e.g. a judge's label and raw answer
             columns[f"{name}__{key}"] = values
+    return columns
+
+
+def write_scores_parquet(path: Path, table: PairTable, slice_keys: list[str], scores: dict[str, ScoreBatch],
+                         run_id: str = "") -> None:
+    """scores.parquet: one row per pair, the `scores_columns`. Built with pyarrow column by column (a pandas
+    DataFrame cost most of the save on 100k rows); each column has the arrow type the DataFrame gave it, so the
+    file reads back the same."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = scores_columns(table, slice_keys, scores)
     arrow = pa.table({k: _arrow_column(pa, v) for k, v in columns.items()})
     pq.write_table(arrow.replace_schema_metadata({PARQUET_RUN_KEY: run_id.encode()}), path)
 
