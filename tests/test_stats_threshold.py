@@ -14,7 +14,7 @@ from attrib_audit.stats.bootstrap import cluster_count_blocks, cluster_sum_repli
 from attrib_audit.stats.threshold import (
     Target, binomial_pvalue, certify, clopper_pearson, cross_fit, fewest_labels, gate_rates,
     hoeffding_bentkus_pvalue, label_need, make_target, naive_threshold, risk_upper_bound, slice_thresholds,
-    transfer_matrix, units_needed,
+    transfer_matrix, units_needed, units_needed_without_failures,
 )
 from attrib_audit.stats.types import LabelledScores
 
@@ -281,6 +281,31 @@ def test_one_class_too_few_labels_and_an_unmeetable_target_each_give_one_line():
         assert v.reason.startswith(f"no threshold meets {target.describe()} even in-sample")
     for r in (certify(one, FP10).reason, certify(few, FP10).reason, certify(flat, FP10).reason):
         assert "\n" not in r
+
+
+@pytest.mark.parametrize("target", [Target("false_pass", 1e-9), Target("false_pass", 1e-7), Target("false_pass", 1e-8),
+                                    Target("precision", 0.999999999), Target("catch", 0.999999999)])
+@pytest.mark.parametrize("clustered", [False, True])
+def test_a_target_beyond_any_search_says_how_many_labels_it_would_need(target, clustered):
+    """Targets so strict that the count of labels passes the search's cap: a reason with that count, no crash."""
+    rng = np.random.default_rng(3)
+    s, y, g = draw(rng, 400, m=4 if clustered else 1)
+    data = LabelledScores(s, y, g if clustered else None)
+    c = certify(data, target)
+    need = units_needed_without_failures(target.alpha, 0.1, c.p_value_method)
+    assert need > 10_000_000 and units_needed(0.0, target.alpha, 0.1, c.p_value_method) is None  # past the cap
+    assert need == pytest.approx(math.log(0.1) / math.log1p(-target.alpha), rel=1e-6)  # (1 − α)^n ≤ δ, to float error
+    assert c.threshold is None and c.reason.startswith("too few labels: ")
+    assert c.reason.endswith(f"needs at least {need} even when none fails") and "\n" not in c.reason
+    assert fewest_labels(data, c) is None or fewest_labels(data, c).labels_needed is None
+    assert slice_thresholds(data, target, n_boot=20, folds=2).certified.reason == c.reason  # and the whole slice runs
+
+
+@pytest.mark.parametrize("method", ["binomial", "hoeffding_bentkus"])
+def test_units_needed_without_failures_is_units_needed_at_no_failure(method):
+    for alpha in (0.5, 0.2, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-5):
+        for delta in (0.01, 0.05, 0.1, 0.2):
+            assert units_needed_without_failures(alpha, delta, method) == units_needed(0.0, alpha, delta, method)
 
 
 def test_bad_input_is_refused_with_a_clear_message():

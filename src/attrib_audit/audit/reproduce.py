@@ -32,7 +32,7 @@ from attrib_audit.errors import BackendError, InputError
 from attrib_audit.files.outdir import write_text_atomic
 from attrib_audit.scorers.base import Scorer, ScorerUnavailable
 from attrib_audit.scorers.catalog import get_scorer, scorer_spec
-from attrib_audit.stats.bootstrap import bootstrap_aurocs, percentile_ci, slice_rng
+from attrib_audit.stats.bootstrap import DEFAULT_B, bootstrap_aurocs, percentile_ci, slice_rng
 
 
 class ManifestError(InputError):
@@ -227,7 +227,7 @@ def _select(table: PairTable, source: str | None) -> np.ndarray:
 @dataclass
 class Settings:
     device: str = "cpu"
-    n_boot: int = 2000
+    n_boot: int = DEFAULT_B
     seed: int = 0
     level: float = 0.95
     batch_size: int | None = None

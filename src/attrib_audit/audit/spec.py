@@ -25,6 +25,7 @@ from attrib_audit.files.paths import default_cache_path
 from attrib_audit.audit.trust import LOCAL_OPTIONS, Asked, check_file_spec, refuse_local_options
 from attrib_audit.scorers.plugins import is_import_path
 from attrib_audit.scorers.catalog import check_options
+from attrib_audit.stats.bootstrap import DEFAULT_B
 
 SPEC_VERSION = 1
 
@@ -57,7 +58,7 @@ class ScorerChoice:
 
 @dataclass(frozen=True)
 class StatsSpec:
-    n_boot: int = 2000
+    n_boot: int = DEFAULT_B
     seed: int = 0
     n_perm: int = 10_000
     slice_by: str = "dataset"

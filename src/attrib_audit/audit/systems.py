@@ -284,8 +284,9 @@ def _settings(results: AuditResults, folder: Path) -> SystemSettings:
             raw = {k: block[k] for k in ("n_boot", "seed", "level", "resample", "min_shared")}
         else:
             stats = results["spec"]["stats"] if isinstance(results.get("spec"), dict) else {}
-            raw = {"n_boot": stats.get("n_boot", 2000), "seed": stats.get("seed", 0), "level": stats.get("level", 0.95),
-                   "resample": stats.get("system_resample", ["inputs"])}
+            d = StatsSpec()  # an audit that recorded no setting ran with the spec's default
+            raw = {"n_boot": stats.get("n_boot", d.n_boot), "seed": stats.get("seed", d.seed),
+                   "level": stats.get("level", d.level), "resample": stats.get("system_resample", list(d.system_resample))}
     return SystemSettings.checked(raw, str(where))
 
 

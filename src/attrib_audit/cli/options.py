@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import argparse
 
+from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.data.adapters import FORMATS, PAIRS
 from attrib_audit.external.exports import SCORE_FORMATS
+
+
+STATS = StatsSpec()  # the run spec's statistics defaults: every command's flags default to these values
 
 
 def seed_int(text: str) -> int:
@@ -129,17 +133,27 @@ def add_precomputed_args(p: argparse.ArgumentParser) -> None:
                    help="format of --scores files: table (id + columns), ragas, deepeval, trulens (default: detect)")
 
 
+def add_n_boot_arg(p: argparse.ArgumentParser, what: str = "bootstrap resamples") -> None:
+    """--n-boot, defaulting to the run spec's resample count; the help names it after `what`."""
+    p.add_argument("--n-boot", type=positive_int, default=STATS.n_boot, help=f"{what} (default {STATS.n_boot})")
+
+
+def add_seed_arg(p: argparse.ArgumentParser) -> None:
+    """--seed, defaulting to the run spec's."""
+    p.add_argument("--seed", type=seed_int, default=STATS.seed)
+
+
 def add_audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
     """What `audit` and `demo` share: scoring, statistics, the output folder, precomputed metrics, the report."""
     add_scoring_args(p, "lexical,minilm,blend,bertscore")
     p.add_argument("--slice-by", choices=("dataset", "source"), default="dataset",
                    help="one AUROC per dataset, or per dataset:source")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=seed_int, default=0)
-    p.add_argument("--n-perm", type=int, default=10_000,
-                   help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
-    p.add_argument("--ci-level", type=float, default=0.95,
-                   help="coverage of the per-slice AUROC and paired-difference CIs (default 0.95)")
+    add_n_boot_arg(p)
+    add_seed_arg(p)
+    p.add_argument("--n-perm", type=int, default=STATS.n_perm,
+                   help=f"permutations for the transfer tests (Kendall's W, decomposition; default {STATS.n_perm})")
+    p.add_argument("--ci-level", type=float, default=STATS.level,
+                   help=f"coverage of the per-slice AUROC and paired-difference CIs (default {STATS.level:g})")
     p.add_argument("--window-sensitivity", type=int, metavar="N",
                    help="also rescore every scorer with a token window at N tokens and report the change")
     add_system_args(p)

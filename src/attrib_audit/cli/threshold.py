@@ -16,8 +16,8 @@ from attrib_audit.audit.thresholds import (
 from attrib_audit.cli.audit import check_caches
 from attrib_audit.cli.convert import log_for, spec_from_args, target_from_args
 from attrib_audit.cli.options import (
-    add_data_args, add_engine_args, add_judge_args, add_model_args, add_precomputed_args, add_target_args,
-    positive_int, seed_int,
+    STATS, add_data_args, add_engine_args, add_judge_args, add_model_args, add_n_boot_arg, add_precomputed_args,
+    add_seed_arg, add_target_args,
 )
 from attrib_audit.cli.report import write_report
 from attrib_audit.data.sources import load_data
@@ -100,9 +100,10 @@ def add_threshold(sub) -> None:
                    help="also fit a calibration map per slice (fitted on some folds, judged on the others) and test it "
                         "on the other slices")
     p.add_argument("--n-bins", type=int, default=10, help="reliability-diagram bins on [0, 1] (default 10)")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples for every CI (default 2000)")
-    p.add_argument("--seed", type=seed_int, default=0)
-    p.add_argument("--ci-level", type=float, default=0.95, help="coverage of the rates' and ECE's CIs (default 0.95)")
+    add_n_boot_arg(p, "bootstrap resamples for every CI")
+    add_seed_arg(p)
+    p.add_argument("--ci-level", type=float, default=STATS.level,
+                   help=f"coverage of the rates' and ECE's CIs (default {STATS.level:g})")
     p.add_argument("--out", help="folder for thresholds.json (default: the --results folder; required with data files)")
     p.add_argument("--report", action="store_true", help="also (re)write the report in that folder")
     p.add_argument("-v", "--verbose", action="store_true",

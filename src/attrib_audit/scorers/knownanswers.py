@@ -29,12 +29,12 @@ from attrib_audit.files.jsonfile import is_sealed, sealed_json
 from attrib_audit.files.outdir import write_text_atomic
 from attrib_audit.files.paths import home
 from attrib_audit.scorers.base import ScoreBatch, Scorer
-from attrib_audit.stats.bootstrap import clustered_auroc_ci
+from attrib_audit.stats.bootstrap import DEFAULT_B, clustered_auroc_ci
 
 MIN_AUROC = 0.80  # a working scorer reaches ~0.95-1.0 on this set (lexical 1.00, minilm 0.94)
 CHANCE = 0.5
 MAX_FAILED = 0.10  # more failed pairs than this (judge refusals, errors) and the check cannot tell
-N_BOOT = 2000
+N_BOOT = DEFAULT_B
 LONG_RUN = 1000  # a scorer about to score more uncached pairs than this is checked first (engine.gate)
 RULE = (f"pass when AUROC ≥ {MIN_AUROC:.2f} and the lower end of its 95% clustered-bootstrap CI (clusters = "
         f"passages) > {CHANCE:.2f}, with at most {MAX_FAILED:.0%} of the pairs failed")

@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, group_codes, percentile_ci
+from attrib_audit.stats.rng import as_generator
 from attrib_audit.stats.types import Estimate
 
 
@@ -61,7 +62,7 @@ def clustered_kappa_ci(a: Sequence, b: Sequence, groups: Sequence, *, labels: Se
     cats, ia, ib = _codes(a, b, labels)
     if len(groups) != ia.size:
         raise ValueError(f"{len(groups)} groups for {ia.size} rating pairs")
-    gen = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    gen = as_generator(seed)
     point = cohen_kappa(a, b, labels)
     if ia.size == 0:
         return Estimate(point, float("nan"), float("nan"), 0, 0, "clustered-bootstrap-percentile", n_boot, n_boot)

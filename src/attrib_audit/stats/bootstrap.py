@@ -15,10 +15,10 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from attrib_audit.stats.auroc import auroc, cluster_auroc, ht_auroc
+from attrib_audit.stats.rng import as_generator, block_rows
 from attrib_audit.stats.types import Estimate, group_codes
 
-DEFAULT_B = 2000
-_MAX_CELLS = 1 << 25  # cap on B×n floats held at once (~256 MB)
+DEFAULT_B = 2000  # bootstrap resamples unless a caller asks for another number: the one default
 
 
 def slice_rng(seed: int, name: str) -> np.random.Generator:
@@ -29,10 +29,10 @@ def slice_rng(seed: int, name: str) -> np.random.Generator:
 def cluster_count_blocks(n_clusters: int, n_boot: int, rng: np.random.Generator, width: int | None = None) -> Iterator[np.ndarray]:
     """Yield (b, K) blocks of cluster multiplicities for n_boot resamples of K clusters with replacement.
 
-    Blocks bound memory: at most _MAX_CELLS of b × max(K, width) at once.
+    Blocks bound memory (`stats.rng.block_rows`): b × max(K, width) cells at once.
     """
     k = int(n_clusters)
-    step = max(1, _MAX_CELLS // max(k, width or 0, 1))
+    step = block_rows(max(k, width or 0))
     for start in range(0, n_boot, step):
         b = min(step, n_boot - start)
         draws = rng.integers(0, k, size=(b, k))
@@ -141,7 +141,7 @@ def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
     y = np.asarray(labels).astype(np.int64)
     if sm.shape[1] != y.size:
         raise ValueError("score_matrix columns must match labels")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     state = copy.deepcopy(gen.bit_generator.state)
     codes = group_codes(groups)
     finite = np.isfinite(sm)

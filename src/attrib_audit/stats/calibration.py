@@ -20,6 +20,7 @@ from typing import Mapping
 import numpy as np
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_sum_replicates, group_folds, percentile_ci, slice_rng
+from attrib_audit.stats.rng import as_generator
 from attrib_audit.stats.types import Estimate, LabelledScores
 
 STRATEGIES = ("uniform", "quantile")
@@ -107,15 +108,11 @@ def _reliability(data: LabelledScores, scores: np.ndarray, point: float, reps: n
     return Reliability(edges, np.bincount(idx, minlength=n_bins), weight, mean_score, frac, est, strategy)
 
 
-def _gen(rng: np.random.Generator | int) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
-
 def reliability(data: LabelledScores, *, n_bins: int = 10, strategy: str = "uniform", level: float = 0.95,
                 n_boot: int = DEFAULT_B, rng: np.random.Generator | int = 0) -> Reliability:
     """Reliability diagram and ECE of the slice's scores, the CI from resampling its groups (weighted if weighted)."""
     _check_probabilities(data.scores)
-    point, reps = _ece_replicates(data.scores[None, :], data, n_bins, strategy, n_boot, _gen(rng))
+    point, reps = _ece_replicates(data.scores[None, :], data, n_bins, strategy, n_boot, as_generator(rng))
     return _reliability(data, data.scores, point[0], reps[:, 0], n_bins, strategy, level, n_boot)
 
 
@@ -260,7 +257,7 @@ class Recalibration:
 def recalibrate(data: LabelledScores, *, method: str = "isotonic", folds: int = 5, n_bins: int = 10,
                 strategy: str = "uniform", level: float = 0.95, n_boot: int = DEFAULT_B,
                 rng: np.random.Generator | int = 0) -> Recalibration:
-    gen = _gen(rng)
+    gen = as_generator(rng)
     if data.labels.min() == data.labels.max():
         raise ValueError("recalibration needs both classes in the slice")
     held, used = _cross_fitted(data, method, folds, gen)

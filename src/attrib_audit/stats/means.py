@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, group_codes, percentile_ci
+from attrib_audit.stats.rng import as_generator
 from attrib_audit.stats.types import Estimate
 
 
@@ -34,7 +35,7 @@ def bootstrap_means(matrix: np.ndarray, groups: Sequence, *, n_boot: int = DEFAU
     codes = group_codes(groups)
     if x.shape[1] != codes.size:
         raise ValueError(f"matrix has {x.shape[1]} columns for {codes.size} group ids")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     finite = np.isfinite(x)
     k = int(codes.max()) + 1 if codes.size else 0
     sums = np.zeros((x.shape[0], k))

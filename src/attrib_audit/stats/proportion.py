@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_weight_blocks, group_codes, percentile_ci
+from attrib_audit.stats.rng import as_generator
 from attrib_audit.stats.types import Estimate
 
 
@@ -24,7 +25,7 @@ def clustered_mean_replicates(values: np.ndarray, groups: Sequence, *, n_boot: i
         raise ValueError("no units: a mean needs at least one value")
     if np.isnan(v).any():
         raise ValueError("values contain NaN: drop (and count) undefined units first")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     codes = group_codes(groups)
     blocks = [(w @ v.T) / w.sum(axis=1)[:, None] for w in cluster_weight_blocks(codes, n_boot, gen)]
     reps = np.concatenate(blocks, axis=0).T if blocks else np.zeros((v.shape[0], 0))

@@ -12,6 +12,7 @@ import numpy as np
 from scipy.special import ndtr, stdtr  # not scipy.stats: its import alone costs half a second
 
 from attrib_audit.stats.auroc import average_ranks
+from attrib_audit.stats.rng import as_generator
 
 _BLOCK_CELLS = 1 << 13  # permutations × cells per block: the block's arrays stay in cache
 
@@ -209,7 +210,7 @@ def permuted_rank_w(ranks: np.ndarray, n_perm: int, rng: np.random.Generator, ti
 
 def kendall_w_test(matrix: np.ndarray, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> KendallW:
     """W with a permutation test that shuffles item ranks within each rater (ties kept)."""
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     ranks = column_ranks(matrix)
     n, k = ranks.shape
     w, tie = _w_and_tie(ranks)

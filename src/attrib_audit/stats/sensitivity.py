@@ -19,9 +19,8 @@ import numpy as np
 from attrib_audit.stats.auroc import auroc, cluster_auroc
 from attrib_audit.stats.bootstrap import cluster_count_blocks, group_codes
 from attrib_audit.stats.rank import spearman
+from attrib_audit.stats.rng import block_rows
 from attrib_audit.stats.transfer import AurocMatrix
-
-_MAX_CELLS = 1 << 22  # cap on permutations × clusters held at once
 
 
 def quantile_edges(lengths: np.ndarray, n_bins: int) -> np.ndarray:
@@ -174,7 +173,7 @@ def exchangeability_test(score_matrix: np.ndarray, labels: np.ndarray, row_clust
     d = int(lab.max()) + 1
     observed = permuted_aurocs(score_matrix, labels, row_cluster, lab[None, :], d)[0]
     obs = [float(v) for v in two_way_ss(observed)]
-    step = max(1, _MAX_CELLS // max(lab.size, np.asarray(labels).size, 1))
+    step = block_rows(8 * max(lab.size, np.asarray(labels).size, 1))  # cluster_auroc's temporaries: ~8 per cell
     null_int, null_ds = [], []
     for start in range(0, n_perm, step):
         tables = permuted_aurocs(score_matrix, labels, row_cluster,

@@ -32,7 +32,8 @@ from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.stats.bootstrap import _MAX_CELLS, DEFAULT_B, cluster_count_blocks, percentile_ci
+from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, percentile_ci
+from attrib_audit.stats.rng import as_generator, block_rows
 from attrib_audit.stats.types import Estimate
 
 DEFAULT_MIN_SHARED = 30  # fewer inputs answered by every system than this: resample within systems instead
@@ -156,7 +157,7 @@ def _within_system_count_blocks(present: np.ndarray, n_boot: int, rng: np.random
     kmax = int(ks.max())
     pos = np.argsort(~present, axis=1, kind="stable")[:, :kmax]  # (S, kmax): answered inputs first, in code order
     keep = np.arange(kmax)[None, :] < ks[:, None]  # (S, kmax)
-    step = max(1, _MAX_CELLS // max(s * max(k, kmax), 1))
+    step = block_rows(s * max(k, kmax))
     for start in range(0, n_boot, step):
         b = min(step, n_boot - start)
         draws = rng.integers(0, ks[None, :, None], size=(b, s, kmax))
@@ -202,7 +203,7 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
     s, k = sys_names.size, grp_names.size
     if s < 2:
         raise ValueError(f"system-level statistics need at least 2 systems, got {s}")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     sums, counts = _cell_sums(values, sys_codes, grp_codes, s, k)
     present = counts[0] > 0  # (S, K): the system answered the input
     shared = present.all(axis=0)

@@ -40,13 +40,13 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_sum_replicates, group_folds, percentile_ci, slice_rng
+from attrib_audit.stats.rng import as_generator, block_rows
 from attrib_audit.stats.types import Estimate, LabelledScores
 
 KINDS = ("false_pass", "precision", "catch")
 P_VALUES = ("auto", "binomial", "hoeffding_bentkus")
 UNITS = ("auto", "pair", "group")
 CIS = ("auto", "exact", "bootstrap")
-_MAX_CELLS = 1 << 24
 
 
 # --- targets -----------------------------------------------------------------------------------------------
@@ -220,6 +220,38 @@ def units_needed(risk: float, alpha: float, delta: float, method: str = "binomia
     return None
 
 
+def units_needed_without_failures(alpha: float, delta: float, method: str = "binomial") -> int:
+    """Smallest n at which n units with no failure certify risk ≤ α at δ.
+
+    With no failure both p-values are (1 − α)^n, so n is solved in closed form and then checked
+    against the p-value itself: the same answer as `units_needed(0.0, ...)` wherever that finds
+    one, and an answer for every α, however small (no search cap).
+
+    Args:
+        alpha: The risk bound to certify, in (0, 1).
+        delta: The error level of the certificate, in (0, 1).
+        method: "binomial" or "hoeffding_bentkus".
+
+    Returns:
+        The number of units (at least 1).
+
+    Examples:
+        >>> units_needed_without_failures(0.1, 0.1)
+        22
+        >>> units_needed_without_failures(1e-9, 0.1)
+        2302585157
+    """
+    def p(n: int) -> float:
+        return float(pvalues(np.zeros(1), np.array([float(n)]), alpha, method)[0])
+
+    n = max(1, math.ceil(math.log(delta) / math.log1p(-alpha)))
+    while n > 1 and p(n - 1) <= delta:
+        n -= 1
+    while p(n) > delta:
+        n += 1
+    return n
+
+
 # --- risks of every candidate threshold on the unit ----------------------------------------------------
 
 def _tail_sums(scores: np.ndarray, values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
@@ -251,7 +283,7 @@ def _group_moments(scores: np.ndarray, codes: np.ndarray, w: np.ndarray, neg: np
     t_rank = np.searchsorted(distinct, thresholds, side="left")
     w_neg = np.bincount(codes, weights=w * neg, minlength=k)
     out = np.empty((thresholds.size, 6))
-    step = max(1, _MAX_CELLS // max(k, 1))
+    step = block_rows(2 * k)  # a block's (b, K, 2) tail sums
     for s in range(0, thresholds.size, step):
         q = np.arange(k)[None, :] * width + t_rank[s:s + step, None]
         tail = cs[ends][None] - cs[np.searchsorted(key, q, side="left")]  # (b, K, 2): passed w, passed unsupported w
@@ -438,7 +470,7 @@ def certify(data: LabelledScores, target: Target, delta: float = 0.1, *, unit: s
     one = _one_class(data)
     if one:
         return result(None, one, 0)
-    n_min = units_needed(0.0, alpha, delta, method)
+    n_min = units_needed_without_failures(alpha, delta, method)
     have = float(np.nanmax(scan.n_effective)) if ts.size else 0.0
     noun = _unit_noun(target, unit)
     if have + 1e-9 < n_min:
@@ -559,10 +591,6 @@ def _rates(data: LabelledScores, passed: np.ndarray, include: np.ndarray, thresh
     return out
 
 
-def _gen(rng: np.random.Generator | int) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
-
 def gate_rates(data: LabelledScores, thresholds: Sequence[float], *, level: float = 0.95, ci: str = "auto",
                n_boot: int = DEFAULT_B, rng: np.random.Generator | int = 0) -> list[GateRates]:
     """False-pass, catch, precision and supported-pass rate of "pass when score ≥ t" for each t, with CIs.
@@ -573,7 +601,7 @@ def gate_rates(data: LabelledScores, thresholds: Sequence[float], *, level: floa
     """
     t = np.asarray(thresholds, dtype=np.float64)
     passed = data.scores[None, :] >= t[:, None]
-    return _rates(data, passed, np.ones_like(passed), list(t), level=level, ci=ci, n_boot=n_boot, rng=_gen(rng))
+    return _rates(data, passed, np.ones_like(passed), list(t), level=level, ci=ci, n_boot=n_boot, rng=as_generator(rng))
 
 
 # --- labels needed -----------------------------------------------------------------------------------------------
@@ -680,7 +708,7 @@ def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds
               rng: np.random.Generator | int = 0, unit: str = "auto", p_value: str = "auto", level: float = 0.95,
               ci: str = "auto", n_boot: int = DEFAULT_B) -> HeldOut:
     """Held-out rates of both thresholds: whole groups per fold (pairs alone without groups), at most `folds` folds."""
-    gen = _gen(rng)
+    gen = as_generator(rng)
     unit = _resolve_unit(data, unit)
     k = int(data.codes.max()) + 1
     if k < 2:
@@ -734,7 +762,7 @@ class SliceThresholds:
 def slice_thresholds(data: LabelledScores, target: Target, delta: float = 0.1, *, folds: int = 5,
                      rng: np.random.Generator | int = 0, unit: str = "auto", p_value: str = "auto",
                      level: float = 0.95, ci: str = "auto", n_boot: int = DEFAULT_B) -> SliceThresholds:
-    gen = _gen(rng)
+    gen = as_generator(rng)
     cert = certify(data, target, delta, unit=unit, p_value=p_value)
     naive = naive_threshold(data, target)
     ts = [t for t in (cert.threshold, naive.threshold) if t is not None]

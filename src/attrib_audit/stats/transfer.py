@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.stats.rank import permuted_row_sums
+from attrib_audit.stats.rng import as_generator
 
 DEFAULT_EPS_GRID = tuple(round(0.01 * i, 2) for i in range(11)) + (0.15, 0.2, 0.3)
 
@@ -307,7 +308,7 @@ class Decomposition:
 
 
 def decompose(mat: AurocMatrix, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> Decomposition:
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     a = mat.point
     m, d = a.shape
     mu = float(a.mean())
