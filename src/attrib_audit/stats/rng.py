@@ -4,7 +4,7 @@
   functions that take `rng`/`seed` never touch numpy's global state.
 - `MAX_CELLS` and `block_rows`: the one memory budget of the blockwise loops (bootstrap
   resamples, permutations, threshold scans). Blocks bound memory only: every loop draws its
-  random numbers in the same order whatever the block size, so results do not depend on it.
+  random numbers in the same order whatever the block size, so results agree to rounding.
 """
 from __future__ import annotations
 

@@ -39,7 +39,6 @@ from attrib_audit.stats.types import Estimate
 DEFAULT_MIN_SHARED = 30  # fewer inputs answered by every system than this: resample within systems instead
 RESAMPLE_OPTIONS = frozenset({"inputs", "systems"})
 SUMMARIES = ("mean", "pass")
-_PAIR_CELLS = 1 << 22  # metrics × system pairs × resamples held at once by the agreement statistics
 
 
 @dataclass(frozen=True)
@@ -291,7 +290,7 @@ RANK_STATS = AGREEMENT_STATS[:3]  # the sign-based ones: stated at this number o
 
 
 def _b_blocks(n_boot: int, per_resample: int) -> Iterator[slice]:
-    step = max(1, _PAIR_CELLS // max(per_resample, 1))
+    step = block_rows(8 * max(per_resample, 1))  # metrics × system pairs per resample, ~8 arrays of them at once
     for start in range(0, n_boot, step):
         yield slice(start, min(n_boot, start + step))
 
