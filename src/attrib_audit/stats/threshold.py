@@ -94,7 +94,23 @@ class Target:
 
 def make_target(*, max_false_pass: float | None = None, min_precision: float | None = None,
                 min_catch: float | None = None) -> Target:
-    """The one target given (exactly one of the three)."""
+    """The one target given (exactly one of the three).
+
+    Args:
+        max_false_pass: Largest acceptable share of unsupported pairs that pass, in (0, 1).
+        min_precision: Smallest acceptable share of passed pairs that are supported, in (0, 1).
+        min_catch: Smallest acceptable share of unsupported pairs flagged, in (0, 1).
+
+    Returns:
+        The target.
+
+    Raises:
+        ValueError: None or several are given, or the level is not strictly between 0 and 1.
+
+    Examples:
+        >>> make_target(min_precision=0.95).describe()
+        'precision ≥ 0.95'
+    """
     given = [(k, v) for k, v in (("false_pass", max_false_pass), ("precision", min_precision), ("catch", min_catch))
              if v is not None]
     if len(given) != 1:
@@ -111,7 +127,16 @@ def _snap(k: np.ndarray) -> np.ndarray:
 
 
 def binomial_cdf(k: np.ndarray, n: np.ndarray, p: float | np.ndarray) -> np.ndarray:
-    """P(Bin(n, p) ≤ k) = I_{1−p}(n − k, k + 1), continued to real k and n (weighted, effective counts)."""
+    """P(Bin(n, p) ≤ k) = I_{1−p}(n − k, k + 1), continued to real k and n (weighted, effective counts).
+
+    Args:
+        k: Counts (any real; below 0 gives 0, at or above n gives 1).
+        n: Trials, broadcast with `k`.
+        p: Success probability, broadcast with `k`.
+
+    Returns:
+        The CDF values, shaped as `k` and `n` broadcast.
+    """
     k, n = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
     p = np.broadcast_to(np.asarray(p, dtype=np.float64), k.shape)
     from scipy import special  # here, not at the top: `threshold --help` must not spend a second importing scipy
@@ -128,6 +153,18 @@ def binomial_pvalue(risk: np.ndarray, n: np.ndarray, alpha: float | np.ndarray) 
 
     Under H0 the count of losses is Bin(n, R) with R > α, stochastically larger than Bin(n, α), so the
     p-value is super-uniform. p ≤ δ exactly when the one-sided Clopper–Pearson upper bound at 1 − δ is ≤ α.
+
+    Args:
+        risk: Observed risks (shares of losses).
+        n: Units each risk is a share of (effective counts may be real); 0 gives p = 1.
+        alpha: The bound tested.
+
+    Returns:
+        The p-values, shaped as the inputs broadcast.
+
+    Examples:
+        >>> round(float(binomial_pvalue(np.array([0.0]), np.array([22.0]), 0.1)[0]), 4)  # 0.9^22
+        0.0985
     """
     n = np.asarray(n, dtype=np.float64)
     return np.where(n > 0, binomial_cdf(_snap(np.asarray(risk) * n), n, alpha), 1.0)
@@ -139,6 +176,14 @@ def hoeffding_bentkus_pvalue(risk: np.ndarray, n: np.ndarray, alpha: float | np.
     min(exp(−n·h(min(r̂, α), α)), e·P(Bin(n, α) ≤ ⌈n·r̂⌉)), h the Bernoulli relative entropy. For 0/1
     losses the Bentkus term without its factor e is the exact binomial tail, which is never above the
     Hoeffding term; the factor e pays for losses that are shares (a group's rate).
+
+    Args:
+        risk: Observed mean losses, clipped to [0, 1].
+        n: Units averaged (effective counts may be real); 0 gives p = 1.
+        alpha: The bound tested.
+
+    Returns:
+        The p-values, at most 1, shaped as the inputs broadcast.
     """
     from scipy import special  # deferred like binomial_cdf's
 
@@ -152,6 +197,20 @@ def hoeffding_bentkus_pvalue(risk: np.ndarray, n: np.ndarray, alpha: float | np.
 
 
 def pvalues(risk: np.ndarray, n: np.ndarray, alpha: float | np.ndarray, method: str) -> np.ndarray:
+    """The p-values of H0: risk > α by the named method.
+
+    Args:
+        risk: Observed risks.
+        n: Units (effective counts) behind each risk.
+        alpha: The bound tested.
+        method: "binomial" (0/1 losses) or "hoeffding_bentkus" (losses in [0, 1]).
+
+    Returns:
+        The p-values.
+
+    Raises:
+        ValueError: An unknown method.
+    """
     if method == "binomial":
         return binomial_pvalue(risk, n, alpha)
     if method == "hoeffding_bentkus":
@@ -160,7 +219,21 @@ def pvalues(risk: np.ndarray, n: np.ndarray, alpha: float | np.ndarray, method: 
 
 
 def clopper_pearson(k: np.ndarray, n: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided exact (Clopper–Pearson) interval for k successes in n, as scipy's binomtest(...).proportion_ci."""
+    """Two-sided exact (Clopper–Pearson) interval for k successes in n, as scipy's binomtest(...).proportion_ci.
+
+    Args:
+        k: Successes.
+        n: Trials, broadcast with `k`; n ≤ 0 gives NaN bounds.
+        level: Coverage.
+
+    Returns:
+        (low, high) arrays.
+
+    Examples:
+        >>> lo, hi = clopper_pearson(np.array([3]), np.array([10]))
+        >>> round(float(lo[0]), 4), round(float(hi[0]), 4)
+        (0.0667, 0.6525)
+    """
     k, n = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
     from scipy import stats as sps  # deferred like binomial_cdf's
 
@@ -176,6 +249,19 @@ def risk_upper_bound(risk: np.ndarray, n: np.ndarray, delta: float, method: str)
     """The (1 − δ) upper confidence bound of the risk that matches the p-value: the smallest α with p ≤ δ.
 
     Binomial: the one-sided Clopper–Pearson bound; Hoeffding–Bentkus: its inversion by bisection.
+
+    Args:
+        risk: Observed risks.
+        n: Units (effective counts) behind each; 0 gives a bound of 1.
+        delta: Error level of the bound, in (0, 1).
+        method: "binomial" or "hoeffding_bentkus".
+
+    Returns:
+        The bounds, at least 1-D.
+
+    Examples:
+        >>> round(float(risk_upper_bound(np.array([0.0]), np.array([22.0]), 0.1, "binomial")[0]), 4)
+        0.0994
     """
     from scipy import optimize, stats as sps  # deferred like binomial_cdf's
 
@@ -197,10 +283,26 @@ def risk_upper_bound(risk: np.ndarray, n: np.ndarray, delta: float, method: str)
 def units_needed(risk: float, alpha: float, delta: float, method: str = "binomial", cap: int = 10_000_000) -> int | None:
     """Smallest n at which a risk observed at this rate would be certified ≤ α at δ (same rate, n units).
 
-    None when the rate is not below α (no sample size certifies it) or n would pass `cap`.
     Counts are continued to real values (n·rate need not be whole), so the answer moves smoothly with n.
     The p-value falls with n (up to a count's rounding), so n = 4^k probes bracket the answer first and only
     n up to the bracket are scanned: a rate just below α costs a few probes, not a scan to `cap`.
+
+    Args:
+        risk: The observed risk, in [0, 1].
+        alpha: The bound to certify.
+        delta: Error level of the certificate.
+        method: "binomial" or "hoeffding_bentkus".
+        cap: Largest n searched.
+
+    Returns:
+        The count, or None when the rate is not below α (no sample size certifies it) or the count would
+        pass `cap` (`units_needed_without_failures` answers for a rate of 0 without a cap).
+
+    Examples:
+        >>> units_needed(0.02, 0.1, 0.1)
+        33
+        >>> units_needed(0.1, 0.1, 0.1) is None
+        True
     """
     if not 0.0 <= risk < alpha:
         return None
@@ -330,7 +432,18 @@ def _risk_and_n(m: np.ndarray, weighted: bool) -> tuple[np.ndarray, np.ndarray, 
 
 
 def unit_risks(data: LabelledScores, target: Target, thresholds: np.ndarray, unit: str) -> tuple[Scan, bool]:
-    """(scan without p-values, whether every unit's loss is 0/1) for `unit` "pair" or "group"."""
+    """Every candidate threshold's risk on the unit, effective n and units counted (no p-values yet).
+
+    Args:
+        data: The labelled scores (weights and groups included).
+        target: What is certified.
+        thresholds: Candidate thresholds, most conservative first.
+        unit: "pair" or "group" (already resolved from "auto").
+
+    Returns:
+        (scan, binary): the scan with NaN p-values, and whether every unit's loss is 0/1 (pairs, or groups
+        with one relevant pair), which makes the exact binomial p-value valid.
+    """
     s, w = data.scores, data.w
     neg = (data.labels == 0).astype(np.float64)
     t = np.asarray(thresholds, dtype=np.float64)
@@ -366,7 +479,17 @@ def _unit_noun(target: Target, unit: str) -> str:
 
 
 def assumption(target: Target, unit: str, weighted: bool, fixed_grid: bool) -> str:
-    """The plain statement of what the guarantee assumes and which rate it is about."""
+    """The plain statement of what the guarantee assumes and which rate it is about.
+
+    Args:
+        target: What is certified.
+        unit: "pair" or "group".
+        weighted: Whether the pairs carry 1/π weights.
+        fixed_grid: Whether the candidates were fixed before seeing the labels.
+
+    Returns:
+        One line, clauses joined by semicolons.
+    """
     what = {"false_pass": "share of {u} unsupported pairs that pass", "catch": "share of {u} unsupported pairs that pass",
             "precision": "share of {u} passed pairs that are unsupported"}[target.kind]
     if unit == "group":
@@ -437,9 +560,38 @@ def certify(data: LabelledScores, target: Target, delta: float = 0.1, *, unit: s
     Thresholds are scanned from the highest (most conservative) down; each is rejected (its risk
     shown ≤ α) while its p-value is ≤ δ, and the scan stops at the first one that is not. Precision
     starts at the first threshold passing enough units to be certifiable at all (a count of scores,
-    never of labels). `p_value="auto"` is the exact binomial tail when every unit's loss is 0/1 (pairs,
-    or groups with one relevant pair) and Hoeffding–Bentkus for group shares. `grid` fixes the
-    candidates in advance instead of the calibration scores.
+    never of labels). A target so strict that no sample at hand could certify it (e.g. false-pass
+    ≤ 1e-9) gives a "too few labels" certificate naming how many units it would take.
+
+    Args:
+        data: Scores, 0/1 labels (1 = supported), optional groups and 1/π weights.
+        target: The rate to guarantee (`Target` or `make_target`).
+        delta: Error level: the guarantee holds with probability ≥ 1 − δ over the calibration draw.
+        unit: Unit of exchangeability: "pair", "group" (each group one unit; its loss is its own share),
+            or "auto" (groups when some group holds several pairs, else pairs).
+        p_value: "binomial" (exact; needs 0/1 losses), "hoeffding_bentkus" (losses in [0, 1]) or "auto"
+            (binomial when every unit's loss is 0/1, else Hoeffding–Bentkus).
+        grid: Candidate thresholds fixed before seeing the labels (None: the calibration scores).
+
+    Returns:
+        The certificate. `threshold` is None when nothing is certified, and `reason` then says why in one
+        line (one class only, too few labels, the target unmet even in-sample, or the first candidate's
+        bound above α); `scan` keeps every candidate's risk and p-value.
+
+    Raises:
+        ValueError: `delta` outside (0, 1), an unknown `unit` or `p_value`, an empty or non-finite grid, or
+            the binomial p-value asked for group shares.
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> scores = np.r_[rng.normal(0, 1, 100), rng.normal(3, 1, 100)].round(3)
+        >>> data = LabelledScores(scores, np.repeat([0, 1], 100))
+        >>> cert = certify(data, Target("false_pass", 0.1))
+        >>> cert.threshold, cert.risk, round(cert.upper_bound, 4), cert.unit, cert.p_value_method
+        (1.692, 0.05, 0.0908, 'pair', 'binomial')
+        >>> print(certify(data, Target("false_pass", 1e-9)).reason)  # doctest: +NORMALIZE_WHITESPACE
+        too few labels: 100 unsupported pairs, but showing false-pass ≤ 1e-09 at delta 0.1
+        needs at least 2302585157 even when none fails
     """
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must lie strictly between 0 and 1, got {delta}")
@@ -512,6 +664,23 @@ class NaiveThreshold:
 
 
 def naive_threshold(data: LabelledScores, target: Target) -> NaiveThreshold:
+    """What people do: the least conservative threshold whose in-sample rate meets the target, with no guarantee.
+
+    Pair-level and weighted (1/π) when the data carry weights; groups are ignored.
+
+    Args:
+        data: The labelled scores.
+        target: The rate to meet.
+
+    Returns:
+        The threshold and its in-sample rate, or None and the reason (one class, or no threshold meets it).
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> scores = np.r_[rng.normal(0, 1, 100), rng.normal(3, 1, 100)].round(3)
+        >>> naive_threshold(LabelledScores(scores, np.repeat([0, 1], 100)), Target("false_pass", 0.1))
+        NaiveThreshold(threshold=1.493, rate=0.1, reason=None)
+    """
     one = _one_class(data)
     if one:
         return NaiveThreshold(None, None, one)
@@ -595,9 +764,23 @@ def gate_rates(data: LabelledScores, thresholds: Sequence[float], *, level: floa
                n_boot: int = DEFAULT_B, rng: np.random.Generator | int = 0) -> list[GateRates]:
     """False-pass, catch, precision and supported-pass rate of "pass when score ≥ t" for each t, with CIs.
 
-    `ci="auto"`: exact Clopper–Pearson for unweighted, unclustered pairs; otherwise the clustered
-    (weighted) bootstrap, all thresholds on the same draws. A percentile interval of a rate with no
-    event in the sample is [0, 0]: read it with the exact interval's caution.
+    A percentile interval of a rate with no event in the sample is [0, 0]: read it with the exact
+    interval's caution.
+
+    Args:
+        data: The labelled scores.
+        thresholds: The gates' thresholds.
+        level: Coverage of the intervals.
+        ci: "exact" (Clopper–Pearson; unweighted, unclustered pairs only), "bootstrap" (clustered,
+            weighted; every threshold on the same draws) or "auto" (exact when allowed).
+        n_boot: Resamples for the bootstrap.
+        rng: A seed or a generator.
+
+    Returns:
+        One `GateRates` per threshold, in order.
+
+    Raises:
+        ValueError: An unknown `ci`, or "exact" on weighted or clustered data.
     """
     t = np.asarray(thresholds, dtype=np.float64)
     passed = data.scores[None, :] >= t[:, None]
@@ -635,6 +818,14 @@ def label_need(data: LabelledScores, cert: Certificate, threshold: float | None 
     Units (unsupported pairs, passed pairs or groups) from `units_needed`, converted to labelled
     pairs at this slice's ratio of pairs to effective units at that threshold. The default is the
     threshold a team would pick by eye, so the answer is "what certifying your choice costs".
+
+    Args:
+        data: The labelled scores the certificate was computed on.
+        cert: Its certificate (with its scan).
+        threshold: The threshold to certify (the nearest candidate is used); None for the default.
+
+    Returns:
+        The need, or None when there is no scan, one class only, or no candidate below α.
     """
     scan = cert.scan
     if scan is None or scan.thresholds.size == 0 or _one_class(data):
@@ -664,6 +855,13 @@ def fewest_labels(data: LabelledScores, cert: Certificate) -> LabelNeed | None:
     Usually a conservative threshold with no observed failure: the floor below which no certificate
     is possible on data like this. Candidates are visited from the lowest risk up, each search capped
     by the best answer so far.
+
+    Args:
+        data: The labelled scores the certificate was computed on.
+        cert: Its certificate (with its scan).
+
+    Returns:
+        The cheapest need, or None when no candidate could be certified within the search's cap.
     """
     scan = cert.scan
     if scan is None or scan.thresholds.size == 0 or _one_class(data):
@@ -707,7 +905,25 @@ class HeldOut:
 def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds: int = 5,
               rng: np.random.Generator | int = 0, unit: str = "auto", p_value: str = "auto", level: float = 0.95,
               ci: str = "auto", n_boot: int = DEFAULT_B) -> HeldOut:
-    """Held-out rates of both thresholds: whole groups per fold (pairs alone without groups), at most `folds` folds."""
+    """Held-out rates of the certified and the naive threshold, each fitted without the fold it is judged on.
+
+    Folds hold whole groups (pairs alone without groups); at most `folds` folds, fewer with fewer groups.
+
+    Args:
+        data: The labelled scores.
+        target: The rate to guarantee.
+        delta: Error level of each fold's certificate.
+        folds: Number of folds wanted.
+        rng: A seed or a generator (folds, then the CIs' draws).
+        unit: As `certify`'s.
+        p_value: As `certify`'s.
+        level: Coverage of the rates' intervals.
+        ci: As `gate_rates`'.
+        n_boot: Resamples for bootstrap intervals.
+
+    Returns:
+        The folds' thresholds and both gates' pooled held-out rates; a reason when there are under two groups.
+    """
     gen = as_generator(rng)
     unit = _resolve_unit(data, unit)
     k = int(data.codes.max()) + 1
@@ -762,6 +978,26 @@ class SliceThresholds:
 def slice_thresholds(data: LabelledScores, target: Target, delta: float = 0.1, *, folds: int = 5,
                      rng: np.random.Generator | int = 0, unit: str = "auto", p_value: str = "auto",
                      level: float = 0.95, ci: str = "auto", n_boot: int = DEFAULT_B) -> SliceThresholds:
+    """Everything one scorer's thresholds.json entry holds for one slice.
+
+    The certificate, the naive threshold, both thresholds' in-sample rates, their cross-fitted
+    held-out rates, and the labels that would certify the threshold a team would pick (and any).
+
+    Args:
+        data: The slice's labelled scores.
+        target: The rate to guarantee.
+        delta: Error level of the certificate.
+        folds: Cross-fitting folds.
+        rng: A seed or a generator; the in-sample CIs draw first, then the cross-fitting.
+        unit: As `certify`'s.
+        p_value: As `certify`'s.
+        level: Coverage of the rates' intervals.
+        ci: As `gate_rates`'.
+        n_boot: Resamples for bootstrap intervals.
+
+    Returns:
+        The slice's thresholds.
+    """
     gen = as_generator(rng)
     cert = certify(data, target, delta, unit=unit, p_value=p_value)
     naive = naive_threshold(data, target)
@@ -823,6 +1059,21 @@ def transfer_matrix(slices: Mapping[str, LabelledScores], thresholds: Mapping[st
 
     Each applied slice's draws come from `slice_rng(seed, name)`, so a cell does not depend on which
     other slices are in the matrix. Slices without a threshold (None) give no row.
+
+    Args:
+        slices: Slice name → its labelled scores.
+        thresholds: Slice name → the threshold fitted on it (None: none).
+        target: The target, for the `broken` flag of each cell.
+        level: Coverage of the rates' intervals.
+        ci: As `gate_rates`'.
+        n_boot: Resamples for bootstrap intervals.
+        seed: The run's seed.
+
+    Returns:
+        The matrix, cells ordered by fitted slice then applied slice.
+
+    Raises:
+        ValueError: A threshold names a slice not in `slices`.
     """
     slices = {str(k): v for k, v in slices.items()}
     thresholds = {str(k): v for k, v in thresholds.items()}
