@@ -17,7 +17,20 @@ from attrib_audit.stats.types import Estimate
 
 def clustered_mean_replicates(values: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
                               rng: np.random.Generator | int = 0) -> tuple[np.ndarray, np.ndarray, int]:
-    """(point (m,), replicates (m, B), n_groups) of the mean of each row of `values` (m, n)."""
+    """(point (m,), replicates (m, B), n_groups) of the mean of each row of `values` (m, n).
+
+    Args:
+        values: (m, n) values (one variable: 1-D); no NaN.
+        groups: (n,) cluster id of each unit.
+        n_boot: Resamples.
+        rng: A seed or a generator.
+
+    Returns:
+        Points, replicates and the number of clusters.
+
+    Raises:
+        ValueError: No units, a NaN value, or `groups` of another length.
+    """
     v = np.atleast_2d(np.asarray(values, dtype=np.float64))
     if v.shape[1] != len(groups):
         raise ValueError(f"values have {v.shape[1]} columns for {len(groups)} groups")
@@ -34,7 +47,25 @@ def clustered_mean_replicates(values: np.ndarray, groups: Sequence, *, n_boot: i
 
 def clustered_means(values: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
                     rng: np.random.Generator | int = 0, level: float = 0.95) -> list[Estimate]:
-    """One Estimate per row of `values`: the mean with a percentile CI over cluster resamples."""
+    """One Estimate per row of `values`: the mean with a percentile CI over cluster resamples.
+
+    Args:
+        values: (m, n) values (one variable: 1-D); no NaN.
+        groups: (n,) cluster id of each unit.
+        n_boot: Resamples.
+        rng: A seed or a generator.
+        level: Coverage of the intervals.
+
+    Returns:
+        m estimates, in row order.
+
+    Raises:
+        ValueError: As `clustered_mean_replicates`.
+
+    Examples:
+        >>> [e.estimate for e in clustered_means(np.array([[0.0, 1.0, 1.0, 1.0]]), [0, 0, 1, 1], n_boot=50)]
+        [0.75]
+    """
     point, reps, n_groups = clustered_mean_replicates(values, groups, n_boot=n_boot, rng=rng)
     out = []
     for j in range(point.size):
