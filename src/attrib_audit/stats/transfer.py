@@ -93,6 +93,15 @@ class DatasetBest:
 
 
 def best_per_dataset(mat: AurocMatrix, level: float = 0.95) -> list[DatasetBest]:
+    """The best metric on each dataset (highest point AUROC), with its AUROC's percentile interval.
+
+    Args:
+        mat: AUROCs of every metric on every dataset, with replicates.
+        level: Coverage of the intervals.
+
+    Returns:
+        One entry per dataset, in the matrix's order.
+    """
     best = mat.point.argmax(axis=0)
     cols = np.arange(len(mat.datasets))
     lo, hi = _ci(mat.replicates[best, cols], level)
@@ -101,6 +110,17 @@ def best_per_dataset(mat: AurocMatrix, level: float = 0.95) -> list[DatasetBest]
 
 
 def portability(mat: AurocMatrix, level: float = 0.95) -> list[Portability]:
+    """Per metric: portable when on every dataset its AUROC is not below the best metric's CI lower bound.
+
+    Also the paired version: the CI of (best − metric), on the shared draws, holds 0 on every dataset.
+
+    Args:
+        mat: AUROCs of every metric on every dataset, with replicates.
+        level: Coverage of the intervals.
+
+    Returns:
+        One entry per metric, naming the datasets where it falls short.
+    """
     best = mat.point.argmax(axis=0)
     cols = np.arange(len(mat.datasets))
     lo_best, _ = _ci(mat.replicates[best, cols], level)
@@ -167,7 +187,14 @@ class LodoRegret:
 
 
 def regret_matrix(point: np.ndarray) -> np.ndarray:
-    """Per dataset, best AUROC − each metric's AUROC (m, d); works on (m, d, B) replicates too."""
+    """Per dataset, best AUROC − each metric's AUROC (m, d); works on (m, d, B) replicates too.
+
+    Args:
+        point: (m, d) AUROCs, or (m, d, B) replicates.
+
+    Returns:
+        Regrets of the same shape, 0 for each dataset's best.
+    """
     return point.max(axis=0, keepdims=True) - point
 
 
@@ -184,6 +211,21 @@ def _selector(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def lodo_regret(mat: AurocMatrix, level: float = 0.95) -> LodoRegret:
+    """Leave-one-dataset-out regret of always using each metric, and of picking the best on the other datasets.
+
+    Regret on a dataset is the best AUROC there minus the chosen metric's. Intervals are percentile
+    intervals over the replicates where every cell is defined.
+
+    Args:
+        mat: AUROCs of every metric on every dataset, with replicates.
+        level: Coverage of the intervals.
+
+    Returns:
+        Each metric's fixed-choice regret, the selector's, and the metric with the lowest mean regret.
+
+    Raises:
+        ValueError: Fewer than two datasets.
+    """
     m, d = mat.point.shape
     if d < 2:
         raise ValueError("leave-one-dataset-out needs at least two datasets")
@@ -210,7 +252,15 @@ def lodo_regret(mat: AurocMatrix, level: float = 0.95) -> LodoRegret:
 
 
 def eps_regret_sweep(mat: AurocMatrix, grid: Sequence[float] = DEFAULT_EPS_GRID) -> list[dict]:
-    """For each ε: the metrics whose regret is ≤ ε on every dataset (point estimates)."""
+    """For each ε: the metrics whose regret is ≤ ε on every dataset (point estimates).
+
+    Args:
+        mat: AUROCs of every metric on every dataset.
+        grid: The ε values.
+
+    Returns:
+        One {"eps", "metrics"} entry per ε, in grid order.
+    """
     worst = regret_matrix(mat.point).max(axis=1)
     return [{"eps": float(e), "metrics": [mat.metrics[i] for i in np.flatnonzero(worst <= e + 1e-12)]} for e in grid]
 
@@ -243,6 +293,15 @@ def _sign(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def paired_best_vs_rest(mat: AurocMatrix, level: float = 0.95) -> list[PairedDiff]:
+    """On each dataset, its best metric minus every other metric, with paired-bootstrap CIs.
+
+    Args:
+        mat: AUROCs of every metric on every dataset, with replicates on shared draws.
+        level: Coverage of the intervals.
+
+    Returns:
+        One difference per dataset and other metric; `sign` is 0 when the CI holds 0.
+    """
     out = []
     best = mat.point.argmax(axis=0)
     for j, ds in enumerate(mat.datasets):
@@ -267,6 +326,15 @@ class SignFlip:
 
 
 def sign_flips(mat: AurocMatrix, level: float = 0.95) -> list[SignFlip]:
+    """Metric pairs whose paired difference is significant in opposite directions on two datasets.
+
+    Args:
+        mat: AUROCs of every metric on every dataset, with replicates on shared draws.
+        level: Coverage of the intervals.
+
+    Returns:
+        One entry per such pair, with the datasets where each is better.
+    """
     out = []
     for a in range(len(mat.metrics)):
         diff, lo, hi = _pair_cis(mat, a, level)
@@ -308,6 +376,16 @@ class Decomposition:
 
 
 def decompose(mat: AurocMatrix, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> Decomposition:
+    """Two-way decomposition of the AUROC table with permutation p-values for the metric and interaction effects.
+
+    Args:
+        mat: AUROCs of every metric on every dataset.
+        n_perm: Within-dataset relabellings of the metrics.
+        rng: A seed or a generator.
+
+    Returns:
+        Grand mean, effects, residuals, variance shares and p-values.
+    """
     gen = as_generator(rng)
     a = mat.point
     m, d = a.shape
