@@ -28,7 +28,19 @@ METHODS = ("isotonic", "platt")
 
 
 def bin_edges(scores: np.ndarray, n_bins: int = 10, strategy: str = "uniform") -> np.ndarray:
-    """n_bins + 1 edges on [0, 1] (uniform) or at the scores' quantiles (as sklearn's calibration_curve)."""
+    """n_bins + 1 edges on [0, 1] (uniform) or at the scores' quantiles (as sklearn's calibration_curve).
+
+    Args:
+        scores: The scores (read only for "quantile").
+        n_bins: Bins, at least 1.
+        strategy: "uniform" or "quantile".
+
+    Returns:
+        (n_bins + 1,) edges.
+
+    Raises:
+        ValueError: An unknown strategy or n_bins < 1.
+    """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     if n_bins < 1:
@@ -50,6 +62,25 @@ def _check_probabilities(scores: np.ndarray) -> None:
 
 def expected_calibration_error(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None, *,
                                n_bins: int = 10, strategy: str = "uniform") -> float:
+    """Expected calibration error: Σ over bins of |Σ w·(label − score)| / Σ w (as the reliability diagram's gaps).
+
+    Args:
+        scores: Scores read as probabilities of "supported", in [0, 1].
+        labels: 0/1 labels.
+        weights: Optional 1/π weight per pair.
+        n_bins: Bins.
+        strategy: "uniform" or "quantile" bin edges.
+
+    Returns:
+        The ECE in [0, 1].
+
+    Raises:
+        ValueError: A score outside [0, 1] (not a probability: recalibrate first), or bad bins.
+
+    Examples:
+        >>> expected_calibration_error([0.1, 0.2, 0.8, 0.9], [0, 1, 1, 1], n_bins=2)
+        0.25
+    """
     data = LabelledScores(scores, labels, weights=weights)
     _check_probabilities(data.scores)
     edges = bin_edges(data.scores, n_bins, strategy)
@@ -110,7 +141,22 @@ def _reliability(data: LabelledScores, scores: np.ndarray, point: float, reps: n
 
 def reliability(data: LabelledScores, *, n_bins: int = 10, strategy: str = "uniform", level: float = 0.95,
                 n_boot: int = DEFAULT_B, rng: np.random.Generator | int = 0) -> Reliability:
-    """Reliability diagram and ECE of the slice's scores, the CI from resampling its groups (weighted if weighted)."""
+    """Reliability diagram and ECE of the slice's scores, the CI from resampling its groups (weighted if weighted).
+
+    Args:
+        data: The slice's labelled scores, read as probabilities.
+        n_bins: Bins.
+        strategy: "uniform" or "quantile" bin edges.
+        level: Coverage of the ECE's interval.
+        n_boot: Resamples.
+        rng: A seed or a generator.
+
+    Returns:
+        Per bin the weighted pairs, mean score and share supported, and the ECE with its interval.
+
+    Raises:
+        ValueError: A score outside [0, 1], or bad bins.
+    """
     _check_probabilities(data.scores)
     point, reps = _ece_replicates(data.scores[None, :], data, n_bins, strategy, n_boot, as_generator(rng))
     return _reliability(data, data.scores, point[0], reps[:, 0], n_bins, strategy, level, n_boot)
@@ -200,7 +246,25 @@ class CalibrationMap:
 
 def fit_calibration(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None, *,
                     method: str = "isotonic") -> CalibrationMap:
-    """Isotonic regression (as sklearn's IsotonicRegression(out_of_bounds="clip")) or Platt's sigmoid, weighted."""
+    """Isotonic regression (as sklearn's IsotonicRegression(out_of_bounds="clip")) or Platt's sigmoid, weighted.
+
+    Args:
+        scores: Raw scores (any scale).
+        labels: 0/1 labels.
+        weights: Optional 1/π weight per pair.
+        method: "isotonic" or "platt".
+
+    Returns:
+        The fitted map from a score to P(supported).
+
+    Raises:
+        ValueError: An unknown method or no pairs.
+
+    Examples:
+        >>> m = fit_calibration(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 1, 0, 1]))
+        >>> m.x, m.y
+        ((0.1, 0.2, 0.3, 0.4), (0.0, 0.5, 0.5, 1.0))
+    """
     data = LabelledScores(scores, labels, weights=weights)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
@@ -257,6 +321,27 @@ class Recalibration:
 def recalibrate(data: LabelledScores, *, method: str = "isotonic", folds: int = 5, n_bins: int = 10,
                 strategy: str = "uniform", level: float = 0.95, n_boot: int = DEFAULT_B,
                 rng: np.random.Generator | int = 0) -> Recalibration:
+    """A calibration map fitted on the whole slice, and the slice's calibration before and after (cross-fitted).
+
+    The "after" diagram judges each pair through a map fitted without its fold (whole groups per
+    fold), so the improvement is not measured on the pairs that chose the map.
+
+    Args:
+        data: The slice's labelled scores.
+        method: "isotonic" or "platt".
+        folds: Cross-fitting folds (fewer with fewer groups).
+        n_bins: Reliability bins.
+        strategy: "uniform" or "quantile" bin edges.
+        level: Coverage of the ECE intervals.
+        n_boot: Resamples.
+        rng: A seed or a generator.
+
+    Returns:
+        The map to deploy and both reliability diagrams.
+
+    Raises:
+        ValueError: One class only in the slice.
+    """
     gen = as_generator(rng)
     if data.labels.min() == data.labels.max():
         raise ValueError("recalibration needs both classes in the slice")
@@ -324,6 +409,19 @@ def calibration_transfer(slices: Mapping[str, LabelledScores], *, method: str = 
 
     Per applied slice, folds and draws come from `slice_rng(seed, name)`, shared by every map judged
     there, so each excess is paired and no cell depends on which other slices are present.
+
+    Args:
+        slices: Slice name → its labelled scores.
+        method: "isotonic" or "platt".
+        folds: Cross-fitting folds for each slice's own map.
+        n_bins: Reliability bins.
+        strategy: "uniform" or "quantile" bin edges.
+        level: Coverage of the intervals.
+        n_boot: Resamples.
+        seed: The run's seed.
+
+    Returns:
+        Every (fitted on, applied to) cell with its ECE and excess over the slice's own map.
     """
     slices = {str(k): v for k, v in slices.items()}
     names = tuple(slices)

@@ -7,7 +7,18 @@ import numpy as np
 
 
 def group_codes(groups) -> np.ndarray:
-    """Cluster index per row, 0..K−1 in sorted order of the group names (as strings)."""
+    """Cluster index per row, 0..K−1 in sorted order of the group names (as strings).
+
+    Args:
+        groups: One group name per row (any values; compared as strings).
+
+    Returns:
+        (n,) int64 codes.
+
+    Examples:
+        >>> group_codes(["b", "a", "b", 3]).tolist()
+        [2, 1, 2, 0]
+    """
     _, codes = np.unique(np.asarray(groups, dtype=object).astype(str), return_inverse=True)
     return codes.astype(np.int64)
 
