@@ -24,7 +24,22 @@ from attrib_audit.stats.transfer import AurocMatrix
 
 
 def quantile_edges(lengths: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin edges at the 0, 1/k, …, 1 quantiles of `lengths` (pooled over a construct); tied edges merge."""
+    """Bin edges at the 0, 1/k, …, 1 quantiles of `lengths` (pooled over a construct); tied edges merge.
+
+    Args:
+        lengths: Evidence lengths (e.g. tokens), pooled over the datasets compared.
+        n_bins: Bins wanted, at least 1 (fewer result when quantiles tie).
+
+    Returns:
+        The distinct edges (empty without lengths).
+
+    Raises:
+        ValueError: n_bins < 1.
+
+    Examples:
+        >>> quantile_edges(np.array([10, 20, 30, 40, 50]), 2).tolist()
+        [10.0, 30.0, 50.0]
+    """
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins}")
     x = np.asarray(lengths, dtype=np.float64)
@@ -34,12 +49,31 @@ def quantile_edges(lengths: np.ndarray, n_bins: int) -> np.ndarray:
 
 
 def assign_bins(lengths: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Bin j holds edges[j] <= x < edges[j+1]; the last bin is closed on the right (it holds the maximum)."""
+    """Bin j holds edges[j] <= x < edges[j+1]; the last bin is closed on the right (it holds the maximum).
+
+    Args:
+        lengths: Values to bin.
+        edges: Edges from `quantile_edges`.
+
+    Returns:
+        (n,) bin index of each value.
+
+    Examples:
+        >>> assign_bins(np.array([10, 29, 30, 50]), np.array([10.0, 30.0, 50.0])).tolist()
+        [0, 0, 1, 1]
+    """
     return np.searchsorted(np.asarray(edges)[1:-1], np.asarray(lengths, dtype=np.float64), side="right")
 
 
 def median_halves(lengths: np.ndarray) -> np.ndarray:
-    """(2, n) masks: short = length <= the median, long = above it."""
+    """(2, n) masks: short = length <= the median, long = above it.
+
+    Args:
+        lengths: Evidence lengths of the slice's rows.
+
+    Returns:
+        Two boolean rows, short then long.
+    """
     x = np.asarray(lengths, dtype=np.float64)
     short = x <= np.median(x) if x.size else np.zeros(0, dtype=bool)
     return np.vstack([short, ~short])
@@ -64,6 +98,17 @@ def subset_bootstrap(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
     """Clustered bootstrap of every scorer's AUROC on every subset (rows of `masks`), sharing the draws.
 
     The draws are those of `stats.bootstrap.bootstrap_aurocs` on the same slice and generator state.
+
+    Args:
+        score_matrix: (m, n) scores; NaN = failed (left out of that scorer).
+        labels: (n,) 0/1 labels.
+        groups: (n,) cluster id of each row.
+        masks: (k, n) boolean subsets (e.g. length bins).
+        n_boot: Resamples.
+        rng: The generator to draw clusters from.
+
+    Returns:
+        (m, k) points and (m, k, B) replicates, with rows and positives per cell.
     """
     sm = np.atleast_2d(np.asarray(score_matrix, dtype=np.float64))
     y = np.asarray(labels).astype(np.int64)
@@ -91,7 +136,13 @@ def subset_bootstrap(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
 def class_spearman(score_matrix: np.ndarray, lengths: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, ...]:
     """Spearman ρ (and p, n) of each scorer's score with length inside each label class: (m, 2) arrays, class 0 then 1.
 
-    Finite scores only; ρ is NaN where a class has fewer than 3 rows or a constant side.
+    Args:
+        score_matrix: (m, n) scores; NaN rows are left out.
+        lengths: (n,) evidence lengths.
+        labels: (n,) 0/1 labels.
+
+    Returns:
+        (ρ, p, n), each (m, 2); ρ is NaN where a class has fewer than 3 rows or a constant side.
     """
     sm = np.atleast_2d(np.asarray(score_matrix, dtype=np.float64))
     x = np.asarray(lengths, dtype=np.float64)
@@ -167,7 +218,16 @@ def exchangeability_test(score_matrix: np.ndarray, labels: np.ndarray, row_clust
                          cluster_dataset: np.ndarray, n_perm: int, rng: np.random.Generator) -> Exchangeability:
     """Observed two-way sums of squares of the metric × dataset AUROC table against dataset relabellings of clusters.
 
-    `row_cluster[i]` is row i's cluster (0..K−1), `cluster_dataset[k]` the dataset (0..d−1) cluster k belongs to.
+    Args:
+        score_matrix: (m, n) scores without NaN.
+        labels: (n,) 0/1 labels.
+        row_cluster: (n,) cluster (0..K−1) of each row.
+        cluster_dataset: (K,) dataset (0..d−1) each cluster belongs to.
+        n_perm: Relabellings.
+        rng: The generator to relabel with.
+
+    Returns:
+        The observed sums of squares and their permutation p-values.
     """
     lab = np.asarray(cluster_dataset, dtype=np.int64)
     d = int(lab.max()) + 1
@@ -191,7 +251,18 @@ def exchangeability_test(score_matrix: np.ndarray, labels: np.ndarray, row_clust
 
 
 def drop_dataset(mat: AurocMatrix, dataset: str) -> AurocMatrix:
-    """The same matrix without one dataset (for leave-one-dataset-out verdicts)."""
+    """The same matrix without one dataset (for leave-one-dataset-out verdicts).
+
+    Args:
+        mat: AUROCs of every metric on every dataset.
+        dataset: The dataset to leave out.
+
+    Returns:
+        A new matrix.
+
+    Raises:
+        ValueError: `dataset` is not in the matrix.
+    """
     keep = [j for j, d in enumerate(mat.datasets) if d != dataset]
     if len(keep) == len(mat.datasets):
         raise ValueError(f"dataset {dataset!r} is not in the matrix ({', '.join(mat.datasets)})")
@@ -199,7 +270,19 @@ def drop_dataset(mat: AurocMatrix, dataset: str) -> AurocMatrix:
 
 
 def ranking(names: Sequence[str], values: np.ndarray) -> list[str]:
-    """Names ordered by value, best first (ties keep input order); NaN values last."""
+    """Names ordered by value, best first (ties keep input order); NaN values last.
+
+    Args:
+        names: One name per value.
+        values: The values (higher is better).
+
+    Returns:
+        The names in order.
+
+    Examples:
+        >>> ranking(["a", "b", "c"], np.array([0.7, np.nan, 0.9]))
+        ['c', 'a', 'b']
+    """
     v = np.asarray(values, dtype=np.float64)
     order = np.argsort(-np.where(np.isfinite(v), v, -np.inf), kind="stable")
     return [names[i] for i in order]
