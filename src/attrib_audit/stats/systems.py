@@ -183,10 +183,38 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
     `groups` names the input each row answers. Inputs answered by every system are used and
     resampled jointly when there are at least `min_shared` of them (rows on other inputs are left
     out and counted); otherwise all rows are used, each system's inputs are resampled on their
-    own, and the design carries a caveat. `thresholds` (metric → t, pass = score ≥ t) must be
-    chosen on data other than these rows. NaN scores are left out of that metric only.
+    own, and the design carries a caveat. NaN scores are left out of that metric only.
     Draws: the input multiplicities of all resamples first (as `cluster_count_blocks` on the used
     inputs in sorted-id order), then, when systems are resampled, one (B, S) draw of system indices.
+
+    Args:
+        labels: (n,) 0/1 human labels (1 = supported) of each answer.
+        scores: Metric name → (n,) scores (NaN = failed).
+        systems: (n,) the system (generator) that gave each answer; at least 2 systems.
+        groups: (n,) the input each answer responds to.
+        thresholds: Metric → t for a pass-rate summary (pass = score ≥ t), chosen on other rows;
+            metrics without one get mean scores only.
+        resample: {"inputs"} (claims about these systems) or {"systems", "inputs"} (about new systems
+            from the same population).
+        n_boot: Resamples, at least 1.
+        rng: A seed or a generator.
+        min_shared: Fewest inputs answered by every system for the joint (paired) design.
+
+    Returns:
+        Points (V, S) and replicates (V, S, B) of every variable, the design and the draws' weights.
+
+    Raises:
+        ValueError: Labels not 0/1, an unknown resample set, n_boot < 1, fewer than 2 systems, or
+            inputs of unequal length.
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> systems, inputs = np.repeat(["s1", "s2", "s3", "s4"], 40), np.tile(np.arange(40), 4)
+        >>> quality = np.repeat([0.2, 0.4, 0.6, 0.8], 40)
+        >>> labels = (rng.random(160) < quality).astype(int)
+        >>> res = system_bootstrap(labels, {"m": quality + rng.normal(0, 0.3, 160)}, systems, inputs, n_boot=200)
+        >>> res.design.n_used, res.point[0].round(3).tolist()  # inputs shared by all; human pass rates
+        (40, [0.2, 0.425, 0.425, 0.725])
     """
     y = np.asarray(labels, dtype=np.float64)
     if y.ndim != 1 or not np.isin(y, (0.0, 1.0)).all():
@@ -235,6 +263,13 @@ def percentile_cis(replicates: np.ndarray, level: float = 0.95) -> tuple[np.ndar
 
     Rows without a NaN go through one np.quantile call; rows with some are done one by one (rare:
     a resample that drew none of a system's finite values, or an undefined statistic).
+
+    Args:
+        replicates: (..., B) replicates.
+        level: Coverage of the intervals.
+
+    Returns:
+        Three arrays shaped as the leading axes.
     """
     x = np.asarray(replicates, dtype=np.float64)
     shape = x.shape[:-1]
@@ -268,7 +303,15 @@ class SystemRow:
 
 
 def system_rows(res: SystemBootstrap, level: float = 0.95) -> list[SystemRow]:
-    """Per-system estimates; their CIs resample inputs only (a given system's value does not depend on the others)."""
+    """Per-system estimates; their CIs resample inputs only (a given system's value does not depend on the others).
+
+    Args:
+        res: The slice's system bootstrap.
+        level: Coverage of the intervals.
+
+    Returns:
+        One row per system: human pass rate and each metric's summaries.
+    """
     lo, hi, dropped = percentile_cis(res.replicates, level)  # (V, S) each
     method = res.method.replace("+systems", "")
 
@@ -378,6 +421,16 @@ class AgreementReplicates:
 
 def agreement_replicates(res: SystemBootstrap, summary: str = "mean",
                          metrics: Sequence[str] | None = None) -> AgreementReplicates:
+    """Every agreement statistic of the metrics' system summaries with the human rates, point and replicates.
+
+    Args:
+        res: The slice's system bootstrap.
+        summary: "mean" score or "pass" rate (needs the metric's threshold).
+        metrics: The metrics (None: all of `res`).
+
+    Returns:
+        The points, (k, B) replicates and the human ceiling's replicates, on `res`'s draws.
+    """
     names = res.metrics if metrics is None else tuple(metrics)
     rows = [res.row(m, summary) for m in names]
     pts = agreement_stats(res.point[0][:, None], res.point[rows][:, :, None])
@@ -424,7 +477,15 @@ def _estimates(agr: AgreementReplicates, point: np.ndarray, reps: np.ndarray, le
 
 
 def rank_agreement(agr: AgreementReplicates, level: float = 0.95) -> list[RankAgreement]:
-    """τ-b, pairwise accuracy, acc_eq and Pearson r of each metric against the human rates, with CIs."""
+    """τ-b, pairwise accuracy, acc_eq and Pearson r of each metric against the human rates, with CIs.
+
+    Args:
+        agr: The agreement replicates (`agreement_replicates`).
+        level: Coverage of the intervals (Pearson's re-centred on its estimate).
+
+    Returns:
+        One record per metric, in `agr`'s order.
+    """
     cols = [_estimates(agr, agr.point[key], agr.replicates[key], level, agr.method, recentre=key == "pearson")
             for key in AGREEMENT_STATS]
     n_pairs = agr.n_systems * (agr.n_systems - 1) // 2
@@ -463,7 +524,16 @@ class AgreementDifference:
 
 def agreement_differences(agr: AgreementReplicates, level: float = 0.95,
                           pairs: Sequence[tuple[str, str]] | None = None) -> list[AgreementDifference]:
-    """a − b for each pair of metrics (default: every pair, in metric order), all on the same draws."""
+    """a − b for each pair of metrics (default: every pair, in metric order), all on the same draws.
+
+    Args:
+        agr: The agreement replicates.
+        level: Coverage of the intervals.
+        pairs: (a, b) metric names to compare (None: every pair).
+
+    Returns:
+        One record per pair and statistic set.
+    """
     pairs = list(pairs) if pairs is not None else [(a, b) for q, a in enumerate(agr.metrics)
                                                    for b in agr.metrics[q + 1:]]
     ia = [agr.metrics.index(a) for a, _ in pairs]
@@ -496,7 +566,17 @@ class PairDifferences:
 
 def pair_differences(res: SystemBootstrap, metric: str | None = None, summary: str = "mean",
                      level: float = 0.95) -> PairDifferences:
-    """Paired differences between systems of the human rate (metric=None) or of a metric summary."""
+    """Paired differences between systems of the human rate (metric=None) or of a metric summary.
+
+    Args:
+        res: The slice's system bootstrap.
+        metric: A metric name, or None for the human pass rate.
+        summary: "mean" or "pass".
+        level: Coverage of the intervals.
+
+    Returns:
+        Every system pair's difference with its interval (input draws only).
+    """
     v = res.row(metric, summary)
     i, j = np.triu_indices(len(res.systems), 1)
     lo, hi, dropped = percentile_cis(res.replicates[v, i] - res.replicates[v, j], level)
@@ -530,9 +610,15 @@ def reversals(res: SystemBootstrap, metric: str, summary: str = "mean", level: f
               human: PairDifferences | None = None) -> list[Reversal]:
     """System pairs whose paired-difference CIs exclude 0 in opposite directions for humans and the metric.
 
-    Largest human difference first. No correction for the number of pairs: when both differences
-    are truly 0 a pair shows a spurious reversal with probability about (1 − level)² / 2, and never
-    when the metric is the label itself. `human` reuses the human pair differences across metrics.
+    Args:
+        res: The slice's system bootstrap.
+        metric: The metric.
+        summary: "mean" or "pass".
+        level: Coverage of the intervals.
+        human: The human pair differences, if already computed.
+
+    Returns:
+        One record per reversed pair.
     """
     v = res.row(metric, summary)
     hd = human if human is not None else pair_differences(res, None, level=level)
@@ -572,7 +658,17 @@ class SignificanceClusters:
 
 def significance_clusters(res: SystemBootstrap, metric: str | None = None, summary: str = "mean",
                           level: float = 0.95) -> SignificanceClusters:
-    """Clusters of the human pass rates (metric=None) or of a metric's summary; see `SignificanceClusters`."""
+    """Clusters of the human pass rates (metric=None) or of a metric's summary; see `SignificanceClusters`.
+
+    Args:
+        res: The slice's system bootstrap.
+        metric: A metric name, or None for the human pass rate.
+        summary: "mean" or "pass".
+        level: Coverage of the intervals.
+
+    Returns:
+        The systems grouped where the labels do not resolve their differences.
+    """
     v = res.row(metric, summary)
     s = len(res.systems)
     d = pair_differences(res, metric, summary, level)
@@ -620,7 +716,29 @@ class SystemLevel:
 
 
 def summarise_systems(res: SystemBootstrap, level: float = 0.95) -> SystemLevel:
-    """Every system-level statistic of `res`, for each summary the metrics support (pass needs a threshold)."""
+    """The system-level agreement of one slice: every statistic of `res`, for each summary the metrics support.
+
+    "pass" summaries need a metric threshold; "mean" is always there. Intervals are as measured with
+    these inputs: see the module docstring and `human_ceiling` for what they cover.
+
+    Args:
+        res: The slice's system bootstrap (`system_bootstrap`).
+        level: Coverage of every interval.
+
+    Returns:
+        Design, per-system table, agreement with the human ranking, metric-vs-metric differences,
+        reversals and the human significance clusters.
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> systems, inputs = np.repeat(["s1", "s2", "s3", "s4"], 40), np.tile(np.arange(40), 4)
+        >>> quality = np.repeat([0.2, 0.4, 0.6, 0.8], 40)
+        >>> labels = (rng.random(160) < quality).astype(int)
+        >>> res = system_bootstrap(labels, {"m": quality + rng.normal(0, 0.3, 160)}, systems, inputs, n_boot=200)
+        >>> a = summarise_systems(res).agreement[0]
+        >>> a.metric, a.summary, round(a.tau.estimate, 3), round(a.tau.ci_low, 3), a.tau.ci_high
+        ('m', 'mean', 0.913, 0.542, 1.0)
+    """
     agreement, differences, revs = [], [], []
     ceiling = None
     human = pair_differences(res, None, level=level)
