@@ -297,7 +297,10 @@ def test_a_target_beyond_any_search_says_how_many_labels_it_would_need(target, c
     assert need == pytest.approx(math.log(0.1) / math.log1p(-target.alpha), rel=1e-6)  # (1 − α)^n ≤ δ, to float error
     assert c.threshold is None and c.reason.startswith("too few labels: ")
     assert c.reason.endswith(f"needs at least {need} even when none fails") and "\n" not in c.reason
-    assert fewest_labels(data, c) is None or fewest_labels(data, c).labels_needed is None
+    fewest = fewest_labels(data, c)  # the most conservative thresholds fail no unsupported pair: their count is solved
+    assert fewest.risk == 0.0 and fewest.units_needed == need and fewest.labels_needed >= need
+    zero = np.flatnonzero(c.scan.risk == 0.0)
+    assert fewest.threshold == c.scan.thresholds[zero[np.argmax(c.scan.n_effective[zero])]]  # most units: fewest labels
     assert slice_thresholds(data, target, n_boot=20, folds=2).certified.reason == c.reason  # and the whole slice runs
 
 

@@ -221,6 +221,28 @@ def test_one_class_too_few_labels_and_an_unmet_target_each_give_one_clear_line(a
     assert "calibration" in got["good"] and got["good"]["calibration"]["reliability"]["ece"]["estimate"] >= 0
 
 
+@pytest.mark.parametrize("target", [["--max-false-pass", "1e-9"], ["--max-false-pass", "1e-7"],
+                                    ["--min-precision", "0.999999999"], ["--min-catch", "0.999999999"]])
+def test_a_target_too_strict_for_any_sample_is_a_certificate_naming_the_labels_it_needs(demo, target, tmp_path):
+    """It was a TypeError: the count of labels passed the search's cap. Now each slice says how many it would take."""
+    code, out = run("threshold", "--results", str(demo), *target, "--scorers", "lexical", "--n-boot", "50",
+                    "--out", str(tmp_path), "--quiet")
+    assert code == 0 and "Traceback" not in out
+    got = read_thresholds(tmp_path)["entries"]
+    assert len(got) == 8
+    for e in got:
+        assert e["certified_threshold"] is None and e["certified_reason"].startswith("too few labels: ")
+        need = int(e["certified_reason"].split("needs at least ")[1].split()[0])
+        assert need > 10_000_000  # past the search's cap, solved in closed form
+        assert f"  {e['slice'].split(':', 1)[1]} (lexical): {e['certified_reason']}" in out.splitlines()
+        f = e["fewest_labels"]
+        if f is not None:  # a threshold with no failure: its count, not "no amount"
+            assert f["risk"] == 0.0 and f["units_needed"] == need and f["more_labels"] > 10_000_000
+    assert sum(e["fewest_labels"] is not None for e in got) >= 6
+    code, out = run("plan", "--results", str(demo), *target, "--slice", "begin:wow/t5")
+    assert code == 0 and "needs at least" in out and "label " in out and "simulated" not in out
+
+
 @pytest.mark.parametrize("argv, message", [
     (["threshold", "--max-false-pass", "0.1"], "give --results DIR (an earlier audit) or labelled files"),
     (["threshold", "--results", "NOWHERE", "--max-false-pass", "0.1"], "NOWHERE is not a folder"),

@@ -47,6 +47,7 @@ KINDS = ("false_pass", "precision", "catch")
 P_VALUES = ("auto", "binomial", "hoeffding_bentkus")
 UNITS = ("auto", "pair", "group")
 CIS = ("auto", "exact", "bootstrap")
+MAX_UNITS = 10_000_000  # the largest count `units_needed` searches; past it only a rate of 0 is solved
 
 
 # --- targets -----------------------------------------------------------------------------------------------
@@ -280,7 +281,8 @@ def risk_upper_bound(risk: np.ndarray, n: np.ndarray, delta: float, method: str)
     return np.where(n > 0, ub, 1.0)
 
 
-def units_needed(risk: float, alpha: float, delta: float, method: str = "binomial", cap: int = 10_000_000) -> int | None:
+def units_needed(risk: float, alpha: float, delta: float, method: str = "binomial",
+                 cap: int = MAX_UNITS) -> int | None:
     """Smallest n at which a risk observed at this rate would be certified ≤ α at δ (same rate, n units).
 
     Counts are continued to real values (n·rate need not be whole), so the answer moves smoothly with n.
@@ -840,10 +842,12 @@ def label_need(data: LabelledScores, cert: Certificate, threshold: float | None 
     return _need(data, cert, j)
 
 
-def _need(data: LabelledScores, cert: Certificate, j: int, cap: int = 10_000_000) -> LabelNeed:
+def _need(data: LabelledScores, cert: Certificate, j: int, cap: int = MAX_UNITS, solve_zero: bool = True) -> LabelNeed:
     scan = cert.scan
     r, have = float(scan.risk[j]), float(scan.n_effective[j])
     need = units_needed(r, cert.target.alpha, cert.delta, cert.p_value_method, cap) if np.isfinite(r) else None
+    if need is None and r == 0.0 and solve_zero:  # past the search, a rate of 0 still has its count
+        need = units_needed_without_failures(cert.target.alpha, cert.delta, cert.p_value_method)
     labels = None if need is None or have <= 0 else int(math.ceil(need * data.n / have - 1e-9))
     return LabelNeed(float(scan.thresholds[j]), r, _unit_noun(cert.target, cert.unit), have, need, data.n, labels,
                      None if labels is None else max(0, labels - data.n))
@@ -861,7 +865,8 @@ def fewest_labels(data: LabelledScores, cert: Certificate) -> LabelNeed | None:
         cert: Its certificate (with its scan).
 
     Returns:
-        The cheapest need, or None when no candidate could be certified within the search's cap.
+        The cheapest need, or None when no candidate's risk is below α (a rate of 0 always has a count;
+        another rate has none past `MAX_UNITS` units).
     """
     scan = cert.scan
     if scan is None or scan.thresholds.size == 0 or _one_class(data):
@@ -869,10 +874,13 @@ def fewest_labels(data: LabelledScores, cert: Certificate) -> LabelNeed | None:
     ok = np.flatnonzero(np.isfinite(scan.risk) & (scan.risk < cert.target.alpha) & (scan.n_effective > 0))
     best = None
     for j in ok[np.argsort(scan.risk[ok], kind="stable")]:
-        cap = 10_000_000 if best is None else int(best.labels_needed * scan.n_effective[j] / data.n) + 1
-        need = _need(data, cert, int(j), cap)
+        cap = MAX_UNITS if best is None else int(best.labels_needed * scan.n_effective[j] / data.n) + 1
+        need = _need(data, cert, int(j), cap, solve_zero=False)
         if need.labels_needed is not None and (best is None or need.labels_needed < best.labels_needed):
             best = need
+    zero = ok[scan.risk[ok] == 0.0]
+    if best is None and zero.size:  # every count passed the search: a rate of 0 still has one, fewest where most units
+        best = _need(data, cert, int(zero[np.argmax(scan.n_effective[zero])]))
     return best
 
 

@@ -27,7 +27,7 @@ from attrib_audit.audit.thresholds import scored_from_results, slice_data
 from attrib_audit.errors import UsageError, saved_layout
 from attrib_audit.stats.auroc import auroc, average_ranks, ht_auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
-from attrib_audit.stats.threshold import Target, certify, fewest_labels, label_need
+from attrib_audit.stats.threshold import MAX_UNITS, Target, certify, fewest_labels, label_need
 from attrib_audit.stats.types import LabelledScores
 
 DEFAULT_GRID = (50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000)
@@ -401,7 +401,8 @@ def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
             if cert.threshold is None and data.n and 0 < data.labels.sum() < data.n:
                 need, fewest = label_need(data, cert), fewest_labels(data, cert)
                 entry.update(label_need=need and need.to_dict(), fewest_labels=fewest and fewest.to_dict())
-                if fewest and fewest.labels_needed is not None:
+                # a count past the search's (a target like false-pass ≤ 1e-9) is stated, not simulated: no sample fits
+                if fewest and fewest.labels_needed is not None and (fewest.units_needed or 0) <= MAX_UNITS:
                     m = opts.pairs_per_cluster or (max(1, int(round(data.n / np.unique(data.codes).size)))
                                                    if cert.unit == "group" else 1)
                     icc = opts.icc if opts.icc is not None else (estimate_icc(data.scores[None, :], data.labels,
