@@ -47,7 +47,8 @@ def _every_blockwise_statistic() -> list[np.ndarray]:
     out.append(res.replicates)
     agr = agreement_replicates(res)
     out.extend(np.asarray(v) for v in agr.replicates.values())
-    out.append(np.array([[e.estimate, e.ci_low, e.ci_high] for r in summarise_systems(res).agreement for e in (r.tau, r.pearson)]))
+    agreement = summarise_systems(res).agreement
+    out.append(np.array([[e.estimate, e.ci_low, e.ci_high] for r in agreement for e in (r.tau, r.pearson)]))
     cert = certify(LabelledScores(s[0], y, g), Target("false_pass", 0.2))
     out.extend([cert.scan.risk, cert.scan.n_effective, cert.scan.p_values])
     return out

@@ -212,11 +212,21 @@ def results_path(folder: str | Path, command: str) -> Path:
 
 def read_results(folder: str | Path, command: str = "read_results",
                  error: type[InputError] = InputError) -> AuditResults:
-    """FOLDER/results.json as its typed model; no such file, or one that is not a JSON object, is one line
-    (`command` names the reader in it, `error` is its type).
+    """FOLDER/results.json as its typed model.
 
     Files that are not exactly what attrib-audit wrote are read too (the report draws what it can of them): a key
     the caller reads and the file lacks raises LayoutError, so wrap field access in errors.saved_layout.
+
+    Args:
+        folder: An `attrib-audit audit --out` folder.
+        command: The reader's name, for the error line.
+        error: The error type to raise.
+
+    Returns:
+        results.json as plain dicts and lists, the same layout as `run_audit(...).results`.
+
+    Raises:
+        InputError: No such file, or one that is not a JSON object (one line; `error` chooses the type).
     """
     return read_json(results_path(folder, command), error)  # type: ignore[return-value]
 

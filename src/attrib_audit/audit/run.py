@@ -113,10 +113,30 @@ def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] 
 
 def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable[[str], None] = print, *,
               spec: RunSpec | None = None, command: Sequence[str] | None = None) -> AuditResult:
-    """Score `table`, compute every section, and return the whole results.
+    """Score `table`, compute every section (AUROC, paired, transfer, sensitivity, system level), return the results.
 
-    `spec` (the run spec this run realises) and `command` (the command line that reruns it) are recorded in the
-    results when given; the spec's data is recorded as loaded (each file's format and sha256).
+    Args:
+        table: The labelled pairs (`data.load_pairs`, `data.load_data`).
+        config: Scorers, statistics settings and this machine's settings (None: the command line's defaults).
+        log: Where progress lines go (`config.quiet` silences most).
+        spec: The run spec this run realises, recorded in the results with each file's format and sha256.
+        command: The command line that reruns it, recorded when given.
+
+    Returns:
+        The results (results.json as plain typed dicts), the scores, the slices' bootstraps and the table;
+        `save(folder)` writes results.json, scores.parquet and bootstrap.npz.
+
+    Raises:
+        UsageError: No requested scorer could run here (each named with why).
+        DataError: A precomputed metric has the name of a scorer in `config.scorers`.
+
+    Examples:
+        >>> from attrib_audit.data import demo_paths, load_pairs
+        >>> table = load_pairs([demo_paths()[0]], construct="attribution")
+        >>> config = AuditConfig(scorers=("lexical",), n_boot=50, n_perm=100, cache_path=":memory:", quiet=True)
+        >>> row = run_audit(table, config, log=lambda _line: None).results["auroc"][0]
+        >>> row["slice"], row["scorer"], row["n"], [round(row[k], 3) for k in ("auroc", "ci_low", "ci_high")]
+        ('attributionbench', 'lexical', 200, [0.706, 0.574, 0.801])
     """
     config = config or AuditConfig()
     t0 = time.time()
@@ -200,7 +220,21 @@ def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print)
 
 def run_spec(spec: RunSpec, local: Local, log: Callable[[str], None] = print,
              command: Sequence[str] | None = None) -> AuditResult:
-    """Load the spec's data and run the audit it describes on this machine's settings (`local`)."""
+    """Load the spec's data and run the audit it describes on this machine's settings (`local`).
+
+    Args:
+        spec: What to run: data, scorers with options, statistics, engine.
+        local: This machine's settings (caches, endpoints, model paths), never taken from a file.
+        log: Where progress lines go.
+        command: The command line that reruns it, recorded when given.
+
+    Returns:
+        As `run_audit`, with the spec recorded.
+
+    Raises:
+        InputError: The data cannot be read (one line naming file, row and field).
+        UsageError: No requested scorer could run here.
+    """
     table = load_data(spec.data, log=None if local.quiet else log)
     return run_audit(table, audit_config(spec, local), log=log, spec=spec, command=command)
 

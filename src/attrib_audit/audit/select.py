@@ -179,8 +179,37 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
                         eps: float = DEFAULT_EPS) -> list[Recommendation]:
     """One recommendation per construct of an audit folder (or the named one), among `scorers` if given.
 
-    Each construct's statistics use, per dataset, the rows every candidate scored (the
-    audit's draws replayed on them), so a candidate's failures cannot flatter it.
+    Each construct's statistics use, per dataset, the rows every candidate scored (the audit's draws
+    replayed on them), so a candidate's failures cannot flatter it.
+
+    Args:
+        folder: An `attrib-audit audit --out` folder (results.json and bootstrap.npz of one run).
+        construct: Only this construct (None: every one).
+        scorers: The candidates (None: every audited scorer).
+        eps: AUROC within which a metric counts as tied with the best.
+
+    Returns:
+        One recommendation per construct: the metric, its verdict (transfers, near-best-unproven,
+        does-not-transfer, best-on-target, tied-on-target or no-recommendation), the regrets with CIs
+        and the caveat in words.
+
+    Raises:
+        UsageError: An unknown construct or scorer, or results.json and bootstrap.npz from different runs.
+        InputError: The folder's files are missing or unreadable.
+
+    Examples:
+        >>> import tempfile
+        >>> from attrib_audit.audit import AuditConfig, run_audit
+        >>> from attrib_audit.data import demo_paths, load_pairs
+        >>> table = load_pairs([demo_paths()[0]], construct="attribution")
+        >>> length = np.array([len(e) for e in table.evidences], dtype=float)  # a second metric, computed elsewhere
+        >>> config = AuditConfig(scorers=("lexical",), slice_by="source", n_boot=100, n_perm=100, cache_path=":memory:",
+        ...                      quiet=True, precomputed={"length": length})
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     _ = run_audit(table, config, log=lambda _line: None).save(folder)
+        ...     rec = select_from_results(folder)[0]
+        >>> rec.construct, rec.metric, rec.verdict, len(rec.datasets)
+        ('attribution', 'lexical', 'near-best-unproven', 4)
     """
     audit = load_audit(Path(folder))
     names = audit.scorers

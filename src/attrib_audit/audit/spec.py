@@ -171,9 +171,23 @@ class Local:
 
 
 def load_spec_file(path: str | Path, asked: Asked = Asked()) -> RunSpec:
-    """A spec written as JSON (`.json`) or TOML (`.toml`), by hand or copied from results.json's `spec`, or a
-    results.json itself (its recorded spec runs; its numbers are left aside). What it names that only a command
-    line may choose (code, a dataset to fetch, a URL) is refused unless `asked` names it too (see audit.trust)."""
+    """A run spec from a file: JSON (`.json`) or TOML (`.toml`), by hand or copied from results.json's `spec`.
+
+    A results.json itself works too (its recorded spec runs; its numbers are left aside). What it names
+    that only a command line may choose (code, a dataset to fetch, a URL) is refused unless `asked` names
+    it too (see audit.trust).
+
+    Args:
+        path: The spec file.
+        asked: What the command line itself asked for, which the file may then name.
+
+    Returns:
+        The checked spec.
+
+    Raises:
+        SpecError: The file cannot be read or parsed, a field is wrong (named with its value), or it names a
+            machine-local or code-running setting the command line did not ask for.
+    """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")

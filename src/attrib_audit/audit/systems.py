@@ -286,7 +286,8 @@ def _settings(results: AuditResults, folder: Path) -> SystemSettings:
             stats = results["spec"]["stats"] if isinstance(results.get("spec"), dict) else {}
             d = StatsSpec()  # an audit that recorded no setting ran with the spec's default
             raw = {"n_boot": stats.get("n_boot", d.n_boot), "seed": stats.get("seed", d.seed),
-                   "level": stats.get("level", d.level), "resample": stats.get("system_resample", list(d.system_resample))}
+                   "level": stats.get("level", d.level),
+                   "resample": stats.get("system_resample", list(d.system_resample))}
     return SystemSettings.checked(raw, str(where))
 
 

@@ -135,6 +135,17 @@ def load_data(spec: DataSpec, log: Callable[[str], None] | None = None) -> PairT
     """The pairs a DataSpec names: files in our schema or a benchmark's layout, and --hf; ids unique across all.
 
     Each file's `data` entry records its resolved format, so a rerun from the spec reads it the same way.
+
+    Args:
+        spec: Files, their format and column mapping, or a Hugging Face dataset.
+        log: Where progress lines go (None: nowhere).
+
+    Returns:
+        The table of pairs.
+
+    Raises:
+        InputError: A file cannot be read, or a row is bad (one line naming file, row and field).
+        UsageError: Flags that do not go together (e.g. a column mapping with a benchmark format).
     """
     say = log or (lambda _m: None)
     fmt = spec.format

@@ -69,8 +69,22 @@ def score_pairs(
 
     Pairs are deduplicated on the strings themselves: the sha256 content key is computed only for distinct pairs
     and only when a cache needs it (it is the dominant cost for the cheapest scorers).
-    `questions` reach only scorers that declare `wants_questions = True` (e.g. LLM judges);
-    for those the question is part of the cache key and is passed as `score(..., questions=...)`.
+
+    Args:
+        scorer: The scorer (`scorers.get_scorer`).
+        claims: One claim per row.
+        evidences: One evidence per row.
+        cache: The score cache to read and fill (None: no cache).
+        batch_size: Pairs per call of the scorer (None: the scorer's own).
+        quiet: No progress lines.
+        questions: One question per row; passed only to scorers that declare `wants_questions = True`
+            (e.g. LLM judges), for which it is part of the cache key.
+
+    Returns:
+        (scores aligned with the rows, with failures; run statistics: pairs scored, cached, seconds).
+
+    Raises:
+        ValueError: `claims`, `evidences` and `questions` differ in length.
     """
     if len(claims) != len(evidences):
         raise ValueError(f"{len(claims)} claims but {len(evidences)} evidences")

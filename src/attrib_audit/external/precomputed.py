@@ -110,7 +110,27 @@ class Precomputed:
 
 def from_values(name: str, raw: Any, n: int, *, source: str = PYTHON_SOURCE, column: str = "",
                 lower_is_better: bool = False) -> Precomputed:
-    """Scores given in table order: a numpy array, list, pandas Series or pyarrow (Chunked)Array."""
+    """Scores computed elsewhere, given in table order: a numpy array, list, pandas Series or pyarrow (Chunked)Array.
+
+    Args:
+        name: The metric's name in the audit.
+        raw: One score per pair; None, NaN or null is a failure (counted, left out of that metric).
+        n: Pairs in the table.
+        source: Where the scores came from, as recorded in results.json.
+        column: The column they were read from (default: `name`).
+        lower_is_better: The metric rates support with lower values (negated for AUROC).
+
+    Returns:
+        The metric's scores and failures, ready for `AuditConfig(precomputed={name: ...})`.
+
+    Raises:
+        ValueError: Another number of values than pairs (a value that is not a number is a failure).
+
+    Examples:
+        >>> p = from_values("mine", [0.2, None, 0.9], 3)
+        >>> p.values.tolist(), p.failures
+        ([0.2, nan, 0.9], [None, 'missing value', None])
+    """
     if hasattr(raw, "to_pylist") and not isinstance(raw, np.ndarray):  # pyarrow: nulls become None
         raw = raw.to_pylist()
     elif hasattr(raw, "to_numpy") and not isinstance(raw, np.ndarray):  # pandas: keeps None/NaN as given
