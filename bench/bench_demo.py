@@ -2,7 +2,7 @@
 
 Each run is a fresh subprocess with its own empty $ATTRIB_AUDIT_HOME and $ATTRIB_AUDIT_CACHE (one temp folder per
 source tree), so the first run scores every pair and the rerun finds all of them in the cache. The child wraps the
-pipeline's steps with timers (the same names exist before and after issue 29):
+pipeline's steps with timers (the same names exist in older source trees given with --base):
   loading     data.sources.load_data as the audit calls it
   scoring     engine build_scorers + score_table (model loading included)
   statistics  the rest of run_spec (AUROC bootstrap, transfer, sensitivity, systems)
@@ -29,6 +29,16 @@ from pathlib import Path
 from typing import Callable
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+# Speed facts behind choices in the code, as measured when each choice was made (the code says only which is cheaper):
+# - audit.results._arrow_column lays numbers and text into arrow buffers itself: pa.array imported pandas to inspect
+#   its input, 0.3 s of a cached demo;
+# - stats.rank imports scipy.special, not scipy.stats (about 0.5 s to import), and stats.threshold defers scipy so
+#   `threshold --help` does not spend a second importing it (bench/bench_cli_start.py lists each command's imports);
+# - ASCII fast paths of text.tokenize and the lexical scorer: about 3x faster than the regex;
+# - text.sentences' one-literal-character alternatives: 2.5x faster than the lookbehind form, the same spans;
+# - stats.auroc._cumsum_down's whole-row adds: 3-4x faster than numpy's strided cumsum once rows are long;
+# - engine.stream's column-wise to_pylist and engine.cache's one-pass read of a rerun's rows: about 3x faster.
 STEPS = ("loading", "scoring", "statistics", "report", "other")
 
 CHILD = r"""

@@ -1,4 +1,4 @@
-"""Issue 25's reproductions (sentence splitting, silent wrong numbers, tracebacks, terminal and server input):
+"""Untrusted-input reproductions (sentence splitting, silent wrong numbers, tracebacks, terminal and server input):
 each ran on main and gave a hang, a wrong number or a traceback; each is pinned here."""
 from __future__ import annotations
 

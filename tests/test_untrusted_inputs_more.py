@@ -1,4 +1,4 @@
-"""Issue 25's remaining reproductions: a crafted results.json, run spec, plugin, label-server request or edited
+"""More untrusted-input reproductions: a crafted results.json, run spec, plugin, label-server request or edited
 report cell each ended in a traceback (or a dropped connection); each now gives one line (or a 4xx JSON reply)."""
 from __future__ import annotations
 

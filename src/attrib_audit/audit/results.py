@@ -316,7 +316,7 @@ def _arrow_column(pa: Any, values: Any) -> Any:
     """The arrow array a pandas column of `values` becomes: NaN and None are nulls, text is large_string (pandas' str
     dtype), and whole numbers with a gap are doubles (pandas holds the gap as NaN). Numbers in a numpy array and
     text-or-None lists (every column but a judge's extras) are laid into arrow buffers directly: pa.array imports
-    pandas to inspect its input, 0.3 s of a cached demo."""
+    pandas to inspect its input, a slow import this path avoids."""
     direct = _buffers_column(pa, values)
     if direct is not None:
         return direct

@@ -95,7 +95,7 @@ class ScoreCache:
     def _select(self, table: str, columns: str, signature: str, keys: Sequence[str]) -> list[tuple]:
         """(key, *columns) of the rows of `table` under `signature` whose key is among `keys`. When the signature holds
         at most twice as many rows as are asked for (a rerun of the same data), all of them are read in one pass and
-        filtered here, ~3x faster than looking each key up; otherwise the keys are looked up 900 at a time."""
+        filtered here, cheaper than looking each key up; otherwise the keys are looked up 900 at a time."""
         if not keys:
             return []
         with self._lock:

@@ -60,7 +60,7 @@ def _raw_chunks(path: Path, chunk_rows: int, skipped: list[dict] | None) -> Iter
 
 
 def _batch_rows(first_row: int, batch) -> list[tuple[int, dict]]:
-    names = batch.schema.names  # column-wise to_pylist is ~3x faster than RecordBatch.to_pylist
+    names = batch.schema.names  # column-wise to_pylist: cheaper than RecordBatch.to_pylist
     return list(enumerate((dict(zip(names, vals)) for vals in zip(*(c.to_pylist() for c in batch.columns))),
                           start=first_row))
 

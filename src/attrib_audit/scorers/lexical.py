@@ -16,7 +16,7 @@ SIGNATURE = f"lexical:jaccard:lower:re=\\w+:unicode={unicodedata.unidata_version
 class LexicalScorer:
     """|A∩B| / |A∪B| over lowercase `\\w+` token sets; no window, so nothing is ever truncated.
 
-    On ASCII text, lowercasing and `\\w+` reduce to one bytes.translate + split (≈3x faster than
+    On ASCII text, lowercasing and `\\w+` reduce to one bytes.translate + split (cheaper than
     the regex); for ASCII those give the same tokens, so scores are identical to `text.tokenize.jaccard`.
     Pairs with any non-ASCII character take the regex path (Unicode `\\w`, full case mapping).
     """

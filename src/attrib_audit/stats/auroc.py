@@ -73,7 +73,7 @@ _MIN_WIDTH = 256  # resamples per block at least, so a block's row-wise cumsum s
 
 def _cumsum_down(a: np.ndarray) -> np.ndarray:
     """np.cumsum(a, axis=0) of a C-contiguous (G, B) array, as a loop of whole-row adds: the same additions in the
-    same order, 3-4x faster than numpy's strided accumulate once rows are long (B resamples); short rows use numpy."""
+    same order, faster than numpy's strided accumulate once rows are long (B resamples); short rows use numpy."""
     if a.shape[1] < 64:
         return np.cumsum(a, axis=0)
     out = a.copy()

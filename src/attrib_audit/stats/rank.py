@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import ndtr, stdtr  # not scipy.stats: its import alone costs half a second
+from scipy.special import ndtr, stdtr  # not scipy.stats: its import is far slower
 
 from attrib_audit.stats.auroc import average_ranks
 from attrib_audit.stats.rng import as_generator

@@ -140,7 +140,7 @@ def binomial_cdf(k: np.ndarray, n: np.ndarray, p: float | np.ndarray) -> np.ndar
     """
     k, n = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
     p = np.broadcast_to(np.asarray(p, dtype=np.float64), k.shape)
-    from scipy import special  # here, not at the top: `threshold --help` must not spend a second importing scipy
+    from scipy import special  # here, not at the top: `threshold --help` must not import scipy
 
     out = np.ones(k.shape)
     ok = (k < n) & (k >= 0)
