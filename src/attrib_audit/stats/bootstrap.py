@@ -37,7 +37,21 @@ def slice_rng(seed: int, name: str) -> np.random.Generator:
 def cluster_count_blocks(n_clusters: int, n_boot: int, rng: np.random.Generator, width: int | None = None) -> Iterator[np.ndarray]:
     """Yield (b, K) blocks of cluster multiplicities for n_boot resamples of K clusters with replacement.
 
-    Blocks bound memory (`stats.rng.block_rows`): b × max(K, width) cells at once.
+    Blocks bound memory (`stats.rng.block_rows`): b × max(K, width) cells at once. The draws are
+    taken in order, so the concatenated blocks are the same whatever the block size.
+
+    Args:
+        n_clusters: K, the clusters resampled.
+        n_boot: Resamples in all.
+        rng: The generator to draw from.
+        width: Cells per resample a caller will build from each block (e.g. rows), if wider than K.
+
+    Yields:
+        (b, K) float arrays; row r holds how often each cluster was drawn in that resample (rows sum to K).
+
+    Examples:
+        >>> [b.sum(axis=1).tolist() for b in cluster_count_blocks(3, 2, np.random.default_rng(0))]
+        [[3.0, 3.0]]
     """
     k = int(n_clusters)
     step = block_rows(max(k, width or 0))
@@ -48,7 +62,16 @@ def cluster_count_blocks(n_clusters: int, n_boot: int, rng: np.random.Generator,
 
 
 def cluster_weight_blocks(codes: np.ndarray, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """Yield (b, n) blocks of row multiplicities (a row weighs what its cluster was drawn)."""
+    """Yield (b, n) blocks of row multiplicities (a row weighs what its cluster was drawn).
+
+    Args:
+        codes: (n,) cluster index (0..K−1) of each row.
+        n_boot: Resamples in all.
+        rng: The generator to draw from.
+
+    Yields:
+        (b, n) float arrays, the rows of one cluster sharing its multiplicity.
+    """
     k = int(codes.max()) + 1 if codes.size else 0
     for counts in cluster_count_blocks(k, n_boot, rng, width=codes.size):
         yield counts[:, codes]

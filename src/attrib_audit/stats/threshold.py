@@ -839,11 +839,12 @@ def label_need(data: LabelledScores, cert: Certificate, threshold: float | None 
         j = int(below[-1])
     else:
         j = int(np.argmin(np.abs(scan.thresholds - threshold)))
-    return _need(data, cert, j)
+    return _need(data, cert, scan, j)
 
 
-def _need(data: LabelledScores, cert: Certificate, j: int, cap: int = MAX_UNITS, solve_zero: bool = True) -> LabelNeed:
-    scan = cert.scan
+def _need(data: LabelledScores, cert: Certificate, scan: Scan, j: int, cap: int = MAX_UNITS,
+          solve_zero: bool = True) -> LabelNeed:
+    """Labels that would certify candidate j of `scan` (the certificate's), searched up to `cap` units."""
     r, have = float(scan.risk[j]), float(scan.n_effective[j])
     need = units_needed(r, cert.target.alpha, cert.delta, cert.p_value_method, cap) if np.isfinite(r) else None
     if need is None and r == 0.0 and solve_zero:  # past the search, a rate of 0 still has its count
@@ -872,15 +873,16 @@ def fewest_labels(data: LabelledScores, cert: Certificate) -> LabelNeed | None:
     if scan is None or scan.thresholds.size == 0 or _one_class(data):
         return None
     ok = np.flatnonzero(np.isfinite(scan.risk) & (scan.risk < cert.target.alpha) & (scan.n_effective > 0))
-    best = None
+    best: LabelNeed | None = None
+    fewest: int | None = None  # best's labels_needed
     for j in ok[np.argsort(scan.risk[ok], kind="stable")]:
-        cap = MAX_UNITS if best is None else int(best.labels_needed * scan.n_effective[j] / data.n) + 1
-        need = _need(data, cert, int(j), cap, solve_zero=False)
-        if need.labels_needed is not None and (best is None or need.labels_needed < best.labels_needed):
-            best = need
+        cap = MAX_UNITS if fewest is None else int(fewest * scan.n_effective[j] / data.n) + 1
+        need = _need(data, cert, scan, int(j), cap, solve_zero=False)
+        if need.labels_needed is not None and (fewest is None or need.labels_needed < fewest):
+            best, fewest = need, need.labels_needed
     zero = ok[scan.risk[ok] == 0.0]
     if best is None and zero.size:  # every count passed the search: a rate of 0 still has one, fewest where most units
-        best = _need(data, cert, int(zero[np.argmax(scan.n_effective[zero])]))
+        best = _need(data, cert, scan, int(zero[np.argmax(scan.n_effective[zero])]))
     return best
 
 
