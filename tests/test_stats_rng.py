@@ -59,7 +59,7 @@ def test_results_do_not_depend_on_the_memory_budget(monkeypatch):
     monkeypatch.setattr(stats_rng, "MAX_CELLS", 64)  # every loop in many blocks of one or a few rows
     small = _every_blockwise_statistic()
     assert len(default) == len(small)
-    for a, b in zip(default, small):
+    for a, b in zip(default, small, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)  # same draws; products of other shapes round apart
 
 
