@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 from attrib_audit.cli import main
-
 from attrib_audit.data.demo import demo_paths
 
 DEMO = demo_paths()[0].parent

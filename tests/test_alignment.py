@@ -11,12 +11,12 @@ import pytest
 from attrib_audit.audit import AuditConfig
 from attrib_audit.audit.results import write_bootstrap_npz
 from attrib_audit.audit.run import slice_statistics
-from attrib_audit.data.records import PairTable
-from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.audit.select import select_from_results
-from attrib_audit.stats import auroc, bootstrap_aurocs, paired_auroc_difference
 from attrib_audit.audit.transfer import transfer_section
+from attrib_audit.data.records import PairTable
 from attrib_audit.report.console import format_recommendation
+from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.stats import auroc, bootstrap_aurocs, paired_auroc_difference
 
 
 def twins(n=240, seed=0, cluster=3):

@@ -9,10 +9,10 @@ import pytest
 import ray  # noqa: F401 - the dev extra installs ray: a missing one is a failure, not a skip
 
 from attrib_audit.audit import AuditConfig, run_audit
-from attrib_audit.engine.table import build_scorers, score_table
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
 from attrib_audit.engine.ray_engine import RayOptions, init_ray
+from attrib_audit.engine.table import build_scorers, score_table
 
 
 @pytest.fixture(scope="module")

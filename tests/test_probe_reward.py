@@ -2,9 +2,7 @@ import numpy as np
 import pytest
 
 from attrib_audit.probe.claims import FACTUAL, HEDGE, META, REFUSAL, parse_answer
-from attrib_audit.probe.reward import (
-    RewardConfig, RewardWeights, grounding_reward, grounding_rewards, scorer_support,
-)
+from attrib_audit.probe.reward import RewardConfig, RewardWeights, grounding_reward, grounding_rewards, scorer_support
 from attrib_audit.scorers import get_scorer
 from attrib_audit.text.tokenize import token_set
 

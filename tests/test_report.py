@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from attrib_audit.cli import main
+from attrib_audit.report.browser import check_page, find_chromium
 from attrib_audit.report.build import build_report
 from attrib_audit.report.inputs import ReportError
-from attrib_audit.report.browser import check_page, find_chromium
 
 DATA = Path(__file__).parent / "data"
 CI_CELL = re.compile(r"^(-?\d\.\d{3}) \[(-?\d\.\d{3}), (-?\d\.\d{3})\](?: \((.*)\))?$")

@@ -66,7 +66,7 @@ def test_reproduce_line_reruns_the_same_audit(tmp_path, capsys):
                 "--n-boot", "40", "--n-perm", "25", "--seed", "3", "--slice-by", "dataset", "--quiet"]
         assert main([*args, "--out", str(tmp_path / "one"), "--report"]) == 0
         first = json.loads((tmp_path / "one" / "results.json").read_text())
-        line = next(l for l in (tmp_path / "one" / "report.md").read_text().splitlines() if l.startswith("attrib-audit audit"))
+        line = next(ln for ln in (tmp_path / "one" / "report.md").read_text().splitlines() if ln.startswith("attrib-audit audit"))
         assert shlex.split(line) == first["command"]
         for opt in ("--scorer-opt", "judge.evidence_chars=40", "--n-perm", "25", "--construct", "--label-map",
                     "--judge-url", "--judge-concurrency", "--format", "--id-col", "--seed"):

@@ -12,7 +12,15 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from attrib_audit.audit.reproduce import (
-    ManifestError, PaperNumber, Settings, compare, fetch, load_manifest, manifest_path, reproduce, scorer_options,
+    ManifestError,
+    PaperNumber,
+    Settings,
+    compare,
+    fetch,
+    load_manifest,
+    manifest_path,
+    reproduce,
+    scorer_options,
 )
 from attrib_audit.cli import main
 from attrib_audit.files.jsonfile import is_sealed

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from attrib_audit.audit.spec import RunSpec, SpecError, load_spec_file
 from attrib_audit.cli import main
 from attrib_audit.data import demo_paths
-from attrib_audit.audit.spec import RunSpec, SpecError, load_spec_file
 
 AB = demo_paths()[0]  # attributionbench sample: 4 sources of one construct, so `transfer` is computed
 FAST = ["--scorers", "lexical", "--n-boot", "60", "--n-perm", "50", "--seed", "3", "--slice-by", "source",

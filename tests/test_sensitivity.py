@@ -5,15 +5,15 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import tiny_hf
 from sklearn.metrics import roc_auc_score
 
+import tiny_hf
 from attrib_audit.audit import AuditConfig, run_audit
+from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
-from attrib_audit.scorers.base import ScoreBatch
-from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section
 from attrib_audit.report.console import format_sensitivity
+from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
 
 

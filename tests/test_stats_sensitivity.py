@@ -7,8 +7,16 @@ from sklearn.metrics import roc_auc_score
 from attrib_audit.stats.auroc import auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, cluster_count_blocks, group_codes
 from attrib_audit.stats.sensitivity import (
-    assign_bins, class_spearman, cluster_permutations, drop_dataset, exchangeability_test, median_halves,
-    quantile_edges, ranking, subset_bootstrap, two_way_ss,
+    assign_bins,
+    class_spearman,
+    cluster_permutations,
+    drop_dataset,
+    exchangeability_test,
+    median_halves,
+    quantile_edges,
+    ranking,
+    subset_bootstrap,
+    two_way_ss,
 )
 from attrib_audit.stats.transfer import AurocMatrix, decompose
 

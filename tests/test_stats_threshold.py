@@ -12,9 +12,21 @@ from sklearn.metrics import confusion_matrix, precision_score, recall_score
 
 from attrib_audit.stats.bootstrap import cluster_count_blocks, cluster_sum_replicates, group_folds
 from attrib_audit.stats.threshold import (
-    Target, binomial_pvalue, certify, clopper_pearson, cross_fit, fewest_labels, gate_rates,
-    hoeffding_bentkus_pvalue, label_need, make_target, naive_threshold, risk_upper_bound, slice_thresholds,
-    transfer_matrix, units_needed,
+    Target,
+    binomial_pvalue,
+    certify,
+    clopper_pearson,
+    cross_fit,
+    fewest_labels,
+    gate_rates,
+    hoeffding_bentkus_pvalue,
+    label_need,
+    make_target,
+    naive_threshold,
+    risk_upper_bound,
+    slice_thresholds,
+    transfer_matrix,
+    units_needed,
 )
 from attrib_audit.stats.types import LabelledScores
 

@@ -17,8 +17,15 @@ from scipy import stats as sps
 
 from attrib_audit.audit.check import diff
 from attrib_audit.audit.thresholds import (
-    CalibrationRecord, ThresholdEntry, ThresholdOptions, ThresholdsResults, compute_thresholds, read_thresholds,
-    scored_from_results, slice_data, to_json,
+    CalibrationRecord,
+    ThresholdEntry,
+    ThresholdOptions,
+    ThresholdsResults,
+    compute_thresholds,
+    read_thresholds,
+    scored_from_results,
+    slice_data,
+    to_json,
 )
 from attrib_audit.cli import main
 from attrib_audit.data import load_pairs

@@ -6,14 +6,14 @@ from sklearn.metrics import average_precision_score
 
 from attrib_audit.audit import AuditConfig
 from attrib_audit.audit.run import slice_statistics
+from attrib_audit.audit.select import select_from_results
+from attrib_audit.audit.transfer import transfer_section
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.data.records import PairTable
-from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.errors import UsageError
-from attrib_audit.audit.select import select_from_results
-from attrib_audit.audit.transfer import transfer_section
 from attrib_audit.report.console import format_transfer
+from attrib_audit.scorers.base import ScoreBatch
 
 DATASETS = {"d1": "A", "d2": "A", "d3": "A", "e1": "B", "e2": "B", "solo": "C", "u": None}
 

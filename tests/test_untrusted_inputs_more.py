@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
-
 from test_cli_fuzz import JSON_VALUE, run
 
 FAST = ["--scorers", "lexical", "--n-boot", "20", "--n-perm", "20", "--no-cache", "--quiet"]

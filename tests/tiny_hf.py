@@ -29,8 +29,7 @@ def tiny_classifier(out: Path, id2label: dict[int, str], *, arch: str = "bert", 
                     max_positions: int = 128) -> str:
     """A 2-layer BERT or RoBERTa sequence classifier with the given id2label."""
     import torch
-    from transformers import (BertConfig, BertForSequenceClassification, RobertaConfig,
-                              RobertaForSequenceClassification)
+    from transformers import BertConfig, BertForSequenceClassification, RobertaConfig, RobertaForSequenceClassification
 
     torch.manual_seed(seed)
     common = dict(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,

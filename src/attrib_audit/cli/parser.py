@@ -11,8 +11,19 @@ import argparse
 from typing import Iterator, NoReturn
 
 from attrib_audit import __version__
-from attrib_audit.cli import (audit, models, probe, provenance, report, reproduce, results, score, systems, threshold,
-                              validate)
+from attrib_audit.cli import (
+    audit,
+    models,
+    probe,
+    provenance,
+    report,
+    reproduce,
+    results,
+    score,
+    systems,
+    threshold,
+    validate,
+)
 
 # the flags that name where a command writes: never registered as its inputs, and they get --force
 OUTPUT_FLAGS = ("out", "export")

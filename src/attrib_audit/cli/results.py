@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from attrib_audit.cli.options import finite_float, positive_int, seed_int
 from attrib_audit.audit.agreement import agreement
 from attrib_audit.audit.config import DEFAULT_EPS
 from attrib_audit.audit.systems import rankers_from_results
+from attrib_audit.cli.options import finite_float, positive_int, seed_int
 from attrib_audit.errors import UsageError
 from attrib_audit.report.console import format_agreement, format_ranker, format_recommendation
 
@@ -16,7 +16,9 @@ def cmd_select(args: argparse.Namespace) -> int:
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
     if args.level == "system":
         return select_ranker(args, scorers)
-    from attrib_audit.audit.select import select_from_results  # here: the statistics import scipy, and `--help` must not
+    from attrib_audit.audit.select import (
+        select_from_results,  # here: the statistics import scipy, and `--help` must not
+    )
 
     recs = [r.to_dict() for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
                                                      eps=args.eps)]

@@ -11,13 +11,24 @@ from pathlib import Path
 
 from attrib_audit.audit.spec import audit_config
 from attrib_audit.audit.thresholds import (
-    FILE, ThresholdOptions, compute_thresholds, scored_from_results, scored_from_table, to_json,
+    FILE,
+    ThresholdOptions,
+    compute_thresholds,
+    scored_from_results,
+    scored_from_table,
+    to_json,
 )
 from attrib_audit.cli.audit import check_caches
 from attrib_audit.cli.convert import log_for, spec_from_args, target_from_args
 from attrib_audit.cli.options import (
-    add_data_args, add_engine_args, add_judge_args, add_model_args, add_precomputed_args, add_target_args,
-    positive_int, seed_int,
+    add_data_args,
+    add_engine_args,
+    add_judge_args,
+    add_model_args,
+    add_precomputed_args,
+    add_target_args,
+    positive_int,
+    seed_int,
 )
 from attrib_audit.cli.report import write_report
 from attrib_audit.data.sources import load_data

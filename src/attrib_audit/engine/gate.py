@@ -15,7 +15,12 @@ from typing import Sequence
 from attrib_audit.engine.cache import ScoreCache, pair_key
 from attrib_audit.scorers.base import Scorer
 from attrib_audit.scorers.knownanswers import (
-    LONG_RUN, KnownAnswerError, check_scorer, failure_message, passed_before, record,
+    LONG_RUN,
+    KnownAnswerError,
+    check_scorer,
+    failure_message,
+    passed_before,
+    record,
 )
 
 

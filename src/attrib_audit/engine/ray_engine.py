@@ -204,7 +204,9 @@ def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer]
     for name in scorers:
         _raise_actor_error(table.column(f"{name}__error").to_numpy(zero_copy_only=False), cache_path)
     for name, sc in scorers.items():
-        col = lambda suffix: table.column(f"{name}{suffix}").to_numpy(zero_copy_only=False)  # noqa: E731
+        def col(suffix: str, name: str = name) -> np.ndarray:
+            return table.column(f"{name}{suffix}").to_numpy(zero_copy_only=False)
+
         fail_txt, failed = col("__failure"), col("__failed")
         failures = [str(fail_txt[i]) if failed[i] else None for i in row]
         extras_rows = [json.loads(x) if x else {} for x in col("__extras")]

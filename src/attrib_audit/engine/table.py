@@ -9,7 +9,6 @@ from dataclasses import replace
 from typing import Any, Callable, Protocol, Sequence
 
 from attrib_audit import __version__
-
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.gate import check_before_long_run

@@ -18,13 +18,22 @@ from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atom
 from attrib_audit.provenance.corpus import Corpus, Pool
 from attrib_audit.provenance.distractors import find_distractors, sample_candidates
 from attrib_audit.provenance.rankers import (
-    EmbeddingStore, Eq1Ranker, Eq1Weights, LexicalRanker, LinearRanker, PoolTerms, Ranker, ScorerRanker, Top1, top1,
+    EmbeddingStore,
+    Eq1Ranker,
+    Eq1Weights,
+    LexicalRanker,
+    LinearRanker,
+    PoolTerms,
+    Ranker,
+    ScorerRanker,
+    Top1,
+    top1,
 )
 from attrib_audit.provenance.records import ProvenanceSet
 from attrib_audit.scorers.base import ScorerUnavailable
 from attrib_audit.scorers.blend import BlendScorer
-from attrib_audit.scorers.embedding import EmbeddingScorer
 from attrib_audit.scorers.catalog import get_scorer
+from attrib_audit.scorers.embedding import EmbeddingScorer
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 from attrib_audit.stats.proportion import clustered_means
 

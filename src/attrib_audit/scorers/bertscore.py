@@ -7,7 +7,15 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, ScorerSpec, ScorerUnavailable, register, resolver_check
+from attrib_audit.scorers.base import (
+    ScoreBatch,
+    Scorer,
+    ScorerOptionError,
+    ScorerSpec,
+    ScorerUnavailable,
+    register,
+    resolver_check,
+)
 from attrib_audit.scorers.chunked import PairWindows, aggregate, check_aggregation, pair_windows, per_pair_sum
 from attrib_audit.scorers.embedding import MINILM_INSTALL, chunk_option, count_tokens, local_identity, resolve_minilm
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint

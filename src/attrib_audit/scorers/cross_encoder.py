@@ -20,9 +20,7 @@ import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, ScorerOptionError, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
-from attrib_audit.scorers.hfmodels import (
-    hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, torch_device,
-)
+from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, torch_device
 from attrib_audit.scorers.pairclf import ModelConfigError, entailment_index
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable

@@ -7,7 +7,8 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerSpec, register
-from attrib_audit.text.tokenize import ASCII_TOKENS as _ASCII, TOKEN_RE
+from attrib_audit.text.tokenize import ASCII_TOKENS as _ASCII
+from attrib_audit.text.tokenize import TOKEN_RE
 
 # `\w` and lower() follow Python's Unicode tables: their version is what computes non-ASCII scores
 SIGNATURE = f"lexical:jaccard:lower:re=\\w+:unicode={unicodedata.unidata_version}:v1"

@@ -22,7 +22,12 @@ from attrib_audit.scorers.chunked import check_aggregation
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec
 from attrib_audit.scorers.pairclf import (
-    Head, ModelConfigError, PairClassifier, entailment_index, load_pair_model, model_window,
+    Head,
+    ModelConfigError,
+    PairClassifier,
+    entailment_index,
+    load_pair_model,
+    model_window,
 )
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved
@@ -44,11 +49,11 @@ def minicheck_head(tokenizer, config, what: str) -> Head:
             raise ModelConfigError(f"{what}: the tokenizer has no piece {T5_LABEL_PIECES[0]!r} or "
                                    f"{T5_LABEL_PIECES[1]!r} (not a T5 vocabulary)")
         return Head("seq2seq", token_ids=(int(ids[0]), int(ids[1])), label="1")
-    labels = {int(i): str(l).lower() for i, l in config.id2label.items()}
+    labels = {int(i): str(lab).lower() for i, lab in config.id2label.items()}
     if len(labels) != 2:
         raise ModelConfigError(f"{what}: MiniCheck heads are 2-way; config id2label has {len(labels)} classes "
                                f"{config.id2label}")
-    if all(_GENERIC.fullmatch(l) for l in labels.values()):
+    if all(_GENERIC.fullmatch(lab) for lab in labels.values()):
         return Head("seqcls", index=1, label=str(config.id2label[1]))
     index, label = entailment_index(config, what, keys=("support", "entail"))
     return Head("seqcls", index=index, label=label)

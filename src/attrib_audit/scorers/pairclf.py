@@ -41,11 +41,11 @@ def entailment_index(config, what: str, keys: Sequence[str] = ("entail",)) -> tu
     'not_entailment' is the other class of a 2-way head, not the entailment class; a
     config with no such label, or with two, is an error rather than a guess.
     """
-    id2label = {int(i): str(l) for i, l in (getattr(config, "id2label", None) or {}).items()}
-    hits = [(i, l) for i, l in sorted(id2label.items())
-            if any(k in l.lower() for k in keys) and not _NEGATED.search(l.lower())]
+    id2label = {int(i): str(lab) for i, lab in (getattr(config, "id2label", None) or {}).items()}
+    hits = [(i, lab) for i, lab in sorted(id2label.items())
+            if any(k in lab.lower() for k in keys) and not _NEGATED.search(lab.lower())]
     if len(hits) != 1:
-        found = "none" if not hits else "several: " + ", ".join(l for _, l in hits)
+        found = "none" if not hits else "several: " + ", ".join(lab for _, lab in hits)
         raise ModelConfigError(
             f"{what}: cannot tell the entailment class from config id2label {id2label} ({found} match "
             f"{'/'.join(keys)!r}); use a model whose id2label names it")

@@ -21,8 +21,8 @@ from typing import Any
 
 from attrib_audit.errors import BackendError
 from attrib_audit.files.hashing import cached_sha256
-from attrib_audit.scorers.judge.http import OPENER, basic_header, public_url, redact, scrub, split_url, warn_plain_http
 from attrib_audit.scorers.base import ScorerLoadError, ScorerUnavailable
+from attrib_audit.scorers.judge.http import OPENER, basic_header, public_url, redact, scrub, split_url, warn_plain_http
 
 
 class JudgeBackendError(BackendError):

@@ -12,13 +12,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.judge.backends import Decoding, JudgeBackendError, LlamaCppBackend, OpenAIChatBackend, Reply
-from attrib_audit.scorers.judge.parse import Parsed, parse_label, parse_support
-from attrib_audit.scorers.judge.prompts import GRAMMARS, PROMPTS, Budgets, Prompt, render
-from attrib_audit.scorers.judge.models import resolve_judge
-from attrib_audit.scorers.judge.requests_cache import RequestCache, request_key
 from attrib_audit.files.paths import default_requests_path
 from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.scorers.judge.backends import Decoding, JudgeBackendError, LlamaCppBackend, OpenAIChatBackend, Reply
+from attrib_audit.scorers.judge.models import resolve_judge
+from attrib_audit.scorers.judge.parse import Parsed, parse_label, parse_support
+from attrib_audit.scorers.judge.prompts import GRAMMARS, PROMPTS, Budgets, Prompt, render
+from attrib_audit.scorers.judge.requests_cache import RequestCache, request_key
 
 
 class JudgeScorer:
