@@ -8,7 +8,7 @@ from typing import Hashable, Sequence
 import numpy as np
 
 from attrib_audit.engine.cache import ScoreCache, pair_key, rows_to_batch
-from attrib_audit.scorers.base import ScoreBatch, Scorer
+from attrib_audit.scorers.base import ScoreBatch, Scorer, as_scorer
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,8 @@ def score_pairs(
     """
     if len(claims) != len(evidences):
         raise ValueError(f"{len(claims)} claims but {len(evidences)} evidences")
-    qs = list(questions) if questions is not None and getattr(scorer, "wants_questions", False) else None
+    scorer = as_scorer(scorer)
+    qs = list(questions) if questions is not None and scorer.wants_questions else None
     if qs is not None and len(qs) != len(claims):
         raise ValueError(f"{len(claims)} claims but {len(qs)} questions")
     sig = scorer.signature
@@ -101,7 +102,7 @@ def score_pairs(
     lengths = (np.fromiter(map(len, claims), np.int64, n) + np.fromiter(map(len, evidences), np.int64, n))[first]
     todo = np.asarray(todo, dtype=np.int64)[np.argsort(-lengths[todo], kind="stable")].tolist()
     first = first.tolist()
-    bs = int(batch_size or getattr(scorer, "batch_size", 32)) if todo else 1  # reading it may load a deferred model
+    bs = int(batch_size or scorer.batch_size) if todo else 1  # reading it may load a deferred model
     n_batches = 0
     bar = None
     if todo and progress_enabled(quiet):

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerLoadError, ScorerSpec, ScorerUnavailable, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerLoadError, ScorerSpec, ScorerUnavailable, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import check_resolved, env_var, refuse_hub_offline, require, torch_device
 from attrib_audit.scorers.pairclf import Head, PairClassifier
@@ -110,7 +110,7 @@ def build_model(state: dict, config, what: str):
     return base.eval(), tri.eval()
 
 
-class AlignScoreScorer:
+class AlignScoreScorer(Scorer):
     name = "alignscore"
     batch_size = 32
 

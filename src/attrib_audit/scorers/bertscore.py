@@ -22,7 +22,7 @@ from attrib_audit.scorers.fingerprint import library_versions, weights_fingerpri
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
 
-class BertScoreScorer:
+class BertScoreScorer(Scorer):
     """Greedy token matching of contextual embeddings; both sides are cut at the encoder's window and counted.
 
     `idf=True` needs an `idf_corpus` (the reference texts idf weights are computed on);

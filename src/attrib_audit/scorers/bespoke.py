@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.scorers.alignscore import per_claim
-from attrib_audit.scorers.base import ScoreBatch, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, register
 from attrib_audit.scorers.chunked import aggregate
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, torch_device
@@ -36,7 +36,7 @@ MAX_MODEL_LEN = 32768
 TOP_LOGPROBS = 5
 
 
-class BespokeMiniCheckScorer:
+class BespokeMiniCheckScorer(Scorer):
     name = "bespoke-minicheck"
     batch_size = 8
 

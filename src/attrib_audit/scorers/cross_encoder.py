@@ -18,7 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerOptionError, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, torch_device
 from attrib_audit.scorers.pairclf import ModelConfigError, entailment_index
@@ -68,7 +68,7 @@ def refuse_untrained_head(model, loc: str, what: str) -> None:
                                f"freshly initialised and score noise (a base model without its fine-tuned head?)")
 
 
-class CrossEncoderScorer:
+class CrossEncoderScorer(Scorer):
     name = "cross-encoder"
     batch_size = 64
 

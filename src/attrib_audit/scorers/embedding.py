@@ -44,7 +44,7 @@ def load_sentence_transformer(location: str, device: str, window: int | None = N
     return model
 
 
-class EmbeddingScorer:
+class EmbeddingScorer(Scorer):
     """cos(embed(claim), embed(evidence)); texts beyond the encoder's window are cut and counted.
 
     `window` overrides the encoder's max_seq_length (window-sensitivity reruns); `chunk`

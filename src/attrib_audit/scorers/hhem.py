@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerLoadError, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerLoadError, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, require, torch_device
 from attrib_audit.scorers.pairclf import plan_batches
@@ -58,7 +58,7 @@ def load_safetensors(folder: Path) -> dict:
     return state
 
 
-class HHEMScorer:
+class HHEMScorer(Scorer):
     name = "hhem"
     batch_size = 32
 

@@ -14,7 +14,7 @@ from attrib_audit.text.tokenize import TOKEN_RE
 SIGNATURE = f"lexical:jaccard:lower:re=\\w+:unicode={unicodedata.unidata_version}:v1"
 
 
-class LexicalScorer:
+class LexicalScorer(Scorer):
     """|A∩B| / |A∪B| over lowercase `\\w+` token sets; no window, so nothing is ever truncated.
 
     On ASCII text, lowercasing and `\\w+` reduce to one bytes.translate + split (≈3x faster than

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from attrib_audit.scorers.base import ScoreBatch, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, register
 from attrib_audit.scorers.chunked import check_aggregation
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec
@@ -59,7 +59,7 @@ def minicheck_head(tokenizer, config, what: str) -> Head:
     return Head("seqcls", index=index, label=label)
 
 
-class MiniCheckScorer:
+class MiniCheckScorer(Scorer):
     name = "minicheck"
     batch_size = 32
 
@@ -74,6 +74,7 @@ class MiniCheckScorer:
         t5 = head.kind == "seq2seq"
         self.chunk_size = int(chunk_size or (CHUNK_WORDS_T5 if t5 else CHUNK_TOKENS_ENCODER))
         win = model_window(tokenizer, model.config, window)
+        self.window = win  # tokens the model sees per input (the window option reruns it at another)
         self.clf = PairClassifier(tokenizer, model, head, window=win, device=device, template="joined",
                                   prefix=T5_PREFIX if t5 else "", batch_size=model_batch,
                                   max_batch_tokens=model_batch * win)
@@ -90,11 +91,6 @@ class MiniCheckScorer:
             chunk_rule="newline blocks, then sentences; greedy whole-sentence packing (no sentence split)",
             claim_split="none", aggregation=f"{self.chunk} over chunks", label=label, source=SOURCE)
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
-
-    @property
-    def window(self) -> int:
-        """Tokens the model sees per input (the window option reruns it at another)."""
-        return self.clf.window
 
     @property
     def signature(self) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from attrib_audit.files.paths import default_requests_path
-from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.scorers.base import ScoreBatch, Scorer
 from attrib_audit.scorers.judge.backends import Decoding, JudgeBackendError, LlamaCppBackend, OpenAIChatBackend, Reply
 from attrib_audit.scorers.judge.models import resolve_judge
 from attrib_audit.scorers.judge.parse import Parsed, parse_label, parse_support
@@ -21,7 +21,7 @@ from attrib_audit.scorers.judge.prompts import GRAMMARS, PROMPTS, Budgets, Promp
 from attrib_audit.scorers.judge.requests_cache import RequestCache, request_key
 
 
-class JudgeScorer:
+class JudgeScorer(Scorer):
     """Prompts a backend once per pair; every reply is cached in SQLite as it arrives."""
 
     wants_questions = True  # the engine passes the question and keys its cache on it
