@@ -92,7 +92,7 @@ def _build(name: str, options: dict[str, Any], cache: Callable[[], ScoreCache | 
         if known is not None:
             return DeferredScorer(name, options, *known, cache=str(store.path))
     scorer = get_scorer(name, **options)
-    if identity is not None:
+    if identity is not None and store is not None:
         store.remember_signature(identity, scorer.signature, scorer.window)
     return scorer
 
@@ -134,7 +134,7 @@ class DeferredScorer(Scorer):
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         return self.loaded().score(claims, evidences)
 
-    def __getattr__(self, attr: str):  # anything else a caller reads (e.g. `embed`) is the loaded scorer's
+    def __getattr__(self, attr: str) -> Any:  # anything else a caller reads (e.g. `embed`) is the loaded scorer's
         if attr.startswith("__") or attr in ("_scorer", "_options", "_signature", "_cache"):
             raise AttributeError(attr)
         return getattr(self.loaded(), attr)
@@ -154,7 +154,8 @@ def score_table(table: PairTable, scorers: dict[str, Scorer],
     if config.engine != "local":
         raise ValueError(f"unknown engine {config.engine!r}: use local or ray")
     cache = ScoreCache(config.cache_path)  # None: the default file; ":memory:": nothing persists
-    out, stats = {}, []
+    out: dict[str, ScoreBatch] = {}
+    stats: list[RunStats] = []
     try:
         for name, scorer in scorers.items():
             try:

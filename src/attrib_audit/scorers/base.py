@@ -167,7 +167,7 @@ class ScorerView(Scorer):
 
     @property
     def signature(self) -> str:
-        return self._inner.signature  # type: ignore[no-any-return]
+        return self._inner.signature
 
     def score(self, claims: Sequence[str], evidences: Sequence[str], **kwargs: Any) -> ScoreBatch:
         return self._inner.score(claims, evidences, **kwargs)

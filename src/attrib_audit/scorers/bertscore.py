@@ -32,6 +32,7 @@ class BertScoreScorer(Scorer):
     """
 
     batch_size = 32
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, resolved: Resolved, *, num_layers: int = 4, idf: bool = False,
                  idf_corpus: Sequence[str] | None = None, rescale_with_baseline: bool = False,
@@ -48,11 +49,11 @@ class BertScoreScorer(Scorer):
             raise ScorerUnavailable("bertscore: baseline rescaling needs baseline_path for a local model "
                                     "(bert-score ships baselines only for hub model names)")
         self.resolved, self.num_layers, self.idf, self.rescale = resolved, int(num_layers), bool(idf), bool(rescale_with_baseline)
-        self._idf_hash = hashlib.sha256("\x1e".join(idf_corpus).encode()).hexdigest()[:12] if idf else "none"
+        self._idf_hash = hashlib.sha256("\x1e".join(idf_corpus or ()).encode()).hexdigest()[:12] if idf else "none"
         self.scorer = load_or_unavailable(
             resolved,
             lambda loc: bert_score.BERTScorer(model_type=loc, num_layers=self.num_layers, idf=self.idf,
-                                              idf_sents=list(idf_corpus) if idf else None, device=device,
+                                              idf_sents=list(idf_corpus or ()) if idf else None, device=device,
                                               rescale_with_baseline=self.rescale, baseline_path=baseline_path,
                                               lang="en" if self.rescale else None),
             what="bertscore", install_hint=install_hint)
@@ -95,6 +96,7 @@ class BertScoreScorer(Scorer):
 
     def score_chunked(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         """F1 of the claim against every window of every pair in one call, aggregated per pair."""
+        assert self.chunk is not None  # score() comes here only with a chunk rule
         n = len(claims)
         win = self.windows(evidences)
         f1, n_c, n_w = self._f1([claims[i] for i in win.owner], win.texts)

@@ -39,6 +39,7 @@ TOP_LOGPROBS = 5
 class BespokeMiniCheckScorer(Scorer):
     name = "bespoke-minicheck"
     batch_size = 8
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", window: int = MAX_MODEL_LEN,
                  trust_remote_code: bool = False, install_hint: str = "") -> None:
@@ -61,7 +62,7 @@ class BespokeMiniCheckScorer(Scorer):
             tok = AutoTokenizer.from_pretrained(loc, trust_remote_code=trust_remote_code)
             dtype = torch.bfloat16 if self.device != "cpu" else torch.float32
             model = AutoModelForCausalLM.from_pretrained(loc, dtype=dtype, trust_remote_code=trust_remote_code)
-            return tok, model.to(self.device).eval()
+            return tok, model.to(self.device).eval()  # type: ignore[arg-type]  # transformers types .to unbound
 
         self.tokenizer, self.model = load_or_unavailable(resolved, load, what=self.name, install_hint=install_hint)
         self._yes: dict[int, bool] = {}
@@ -120,8 +121,10 @@ class BespokeMiniCheckScorer(Scorer):
                 rows += 1
         per_sentence = aggregate(np.asarray(probs), np.asarray(chunk_owner, dtype=np.int64), rows, "max")
         ev = [len(self.tokenizer(evidences[i], add_special_tokens=False)["input_ids"]) for i in sentence_owner]
-        batch = ScoreBatch(scores=per_sentence, truncated_tokens=np.zeros(rows, dtype=np.int64), input_tokens=ev,
-                           chunks=[len(split[evidences[i]]) for i in sentence_owner], failures=[None] * rows)
+        batch = ScoreBatch(scores=per_sentence, truncated_tokens=np.zeros(rows, dtype=np.int64),
+                           input_tokens=np.asarray(ev, dtype=np.int64),
+                           chunks=np.asarray([len(split[evidences[i]]) for i in sentence_owner], dtype=np.int64),
+                           failures=[None] * rows)
         return per_claim(batch, np.asarray(sentence_owner), len(claims), "min")
 
 

@@ -71,6 +71,7 @@ def refuse_untrained_head(model, loc: str, what: str) -> None:
 class CrossEncoderScorer(Scorer):
     name = "cross-encoder"
     batch_size = 64
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", window: int | None = None,
                  model_batch: int = 32, input: str = "auto", trust_remote_code: bool = False,
@@ -146,7 +147,7 @@ class CrossEncoderScorer(Scorer):
         cut = np.zeros(n, dtype=np.int64)
         rows = np.flatnonzero(fits)
         if rows.size:
-            pairs = self.pairs([claims[i] for i in rows], [evidences[i] for i in rows])
+            pairs = self.pairs([claims[i] for i in rows.tolist()], [evidences[i] for i in rows.tolist()])
             processing = {"text": {"truncation": "only_first" if self.nli else "only_second"}}
             seen = self.model.preprocess(pairs, processing_kwargs=processing)["attention_mask"].sum(1).numpy()
             cut[rows] = n_claim[rows] + n_ev[rows] + self.n_special - seen

@@ -7,7 +7,7 @@ Long evidence is either cut at the encoder's window (and the cut counted) or, wi
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -37,7 +37,8 @@ def load_sentence_transformer(location: str, device: str, window: int | None = N
 
     model = SentenceTransformer(location, device=device)
     if window:
-        limit = model_window(model.tokenizer, model[0].auto_model.config, 1 << 30)  # the position table, not the default cut
+        encoder: Any = model[0]  # the Transformer module
+        limit = model_window(model.tokenizer, encoder.auto_model.config, 1 << 30)  # the position table, not the default cut
         if window > limit:
             raise ScorerOptionError(f"window {window} exceeds the encoder's {limit} positions")
         model.max_seq_length = int(window)
@@ -52,6 +53,7 @@ class EmbeddingScorer(Scorer):
     """
 
     batch_size = 64
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, name: str, resolved: Resolved, *, device: str = "cpu", install_hint: str = "",
                  window: int | None = None, chunk: str | None = None) -> None:
@@ -76,8 +78,8 @@ class EmbeddingScorer(Scorer):
         sig = f"{self.name}:cosine:model={base}:weights={self._fingerprint}:max_seq={self.window}:normalize:v1"
         return sig + (f":chunk={self.chunk}:sentence-windows" if self.chunk else "")
 
-    def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Unit embeddings of unique texts and the tokens each lost to the window."""
+    def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Unit embeddings of unique texts, the tokens each lost to the window and each one's token count."""
         emb = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
                                 normalize_embeddings=True, show_progress_bar=False)
         n_tok = count_tokens(self.model.tokenizer, texts)
@@ -101,6 +103,7 @@ class EmbeddingScorer(Scorer):
 
     def score_chunked(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         """cos(claim, window) for every window of every pair in one encode call, aggregated per pair."""
+        assert self.chunk is not None  # score() comes here only with a chunk rule
         n = len(claims)
         win = self.windows(evidences)
         uniq = list(dict.fromkeys([*claims, *win.texts]))

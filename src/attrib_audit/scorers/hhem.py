@@ -84,7 +84,8 @@ class HHEMScorer(Scorer):
                 raise ScorerLoadError(f"{self.name}: {loc} does not hold HHEM's t5.* weights "
                                       f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
             dtype = torch.float16 if self.device != "cpu" else torch.float32
-            return (AutoTokenizer.from_pretrained(foundation), model.to(self.device, dtype).eval(),
+            return (AutoTokenizer.from_pretrained(foundation),
+                    model.to(self.device, dtype).eval(),  # type: ignore[arg-type]  # transformers types .to unbound
                     cfg.get("prompt") or PROMPT)
 
         self.tokenizer, self.model, self.prompt = load_or_unavailable(resolved, load, what=self.name,

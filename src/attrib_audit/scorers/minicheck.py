@@ -62,6 +62,7 @@ def minicheck_head(tokenizer, config, what: str) -> Head:
 class MiniCheckScorer(Scorer):
     name = "minicheck"
     batch_size = 32
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", chunk_size: int | None = None,
                  window: int = 2048, model_batch: int = 8, chunk: str = "max", trust_remote_code: bool = False,

@@ -27,6 +27,7 @@ MODES = ("truncate", "chunk")
 
 class NLIScorer(Scorer):
     batch_size = 64  # pairs per engine batch (cache commit); forward passes are sized by tokens
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, name: str, resolved: Resolved, *, mode: str = "truncate", device: str = "cpu",
                  window: int | None = None, model_batch: int = 16, chunk: str = "max", trust_remote_code: bool = False,

@@ -186,6 +186,7 @@ def entry_point_specs(builtin: set[str]) -> tuple[dict[str, ScorerSpec], list[st
                 return False, str(exc)
             return True, _origin
 
+        dist = getattr(ep, "dist", None)
         specs[ep.name] = ScorerSpec(ep.name, build, f"plugin scorer ({ep.value})", "plugin", check,
-                                    f"pip install {ep.dist.metadata['Name'] if getattr(ep, 'dist', None) else '<package>'}")
+                                    f"pip install {dist.metadata['Name'] if dist is not None else '<package>'}")
     return specs, clashes

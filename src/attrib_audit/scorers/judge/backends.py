@@ -143,12 +143,13 @@ class LlamaCppBackend:
     def _start_from_prefix(self, llm, messages: list[dict[str, str]]) -> None:
         """Leave exactly the fixed shared prefix in the context, evaluated on its own, so generate() goes on from it."""
         key = json.dumps(messages[:-1], sort_keys=True)
-        new = self._prefix is None or self._prefix[0] != key
-        if new:
+        known = self._prefix
+        new = known is None or known[0] != key
+        if known is None or new:
             a, b = (_prompt_tokens(llm, messages[:-1] + [{**messages[-1], "content": x}]) for x in ("a", "b"))
             n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-            self._prefix = (key, a[:n])
-        prefix = self._prefix[1]
+            known = self._prefix = (key, a[:n])
+        prefix = known[1]
         # a new prefix is evaluated afresh even if the context starts with its tokens: they were evaluated
         # together with what followed them then, and the prefix must always be evaluated on its own
         if not new and prefix and llm.n_tokens >= len(prefix) and list(llm.input_ids[:len(prefix)]) == prefix:

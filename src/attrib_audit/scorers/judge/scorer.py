@@ -64,8 +64,9 @@ class JudgeScorer(Scorer):
             for f in pending:
                 f.cancel()
             for f in futures:
-                if f in done and f.exception() is not None:
-                    raise f.exception()
+                exc = f.exception() if f in done else None
+                if exc is not None:
+                    raise exc
             return [f.result() for f in futures]
 
     def score(self, claims: Sequence[str], evidences: Sequence[str], *,
