@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import AbstractSet
 
 from attrib_audit.audit.results import AuditResult, read_results, results_path
 from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
@@ -39,7 +40,7 @@ def asked(args: argparse.Namespace) -> Asked:
     return Asked.of(args.scorers, args.hf)
 
 
-def refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = frozenset()) -> None:
+def refuse_spec_flags(args: argparse.Namespace, where: str, also: AbstractSet[str] = frozenset()) -> None:
     """With --config/--check the spec comes from a file: a flag that would change it is an error, not ignored."""
     defaults = vars(args.cli_parser.parse_args([]))
     given = sorted(k for k, v in vars(args).items() if k not in _LOCAL_FLAGS | also and v != defaults.get(k))
@@ -127,6 +128,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         for d in diffs:
             print(f"  {d}")
         return 1
+    assert rerun is not None  # check() reruns whenever no data file is gone or changed
     res = rerun.results
     n = sum(s["n_pairs"] for s in res["scorers"])
     how = "recomputed" if args.rescore else f"{sum(s['n_cached'] for s in res['scorers'])} unique from the cache"

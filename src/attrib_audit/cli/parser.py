@@ -124,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 def commands(parser: argparse.ArgumentParser, prefix: str = "",
              summary: str | None = None) -> Iterator[tuple[str, argparse.ArgumentParser, str]]:
     """(name, parser, one-line summary) of the top level ("") and every (sub)command below it, in --help order."""
-    yield prefix, parser, parser.description if summary is None else summary
+    yield prefix, parser, (parser.description or "") if summary is None else summary
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             helps = {a.dest: a.help or "" for a in action._choices_actions}

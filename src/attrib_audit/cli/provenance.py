@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from attrib_audit.cli.convert import scorer_options_from_args
 from attrib_audit.cli.options import add_model_args, positive_int, seed_int
@@ -10,8 +11,11 @@ from attrib_audit.errors import UsageError
 from attrib_audit.provenance.loaders import FORMATS, load_provenance
 from attrib_audit.report.console import format_provenance
 
+if TYPE_CHECKING:
+    from attrib_audit.provenance.rankers import Eq1Weights
 
-def _weights(text: str) -> "Eq1Weights":  # noqa: F821
+
+def _weights(text: str) -> Eq1Weights:
     from attrib_audit.provenance.rankers import Eq1Weights  # here: the rankers import scipy, and `--help` must not
 
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from attrib_audit.audit.spec import audit_config
 from attrib_audit.audit.thresholds import (
@@ -43,7 +44,9 @@ DEFAULT_SCORERS = "lexical,minilm,blend,bertscore"
 
 
 def _options(args: argparse.Namespace, scorers: tuple[str, ...] | None) -> ThresholdOptions:
-    return ThresholdOptions(target_from_args(args), delta=args.delta, unit=args.unit, folds=args.folds,
+    target = target_from_args(args)
+    assert target is not None  # the parser requires one of the target flags
+    return ThresholdOptions(target, delta=args.delta, unit=args.unit, folds=args.folds,
                             n_boot=args.n_boot, seed=args.seed, level=args.ci_level, n_bins=args.n_bins,
                             recalibrate=args.recalibrate, scorers=scorers)
 
@@ -62,7 +65,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         pairs, audit = scored_from_results(args.results)
         with saved_layout(Path(args.results) / "results.json", "threshold"):
             run_id, slice_by = audit["run_id"], audit["config"]["slice_by"]
-        source = {"results": {"folder": str(Path(args.results)), "run_id": run_id}}
+        source: dict[str, Any] = {"results": {"folder": str(Path(args.results)), "run_id": run_id}}
     else:
         if not (args.data or args.hf):
             raise UsageError("give --results DIR (an earlier audit) or labelled files to score")

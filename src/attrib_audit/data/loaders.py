@@ -198,7 +198,7 @@ def rows_to_records(
         records.append(PairRecord(
             id=rid,
             dataset=cell_text(raw.get(col["dataset"])) or default_dataset,
-            claim=claim, evidence=evidence, label=label,  # type: ignore[arg-type]
+            claim=claim, evidence=evidence, label=label,
             source=cell_text(raw.get(col["source"])),
             question=cell_text(raw.get(col["question"])),
             group=cell_text(raw.get(col["group"])),
