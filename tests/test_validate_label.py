@@ -248,3 +248,14 @@ def test_bad_pool_rows_and_inclusion_probabilities_are_one_line_errors(tmp_path,
     assert main(["audit", str(bad), "--scorers", "lexical", "--no-cache", "--quiet", "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
     assert "row 2" in err and "inclusion_prob 1.5 must be in (0, 1]" in err and "Traceback" not in err
+
+
+def test_sample_from_python_without_a_scoring_config_is_a_usage_error(tmp_path):
+    """Only `random` needs no scores; the other strategies name what they lack instead of failing inside."""
+    from attrib_audit.errors import UsageError
+    from attrib_audit.validate.sample import sample
+
+    with pytest.raises(UsageError, match=r"^--strategy stratified needs --scorers"):
+        sample(demo_paths()[0], tmp_path / "s.jsonl", 5, strategy="stratified", config=None)
+    assert not (tmp_path / "s.jsonl").exists()
+    assert sample(demo_paths()[0], tmp_path / "r.jsonl", 5, strategy="random", config=None).chosen.size == 5

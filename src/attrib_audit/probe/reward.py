@@ -119,7 +119,9 @@ class _Plan:
 
 def _plan(answer: str, passages: Sequence[str], unrelated: str | None, mode: str, pairs: _Pairs) -> _Plan:
     sents = parse_answer(answer)
-    cited, counter, by_passage = [], [], {}
+    cited: list[list[int]] = []
+    counter: list[list[int]] = []
+    by_passage: dict[int, list[int]] = {}
     for s in sents:
         valid = [c for c in s.cites if 1 <= c <= len(passages)]
         ids = [pairs.add(s.text, passages[c - 1]) for c in valid]

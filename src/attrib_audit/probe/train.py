@@ -69,13 +69,14 @@ class GroundingReward:
         self.log: list[dict[str, float]] = []
 
     def __call__(self, prompts: list, completions: list, passages: list, answerable: list, unrelated: list,
-                 **_: Any) -> list[float]:
+                 **_: Any) -> list[float | None]:  # TRL's reward signature (None: no reward for that completion)
         terms = grounding_rewards([completion_text(c) for c in completions], passages, self.support, self.config,
                                   answerable=answerable, unrelated=unrelated)
         self.calls += 1
         self.log.append({k: float(np.mean([getattr(t, k) for t in terms])) for k in (*TERMS, "total")}
                         | {"n": len(terms)})
-        return [t.total for t in terms]
+        rewards: list[float | None] = [t.total for t in terms]
+        return rewards
 
 
 @dataclass

@@ -284,7 +284,7 @@ def load_provenance(path: str | Path, *, format: str = "auto", dataset: str | No
             try:
                 fmt = detect_format(rec)
             except ValueError as exc:
-                raise DataError(str(exc), **where) from None
+                raise DataError(str(exc), path=str(p), row=row) from None
         if limit is not None and len(examples) >= limit:
             skipped["beyond_limit"] += 1
             continue

@@ -81,7 +81,8 @@ class PoolTerms:
 
 
 class Ranker(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     @property
     def signature(self) -> str: ...
