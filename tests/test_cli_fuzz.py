@@ -157,7 +157,8 @@ def test_random_values_in_a_real_results_json(audited, over, command):
 
 
 SPEC_VALUE = JSON_VALUE | st.fixed_dictionaries({}, optional={
-    k: JSON_VALUE for k in ("files", "hf", "format", "columns", "n_boot", "seed", "engine", "device", "name", "options")})
+    k: JSON_VALUE for k in ("files", "hf", "format", "columns", "n_boot", "seed", "engine", "device", "name",
+                            "options")})
 
 
 @FUZZ

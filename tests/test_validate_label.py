@@ -121,7 +121,8 @@ def test_label_page_keys_restart_resume_export_and_audit(to_label, tmp_path):
     [comp] = res["transfer"]["slices"]  # AUPRC and prevalence are Horvitz–Thompson estimates too
     assert comp["weighted"] and comp["prevalence"] == pytest.approx((w * y).sum() / w.sum())
     assert comp["auprc"]["lexical"]["auprc"] == pytest.approx(average_precision_score(y, lex, sample_weight=w))
-    assert "Horvitz–Thompson weighted" in quiet_main("plan", "--results", str(tmp_path / "audit"), "--half-width", "0.2")
+    assert "Horvitz–Thompson weighted" in quiet_main("plan", "--results", str(tmp_path / "audit"), "--half-width",
+                                                     "0.2")
 
 
 def test_two_tabs_labelling_at_once_lose_no_label(to_label):
@@ -232,7 +233,8 @@ def test_select_on_the_audited_target_dataset_names_its_best_metric_or_the_ties(
     (["--n", "10", "--strategy", "disagreement", "--scorers", "lexical"], "needs at least two --scorers"),
 ])
 def test_sample_argument_errors(tmp_path, argv, message, capsys):
-    assert main(["sample", str(demo_paths()[0]), "--strategy", "random", *argv, "--out", str(tmp_path / "s.jsonl")]) == 2
+    assert main(["sample", str(demo_paths()[0]), "--strategy", "random", *argv, "--out",
+                 str(tmp_path / "s.jsonl")]) == 2
     err = capsys.readouterr().err  # one line, exit 2, no traceback
     assert err.startswith("attrib-audit sample: ") and message in err and err.count("\n") == 1
 

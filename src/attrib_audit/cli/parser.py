@@ -1,9 +1,9 @@
 """The `attrib-audit` argument parser: every command, in the order `--help` lists them.
 
 Building it imports no model library, scipy, matplotlib, pandas, ray or datasets: the command modules import what
-needs them inside the command functions, when a command runs (tests/test_layers.py checks every command's --help). Every command's help
-opens with its one-line summary and ends with examples (`EXAMPLES`), and `commands` walks the tree: the docs'
-CLI reference is generated from it, so the reference cannot drift from the parser.
+needs them inside the command functions, when a command runs (tests/test_layers.py checks every command's --help).
+Every command's help opens with its one-line summary and ends with examples (`EXAMPLES`), and `commands` walks the
+tree: the docs' CLI reference is generated from it, so the reference cannot drift from the parser.
 """
 from __future__ import annotations
 

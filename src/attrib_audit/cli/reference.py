@@ -61,8 +61,8 @@ def _flag(a: argparse.Action) -> str:
 
 
 def _default(a: argparse.Action) -> str:
-    if (not a.option_strings or a.default is None or a.default is False or a.default == [] or a.default == argparse.SUPPRESS
-            or "default" in (a.help or "")):
+    if (not a.option_strings or a.default is None or a.default is False or a.default == []
+            or a.default == argparse.SUPPRESS or "default" in (a.help or "")):
         return ""
     return f" (default `{a.default}`)"
 

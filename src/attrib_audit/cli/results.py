@@ -49,7 +49,8 @@ def cmd_agree(args: argparse.Namespace) -> int:
 
 def add_select(sub) -> None:
     p = sub.add_parser("select", help="recommend a metric for a new dataset of a construct, with the regret caveat")
-    p.add_argument("--results", required=True, help="an `attrib-audit audit --out` folder (results.json + bootstrap.npz)")
+    p.add_argument("--results", required=True,
+                   help="an `attrib-audit audit --out` folder (results.json + bootstrap.npz)")
     p.add_argument("--construct", help="only this construct (default: every construct in the audit)")
     p.add_argument("--scorers", help="restrict the candidates, e.g. to the metrics you can afford to run")
     p.add_argument("--eps", type=float, default=DEFAULT_EPS,

@@ -82,7 +82,8 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         _, scores, run_stats, _, unavailable = score_all(table, audit_config(spec, local), log)
         if not scores:
             raise no_scorer_ran(unavailable)
-        pairs, slice_by, run_id = scored_from_table(table, table.slice_keys(args.slice_by), scores), args.slice_by, new_run_id()
+        pairs, slice_by, run_id = scored_from_table(table, table.slice_keys(args.slice_by),
+                                                    scores), args.slice_by, new_run_id()
         source = {"data": table.origin, "scorers": {s.scorer: s.signature for s in run_stats},
                   "unavailable": unavailable}
     results = compute_thresholds(pairs, opts, source=source, run_id=run_id, slice_by=slice_by)
@@ -99,7 +100,8 @@ def cmd_threshold(args: argparse.Namespace) -> int:
 
 
 def add_threshold(sub) -> None:
-    p = sub.add_parser("threshold", help="the gate threshold to deploy for a target rate (certified by Learn-then-Test), "
+    p = sub.add_parser("threshold",
+                       help="the gate threshold to deploy for a target rate (certified by Learn-then-Test), "
                                          "with held-out rates, transfer across slices and calibration")
     p.add_argument("--results", metavar="DIR", help="an `attrib-audit audit --out` folder: use its saved scores "
                                                     "(scores.parquet, weights included); nothing is rescored")
@@ -109,7 +111,8 @@ def add_threshold(sub) -> None:
     p.add_argument("--unit", choices=UNITS, default="auto",
                    help="unit of exchangeability: auto (groups where a slice's groups hold several pairs, else pairs), "
                         "pair or group")
-    p.add_argument("--folds", type=int, default=5, help="cross-fitting folds of whole groups for held-out rates (default 5)")
+    p.add_argument("--folds", type=int, default=5,
+                   help="cross-fitting folds of whole groups for held-out rates (default 5)")
     p.add_argument("--recalibrate", choices=METHODS,
                    help="also fit a calibration map per slice (fitted on some folds, judged on the others) and test it "
                         "on the other slices")

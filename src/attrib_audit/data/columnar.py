@@ -82,7 +82,8 @@ def _labels(arr: Any, label_map: Mapping[str, int] | None, path: str, field: str
 
 def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[str, str] | None = None,
                    label_map: Mapping[str, int] | None = None, dataset: str | None = None,
-                   construct: str | None = None, seen_ids: dict[str, tuple[str, int]] | None = None) -> PairTable | None:
+                   construct: str | None = None, seen_ids: dict[str,
+                                                                tuple[str, int]] | None = None) -> PairTable | None:
     """The rows of `batch` (a record batch or a table; numbered from `first_row`) as a PairTable, or None to use
     `rows_to_records`.
 

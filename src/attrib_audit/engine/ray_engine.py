@@ -187,7 +187,8 @@ def _score_unique(claims: Sequence[str], evidences: Sequence[str], questions: Se
         cols["question"] = pa.array([qs[first[j]] for j in order], type=pa.string())
     uniq = pa.table(cols)
     n_blocks = max(1, math.ceil(uniq.num_rows / opt.block_rows))
-    ds: ray.data.Dataset = ray.data.from_arrow([uniq.slice(i * opt.block_rows, opt.block_rows) for i in range(n_blocks)])
+    ds: ray.data.Dataset = ray.data.from_arrow([uniq.slice(i * opt.block_rows,
+                                                           opt.block_rows) for i in range(n_blocks)])
     for name, sc in scorers.items():
         ds = ds.map_batches(ScorerActor, fn_constructor_args=(name, dict(sc.options), cache_path, batch_size),
                             batch_size=opt.block_rows, batch_format="numpy",

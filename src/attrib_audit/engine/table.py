@@ -79,7 +79,8 @@ def scorer_identity(name: str, options: dict[str, Any]) -> str | None:
     ident = spec.identity(**opts)
     if ident is None:
         return None
-    return hashlib.sha256(json.dumps([name, opts, ident, __version__], sort_keys=True, default=repr).encode()).hexdigest()
+    return hashlib.sha256(json.dumps([name, opts, ident, __version__], sort_keys=True,
+                                     default=repr).encode()).hexdigest()
 
 
 def _build(name: str, options: dict[str, Any], cache: Callable[[], ScoreCache | None]) -> Scorer:

@@ -231,7 +231,8 @@ def read_trulens(path: Path) -> ScoreFile:
 
     names = [c for c in head if not bookkeeping(c)]
     return ScoreFile(str(path), "trulens", [cell_text(r.get("record_id")) for r in rows],
-                     [_unquote(cell_text(r.get("output"))) for r in rows], None, {c: [r.get(c) for r in rows] for c in names},
+                     [_unquote(cell_text(r.get("output"))) for r in rows], None,
+                     {c: [r.get(c) for r in rows] for c in names},
                      ignored=[c for c in head if bookkeeping(c)])
 
 

@@ -76,7 +76,8 @@ class Precomputed:
     def __post_init__(self) -> None:
         self.values = np.asarray(self.values, dtype=np.float64)
         if len(self.failures) != self.values.size:
-            raise ValueError(f"precomputed {self.name!r}: {len(self.failures)} failure entries for {self.values.size} values")
+            raise ValueError(f"precomputed {self.name!r}: {len(self.failures)} failure entries for "
+                             f"{self.values.size} values")
 
     @property
     def signature(self) -> str:

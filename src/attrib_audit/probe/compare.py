@@ -61,7 +61,8 @@ def align(base: Mapping[str, str], tuned: Mapping[str, str], examples: Mapping[s
     for path, outs in ((base_path, base), (tuned_path, tuned)):
         unknown = [i for i in outs if i not in examples]
         if unknown:
-            raise DataError(f"{len(unknown)} output ids are not in the data (first: {unknown[0]!r})", path=path, field="id")
+            raise DataError(f"{len(unknown)} output ids are not in the data (first: {unknown[0]!r})", path=path,
+                            field="id")
     ids = [i for i in examples if i in base and i in tuned]
     if not ids:
         raise DataError("the two systems share no example id", path=f"{base_path}, {tuned_path}", field="id")

@@ -169,7 +169,8 @@ def grounding_rewards(answers: Sequence[str], passages: Sequence[Sequence[str]],
     not committing is penalised; `unrelated[i]` is the swap passage for counterfactual='swap'.
     """
     n = len(answers)
-    if len(passages) != n or (answerable is not None and len(answerable) != n) or (unrelated is not None and len(unrelated) != n):
+    if (len(passages) != n or (answerable is not None and len(answerable) != n)
+            or (unrelated is not None and len(unrelated) != n)):
         raise ValueError("answers, passages, answerable and unrelated must have one entry per answer")
     pairs = _Pairs()
     plans = [_plan(a, p, unrelated[i] if unrelated is not None else None, config.counterfactual, pairs)

@@ -18,7 +18,8 @@ from attrib_audit.text.tokenize import token_set
 
 
 def answer_hint(unit: str, answers: Sequence[str]) -> float:
-    """h(u): fraction of gold short answers found in the unit, matched on normalised word boundaries; 0 without answers."""
+    """h(u): fraction of gold short answers found in the unit, matched on normalised word boundaries; 0 without
+    answers."""
     norm = [a for a in (normalize_answer(x) for x in answers) if a]
     if not norm:
         return 0.0

@@ -10,5 +10,6 @@ from attrib_audit.scorers.embedding import resolve_minilm, resolve_mpnet
 from attrib_audit.scorers.models import MINILM_HUB, MPNET_HUB, MPNET_PARTS
 from attrib_audit.scorers.resolve import Resolved
 
-__all__ = ["MINILM_HUB", "MPNET_HUB", "MPNET_PARTS", "Resolved", "ScoreBatch", "Scorer", "ScorerOptionError", "ScorerSpec",
+__all__ = ["MINILM_HUB", "MPNET_HUB", "MPNET_PARTS", "Resolved", "ScoreBatch", "Scorer", "ScorerOptionError",
+           "ScorerSpec",
            "ScorerUnavailable", "get_scorer", "register", "registry", "resolve_minilm", "resolve_mpnet"]

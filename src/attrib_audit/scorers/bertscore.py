@@ -48,7 +48,8 @@ class BertScoreScorer(Scorer):
         if rescale_with_baseline and not baseline_path:
             raise ScorerUnavailable("bertscore: baseline rescaling needs baseline_path for a local model "
                                     "(bert-score ships baselines only for hub model names)")
-        self.resolved, self.num_layers, self.idf, self.rescale = resolved, int(num_layers), bool(idf), bool(rescale_with_baseline)
+        self.resolved, self.num_layers = resolved, int(num_layers)
+        self.idf, self.rescale = bool(idf), bool(rescale_with_baseline)
         self._idf_hash = hashlib.sha256("\x1e".join(idf_corpus or ()).encode()).hexdigest()[:12] if idf else "none"
         self.scorer = load_or_unavailable(
             resolved,
@@ -62,7 +63,8 @@ class BertScoreScorer(Scorer):
         self.window = int(min(tok.model_max_length, max_pos))
         if window:
             if not 8 <= int(window) <= self.window:
-                raise ScorerOptionError(f"{name}: window must be between 8 and the encoder's {self.window} tokens, got {window}")
+                raise ScorerOptionError(f"{name}: window must be between 8 and the encoder's {self.window} "
+                                        f"tokens, got {window}")
             self.window = tok.model_max_length = int(window)  # bert_score cuts at tokenizer.model_max_length
         self._hash = self.scorer.hash
         self._fingerprint = (f"{weights_fingerprint(resolved)}:"
@@ -71,12 +73,14 @@ class BertScoreScorer(Scorer):
     @property
     def signature(self) -> str:
         base = self.resolved.location.rstrip("/").split("/")[-1]
+        tail = self._hash.split('_')[-1] if '_' in self._hash else ''
         sig = (f"{self.name}:F1:model={base}:weights={self._fingerprint}:layers={self.num_layers}:idf={self._idf_hash}:"
-               f"rescale={self.rescale}:window={self.window}:{self._hash.split('_')[-1] if '_' in self._hash else ''}:v1")
+               f"rescale={self.rescale}:window={self.window}:{tail}:v1")
         return sig + (f":chunk={self.chunk}:sentence-windows" if self.chunk else "")
 
     def _f1(self, claims: Sequence[str], references: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """F1 per (claim, reference) in one bert_score call (it dedupes and length-sorts), and each side's token count."""
+        """F1 per (claim, reference) in one bert_score call (it dedupes and length-sorts), and each side's token
+        count."""
         _, _, f1 = self.scorer.score(list(claims), list(references), batch_size=self.batch_size, verbose=False)
         tok = self.scorer._tokenizer
         return (f1.double().numpy(), count_tokens(tok, [c.strip() for c in claims]),

@@ -131,4 +131,5 @@ class BespokeMiniCheckScorer(Scorer):
 register(hub_scorer_spec("bespoke-minicheck", BESPOKE_HUB,
                          "Bespoke-MiniCheck-7B P(yes): max over chunks, min over claim sentences", "fact-check",
                          BespokeMiniCheckScorer,
-                         needs=("needs --trust-remote-code (the checkpoint's InternLM2 code runs)", "needs a GPU with ~16 GB")))
+                         needs=("needs --trust-remote-code (the checkpoint's InternLM2 code runs)",
+                                "needs a GPU with ~16 GB")))

@@ -29,7 +29,8 @@ class BlendScorer(Scorer):
 
 def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53,
            window: int | None = None) -> Scorer:
-    return BlendScorer(LexicalScorer(), embedding_factory("minilm", resolve_minilm, MINILM_INSTALL)(path, device, window),
+    return BlendScorer(LexicalScorer(),
+                       embedding_factory("minilm", resolve_minilm, MINILM_INSTALL)(path, device, window),
                        w_lex=w_lex, w_sem=w_sem)
 
 

@@ -120,7 +120,8 @@ class CrossEncoderScorer(Scorer):
             chunk_unit="none", chunk_size=0, chunk_rule="none: the model's own cut", claim_split="none",
             aggregation="single input", label=head,
             source="sentence-transformers CrossEncoder (v6 API); NLI heads premise first as trained")
-        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('sentence-transformers', 'transformers', 'torch')}"
+        versions = library_versions('sentence-transformers', 'transformers', 'torch')
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{versions}"
 
     @property
     def signature(self) -> str:

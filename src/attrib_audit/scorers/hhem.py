@@ -62,7 +62,8 @@ class HHEMScorer(Scorer):
     name = "hhem"
     batch_size = 32
 
-    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 8, install_hint: str = "") -> None:
+    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 8,
+                 install_hint: str = "") -> None:
         require("transformers", self.name)
         import torch
 
@@ -95,7 +96,8 @@ class HHEMScorer(Scorer):
             window=None, cut="none (the authors do not truncate; T5 has relative positions)",
             chunk_unit="none", chunk_size=0, chunk_rule="none", claim_split="none", aggregation="single input",
             label="softmax(logits[:, 0, :])[1] of T5ForTokenClassification (P(consistent))",
-            source="vectara/hallucination_evaluation_model modeling_hhem_v2.py (HHEMv2ForSequenceClassification.predict)")
+            source="vectara/hallucination_evaluation_model modeling_hhem_v2.py "
+                   "(HHEMv2ForSequenceClassification.predict)")
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
 
     @property

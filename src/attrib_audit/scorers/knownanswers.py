@@ -107,7 +107,7 @@ def _score(scorer: Scorer, pairs: Sequence[KnownPair]) -> ScoreBatch:
                      else scorer.score(c, e))
     batch = ScoreBatch.concat(parts)
     if len(batch) != len(pairs):
-        raise KnownAnswerError(f"{getattr(scorer, 'name', scorer)}: returned {len(batch)} scores for {len(pairs)} pairs")
+        raise KnownAnswerError(f"{scorer.name}: returned {len(batch)} scores for {len(pairs)} pairs")
     return batch
 
 

@@ -61,4 +61,5 @@ def _lexical() -> Scorer:
     return LexicalScorer()
 
 
-register(ScorerSpec("lexical", _lexical, "token Jaccard of claim and evidence", "surface", lambda: (True, "built in"), "-"))
+register(ScorerSpec("lexical", _lexical, "token Jaccard of claim and evidence", "surface", lambda: (True, "built in"),
+                    "-"))

@@ -60,7 +60,8 @@ def resolve_model(
 
 
 def offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get("TRANSFORMERS_OFFLINE", "") not in ("", "0")
+    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get("TRANSFORMERS_OFFLINE",
+                                                                                   "") not in ("", "0")
 
 
 def quiet_model_loading() -> None:

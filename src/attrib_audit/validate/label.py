@@ -226,7 +226,8 @@ def export(pairs_file: str | Path, out: str | Path, annotator: str | None = None
     path = Path(pairs_file)
     store_file = store_path(path)
     if not store_file.exists():
-        raise DataError(f"no labels yet ({store_file} does not exist): run `attrib-audit label {path} --annotator NAME`")
+        raise DataError(f"no labels yet ({store_file} does not exist): "
+                        f"run `attrib-audit label {path} --annotator NAME`")
     check_out_file(out, "--export", inputs=[path, store_file])  # before the store is opened
     pool = read_pool(path)
     store = LabelStore(store_file)

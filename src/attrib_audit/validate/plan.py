@@ -123,7 +123,8 @@ class EmpiricalPopulation:
         scores[runner] = z + shifts[pick] * self.labels
         constant = [i for i in (best, runner) if np.ptp(self.scores[i]) == 0]
         tolerance = max(1e-3, self.auroc_step()) + 1e-12
-        if constant or abs(reached[pick] - target) > tolerance:  # a tied metric cannot be shifted: "power" would be fiction
+        # a tied metric cannot be shifted: "power" would be fiction
+        if constant or abs(reached[pick] - target) > tolerance:
             raise UsageError(f"--detect {delta}: cannot set the runner-up's AUROC to {target:.3f} (reached "
                              f"{reached[pick]:.3f}){': a metric gives one constant score' if constant else ''}")
         return EmpiricalPopulation(scores, self.labels, self.prevalence, self.weights)
@@ -137,7 +138,8 @@ class EmpiricalPopulation:
 
 
 def estimate_icc(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray) -> float | None:
-    """One-way ANOVA intra-cluster correlation of the metrics' mean normal score (class means removed); None without clusters."""
+    """One-way ANOVA intra-cluster correlation of the metrics' mean normal score (class means removed); None without
+    clusters."""
     _, g = np.unique(np.asarray(groups).astype(str), return_inverse=True)
     sizes = np.bincount(g)
     if (sizes > 1).sum() < 2:

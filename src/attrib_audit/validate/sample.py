@@ -111,7 +111,8 @@ def score_pool(pool: Pool, config: ScoringConfig,
         raise UsageError(f"scorer(s) {', '.join(u['scorer'] for u in unavailable)} cannot run here")
     cache = ScoreCache(config.cache_path)
     try:
-        rows = [score_pairs(s, pool.claims, pool.evidences, cache=cache, batch_size=config.batch_size, quiet=config.quiet,
+        rows = [score_pairs(s, pool.claims, pool.evidences, cache=cache, batch_size=config.batch_size,
+                            quiet=config.quiet,
                             questions=pool.questions)[0].scores for s in scorers.values()]
     finally:
         cache.close()

@@ -98,7 +98,8 @@ class LlamaCppBackend:
         try:
             import llama_cpp
         except ImportError:
-            raise ScorerUnavailable("judge: llama-cpp-python is not installed (pip install 'attrib-audit[judge]')") from None
+            raise ScorerUnavailable("judge: llama-cpp-python is not installed "
+                                    "(pip install 'attrib-audit[judge]')") from None
         self._llama_cpp = llama_cpp
         self.model_path = str(model_path)
         self.decoding = decoding
@@ -115,12 +116,14 @@ class LlamaCppBackend:
     def _model(self):
         if self._llm is None:
             try:
-                self._llm = self._llama_cpp.Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads,
+                self._llm = self._llama_cpp.Llama(model_path=self.model_path, n_ctx=self.n_ctx,
+                                                  n_threads=self.n_threads,
                                                   n_threads_batch=self.n_threads_batch, n_batch=self.n_batch,
                                                   seed=self.decoding.seed, verbose=False)
             except Exception as exc:  # noqa: BLE001 - a GGUF that is here but does not load is an error
+                first = str(exc).splitlines()[0] if str(exc) else ""
                 raise ScorerLoadError(f"judge: the GGUF {self.model_path!r} is present but does not load "
-                                      f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+                                      f"({type(exc).__name__}: {first})") from None
         return self._llm
 
     def complete(self, messages: list[dict[str, str]]) -> Reply:
@@ -247,7 +250,8 @@ class OpenAIChatBackend:
                     reply = _chat_reply(text)
                     return Reply(redact(reply.text, self._secrets), reply.malformed)
                 if 300 <= status < 400:
-                    # the Location header is the server's: it may carry the key anywhere, not only in a known query parameter
+                    # the Location header is the server's: it may carry the key anywhere, not only in a known query
+                    # parameter
                     target = scrub(public_url(headers.get("Location") or headers.get("location") or "?"),
                                    self._secrets)
                     raise JudgeBackendError(f"judge server {self.endpoint} answered HTTP {status} redirecting to "

@@ -99,7 +99,8 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
     decoding = Decoding(max_tokens=int(max_tokens), temperature=0.0, seed=int(seed),
                         grammar=GRAMMARS[kind] if _flag(grammar) else None)
     if url:
-        backend: Any = OpenAIChatBackend(url, model or "", decoding, api_key_env=api_key_env, concurrency=int(concurrency),
+        backend: Any = OpenAIChatBackend(url, model or "", decoding, api_key_env=api_key_env,
+                                         concurrency=int(concurrency),
                                          timeout=float(timeout), retries=int(retries), backoff=float(backoff))
     else:
         backend = LlamaCppBackend(resolve_judge(path).location, decoding, n_ctx=int(n_ctx),
