@@ -97,7 +97,8 @@ def table(label: str, first: dict, cached: dict) -> str:
     for step in ("wall", "cpu", *STEPS):
         lines.append(f"  {step:<11}{first[step]:>9.2f}{cached[step]:>10.2f}")
     lines.append(f"  first:  {first['summary']}\n  cached: {cached['summary']}")
-    lines.append(f"  first / cached: {first['wall'] / cached['wall']:.1f}x wall, {first['cpu'] / cached['cpu']:.1f}x cpu")
+    lines.append(f"  first / cached: {first['wall'] / cached['wall']:.1f}x wall, "
+                 f"{first['cpu'] / cached['cpu']:.1f}x cpu")
     return "\n".join(lines)
 
 

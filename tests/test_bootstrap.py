@@ -3,7 +3,12 @@ import pytest
 from scipy.stats import norm
 
 from attrib_audit.stats import (
-    bootstrap_aurocs, cluster_weight_blocks, clustered_auroc_ci, group_codes, paired_auroc_difference, percentile_ci,
+    bootstrap_aurocs,
+    cluster_weight_blocks,
+    clustered_auroc_ci,
+    group_codes,
+    paired_auroc_difference,
+    percentile_ci,
 )
 
 

@@ -139,8 +139,8 @@ def test_hub_code_runs_only_with_trust_remote_code(tmp_path):
 
 
 def test_trust_remote_code_is_a_local_flag_never_read_from_a_spec(tmp_path):
-    from attrib_audit.cli import build_parser
     from attrib_audit.audit.spec import RunSpec
+    from attrib_audit.cli import build_parser
     from attrib_audit.cli.convert import local_for, spec_from_args
     from attrib_audit.errors import SpecError
 

@@ -14,8 +14,18 @@ from scipy.stats import norm
 from attrib_audit.stats.classification import best_threshold
 from attrib_audit.stats.means import bootstrap_means
 from attrib_audit.stats.systems import (
-    agreement_differences, agreement_replicates, agreement_stats, human_ceiling, pair_differences, percentile_cis,
-    rank_agreement, reversals, significance_clusters, summarise_systems, system_bootstrap, system_rows,
+    agreement_differences,
+    agreement_replicates,
+    agreement_stats,
+    human_ceiling,
+    pair_differences,
+    percentile_cis,
+    rank_agreement,
+    reversals,
+    significance_clusters,
+    summarise_systems,
+    system_bootstrap,
+    system_rows,
 )
 
 DATA = Path(__file__).parent / "data" / "summeval_system_scores.jsonl"

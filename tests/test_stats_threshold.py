@@ -12,9 +12,22 @@ from sklearn.metrics import confusion_matrix, precision_score, recall_score
 
 from attrib_audit.stats.bootstrap import cluster_count_blocks, cluster_sum_replicates, group_folds
 from attrib_audit.stats.threshold import (
-    Target, binomial_pvalue, certify, clopper_pearson, cross_fit, fewest_labels, gate_rates,
-    hoeffding_bentkus_pvalue, label_need, make_target, naive_threshold, risk_upper_bound, slice_thresholds,
-    transfer_matrix, units_needed, units_needed_without_failures,
+    Target,
+    binomial_pvalue,
+    certify,
+    clopper_pearson,
+    cross_fit,
+    fewest_labels,
+    gate_rates,
+    hoeffding_bentkus_pvalue,
+    label_need,
+    make_target,
+    naive_threshold,
+    risk_upper_bound,
+    slice_thresholds,
+    transfer_matrix,
+    units_needed,
+    units_needed_without_failures,
 )
 from attrib_audit.stats.types import LabelledScores
 
@@ -32,7 +45,8 @@ def true_precision_risk(t: float) -> float:  # prevalence 1/2
 
 
 def draw(rng, n, m=1, icc=0.0):
-    """n pairs in groups of m; a group shares a score shift (intra-cluster correlation icc), labels independent of it."""
+    """n pairs in groups of m; a group shares a score shift (intra-cluster correlation icc), labels independent of
+    it."""
     y = (rng.random(n) < 0.5).astype(np.int64)
     g = np.arange(n) // m
     shift = rng.standard_normal(int(g[-1]) + 1)[g]
@@ -40,7 +54,8 @@ def draw(rng, n, m=1, icc=0.0):
 
 
 def exceedance(target, risk_of, n_draws=500, n=200, m=1, icc=0.0, unit="auto", seed=0):
-    """(certified, naive) share of calibration draws whose threshold's TRUE risk is above the target, and certified count."""
+    """(certified, naive) share of calibration draws whose threshold's TRUE risk is above the target, and certified
+    count."""
     rng = np.random.default_rng(seed)
     cert_bad = naive_bad = certified = 0
     for _ in range(n_draws):
@@ -55,7 +70,8 @@ def exceedance(target, risk_of, n_draws=500, n=200, m=1, icc=0.0, unit="auto", s
 
 def test_certified_false_pass_exceeds_the_target_in_at_most_delta_of_draws_and_the_naive_far_more():
     cert, naive, certified = exceedance(FP10, true_false_pass, n_draws=600)
-    print(f"\nfalse-pass ≤ 0.1, delta 0.1, 600 draws of 200 pairs: certified exceeds in {cert:.3f}, naive in {naive:.3f}")
+    print(f"\nfalse-pass ≤ 0.1, delta 0.1, 600 draws of 200 pairs: certified exceeds in {cert:.3f}, "
+          f"naive in {naive:.3f}")
     assert certified == 600
     assert cert <= 0.1
     assert naive >= 0.4  # the in-sample threshold sits on the target: about half its draws are above it
@@ -103,7 +119,8 @@ def test_clopper_pearson_matches_scipy_exact_interval():
             for level in (0.8, 0.95):
                 lo, hi = clopper_pearson(k, n, level)
                 ref = sps.binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
-                assert float(lo) == pytest.approx(ref.low, abs=1e-10) and float(hi) == pytest.approx(ref.high, abs=1e-10)
+                assert float(lo) == pytest.approx(ref.low, abs=1e-10) and float(hi) == pytest.approx(ref.high,
+                                                                                                     abs=1e-10)
 
 
 def test_binomial_pvalue_is_the_binomial_tail_and_crosses_delta_at_the_clopper_pearson_bound():
@@ -241,7 +258,8 @@ def test_weighted_effective_size_equals_a_loop_and_equal_weights_change_nothing(
         var = (w[neg] ** 2 * (z - r) ** 2).sum() / w[neg].sum() ** 2
         assert risk == pytest.approx(r)
         assert n_eff == pytest.approx(min(kish, r * (1 - r) / var) if 0 < r < 1 else kish)
-    plain, equal = certify(LabelledScores(s, y), FP10, 0.1), certify(LabelledScores(s, y, weights=np.full(250, 7.0)), FP10, 0.1)
+    plain, equal = certify(LabelledScores(s, y), FP10, 0.1), certify(LabelledScores(s, y, weights=np.full(250, 7.0)),
+                                                                     FP10, 0.1)
     assert plain.threshold == equal.threshold and plain.upper_bound == pytest.approx(equal.upper_bound)
     assert "Horvitz" in equal.assumption and "Horvitz" not in plain.assumption
 
@@ -424,7 +442,8 @@ def test_slice_thresholds_gathers_everything_a_results_entry_needs():
     assert entry["certified_threshold"] is not None and entry["naive_threshold"] < entry["certified_threshold"]
     assert entry["certificate"]["unit"] == "group" and "groups are exchangeable" in entry["certificate"]["assumption"]
     assert entry["in_sample"]["naive"]["false_pass"]["estimate"] <= 0.1
-    assert entry["held_out"]["certified"]["false_pass"]["ci_high"] >= entry["held_out"]["certified"]["false_pass"]["ci_low"]
+    held_out = entry["held_out"]["certified"]["false_pass"]
+    assert held_out["ci_high"] >= held_out["ci_low"]
     assert entry["label_need"]["threshold"] <= entry["naive_threshold"] + 1e-12 or entry["label_need"]["risk"] < 0.1
 
 

@@ -17,8 +17,15 @@ from scipy import stats as sps
 
 from attrib_audit.audit.check import diff
 from attrib_audit.audit.thresholds import (
-    CalibrationRecord, ThresholdEntry, ThresholdOptions, ThresholdsResults, compute_thresholds, read_thresholds,
-    scored_from_results, slice_data, to_json,
+    CalibrationRecord,
+    ThresholdEntry,
+    ThresholdOptions,
+    ThresholdsResults,
+    compute_thresholds,
+    read_thresholds,
+    scored_from_results,
+    slice_data,
+    to_json,
 )
 from attrib_audit.cli import main
 from attrib_audit.data import load_pairs
@@ -171,7 +178,8 @@ def test_a_weighted_sample_uses_its_weights_throughout(tmp_path):
     looser = [u for u in np.unique(s) if u < t]
     assert all(_rates_by_loop(s, y, w, u)[1] < 0.8 for u in looser[-3:])
     # an audit of the sample keeps the weights in scores.parquet: threshold --results gives the same entries
-    assert run("audit", str(sampled), *flags[:-2], "--n-boot", "30", "--n-perm", "30", "--out", str(tmp_path / "a"))[0] == 0
+    assert run("audit", str(sampled), *flags[:-2], "--n-boot", "30", "--n-perm", "30", "--out",
+               str(tmp_path / "a"))[0] == 0
     assert run("threshold", "--results", str(tmp_path / "a"), "--min-precision", "0.8", "--n-boot", "200")[0] == 0
     assert read_thresholds(tmp_path / "a")["entries"] == th["entries"]
     # unweighted, the same file is another population
@@ -217,7 +225,8 @@ def test_one_class_too_few_labels_and_an_unmet_target_each_give_one_clear_line(a
     assert got["oneclass"]["status"] == "one_class" and got["oneclass"]["transfer"] is None
     assert got["unmet"]["fewest_labels"] is None and got["unmet"]["naive_threshold"] is None
     assert got["few"]["fewest_labels"]["more_labels"] > 0
-    assert got["good"]["certified_threshold"] is not None and got["good"]["transfer"]["slices"] == ["few", "good", "unmet"]
+    assert got["good"]["certified_threshold"] is not None and got["good"]["transfer"]["slices"] == ["few", "good",
+                                                                                                    "unmet"]
     assert "calibration" in got["good"] and got["good"]["calibration"]["reliability"]["ece"]["estimate"] >= 0
 
 
@@ -280,7 +289,8 @@ def test_thresholds_json_round_trips_sealed_with_the_keys_of_its_model(demo):
     assert list(made) == list(ThresholdsResults.__annotations__)
     for e in made["entries"]:
         assert list(e) == list(ThresholdEntry.__annotations__)
-        assert set(CalibrationRecord.__required_keys__) <= set(e["calibration"]) <= set(CalibrationRecord.__annotations__)
+        calibration = set(e["calibration"])
+        assert set(CalibrationRecord.__required_keys__) <= calibration <= set(CalibrationRecord.__annotations__)
     text = to_json(made)
     assert "NaN" not in text and "Infinity" not in text
     folder = demo.parent / "roundtrip"
@@ -312,8 +322,10 @@ def test_same_seed_same_numbers_and_another_seed_other_draws(demo, tmp_path):
     assert any(".in_sample." in d and ".ci_" in d for d in other)  # another seed: other bootstrap draws and folds
     a, c = entries(copies["a"]), entries(copies["c"])  # ... but the same thresholds and in-sample rates
     for key, e in a.items():
-        assert (e["certified_threshold"], e["naive_threshold"]) == (c[key]["certified_threshold"], c[key]["naive_threshold"])
-        assert e["in_sample"]["naive"]["false_pass"]["estimate"] == c[key]["in_sample"]["naive"]["false_pass"]["estimate"]
+        assert (e["certified_threshold"], e["naive_threshold"]) == (c[key]["certified_threshold"],
+                                                                    c[key]["naive_threshold"])
+        naive = e["in_sample"]["naive"]["false_pass"]["estimate"]
+        assert naive == c[key]["in_sample"]["naive"]["false_pass"]["estimate"]
 
 
 # --- the report and plan --------------------------------------------------------------------------------------
@@ -356,6 +368,7 @@ def test_plan_gives_the_label_counts_of_threshold_and_simulates_them(demo):
         if p["certified_threshold"] is None:  # one answer to "how many labels": threshold's own counts
             assert p["fewest_labels"] == e["fewest_labels"] and p["label_need"] == e["label_need"]
         if p["simulated"]:
-            assert p["simulated"]["n"] == e["fewest_labels"]["labels_needed"] and 0 <= p["simulated"]["certified_share"] <= 1
+            assert p["simulated"]["n"] == e["fewest_labels"]["labels_needed"]
+            assert 0 <= p["simulated"]["certified_share"] <= 1
     code, out = run("plan", "--results", str(demo), *FP10, "--sims", "10", "--slice", "attributionbench:LFQA")
     assert code == 0 and "label 275 pairs in all (225 more)" in out and "simulated: 10 samples of 275 pairs" in out

@@ -7,7 +7,6 @@ from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.data.adapters import FORMATS, PAIRS
 from attrib_audit.external.exports import SCORE_FORMATS
 
-
 STATS = StatsSpec()  # the run spec's statistics defaults: every command's flags default to these values
 
 
@@ -86,17 +85,20 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="let model scorers run Python code shipped with a checkpoint (e.g. bespoke-minicheck); "
                         "asked on this command line only, never read from a spec or results file")
     p.add_argument("--batch-size", type=int, help="pairs per scoring batch (default: per scorer)")
-    p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
+    p.add_argument("--cache",
+                   help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars or notes")
 
 
 def add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="local: this process, streaming in chunks; ray: Ray Data actors (pip install 'attrib-audit[ray]')")
+                   help="local: this process, streaming in chunks; ray: Ray Data actors (pip install "
+                        "'attrib-audit[ray]')")
     p.add_argument("--ray-address", default=None,
                    help="Ray cluster to join, e.g. ray://head:10001 or auto (default $RAY_ADDRESS, else a local Ray)")
-    p.add_argument("--concurrency", type=int, default=2, help="Ray actors per scorer, each with one model copy (default 2)")
+    p.add_argument("--concurrency", type=int, default=2,
+                   help="Ray actors per scorer, each with one model copy (default 2)")
     p.add_argument("--actor-gpus", type=float, default=None,
                    help="GPUs per Ray actor (default 1 when --device cuda, else 0)")
 
@@ -176,7 +178,8 @@ def add_system_args(p: argparse.ArgumentParser) -> None:
 
 def add_report_inputs(p: argparse.ArgumentParser) -> None:
     for key in ("provenance", "probe", "agreement"):
-        p.add_argument(f"--{key}", metavar="FILE", help=f"{key}.json saved elsewhere (default: DIR/{key}.json if present)")
+        p.add_argument(f"--{key}", metavar="FILE",
+                       help=f"{key}.json saved elsewhere (default: DIR/{key}.json if present)")
 
 
 def add_target_args(p: argparse.ArgumentParser, required: bool) -> None:

@@ -1,9 +1,9 @@
 """The `attrib-audit` argument parser: every command, in the order `--help` lists them.
 
 Building it imports no model library, scipy, matplotlib, pandas, ray or datasets: the command modules import what
-needs them inside the command functions, when a command runs (tests/test_layers.py checks every command's --help). Every command's help
-opens with its one-line summary and ends with examples (`EXAMPLES`), and `commands` walks the tree: the docs'
-CLI reference is generated from it, so the reference cannot drift from the parser.
+needs them inside the command functions, when a command runs (tests/test_layers.py checks every command's --help).
+Every command's help opens with its one-line summary and ends with examples (`EXAMPLES`), and `commands` walks the
+tree: the docs' CLI reference is generated from it, so the reference cannot drift from the parser.
 """
 from __future__ import annotations
 
@@ -11,8 +11,19 @@ import argparse
 from typing import Iterator, NoReturn
 
 from attrib_audit import __version__
-from attrib_audit.cli import (audit, models, probe, provenance, report, reproduce, results, score, systems, threshold,
-                              validate)
+from attrib_audit.cli import (
+    audit,
+    models,
+    probe,
+    provenance,
+    report,
+    reproduce,
+    results,
+    score,
+    systems,
+    threshold,
+    validate,
+)
 
 # the flags that name where a command writes: never registered as its inputs, and they get --force
 OUTPUT_FLAGS = ("out", "export")
@@ -113,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 def commands(parser: argparse.ArgumentParser, prefix: str = "",
              summary: str | None = None) -> Iterator[tuple[str, argparse.ArgumentParser, str]]:
     """(name, parser, one-line summary) of the top level ("") and every (sub)command below it, in --help order."""
-    yield prefix, parser, parser.description if summary is None else summary
+    yield prefix, parser, (parser.description or "") if summary is None else summary
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             helps = {a.dest: a.help or "" for a in action._choices_actions}

@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from attrib_audit.cli.options import add_n_boot_arg, add_seed_arg, finite_float
 from attrib_audit.audit.agreement import agreement
 from attrib_audit.audit.config import DEFAULT_EPS
 from attrib_audit.audit.systems import rankers_from_results
+from attrib_audit.cli.options import add_n_boot_arg, add_seed_arg, finite_float
 from attrib_audit.errors import UsageError
 from attrib_audit.report.console import format_agreement, format_ranker, format_recommendation
 
@@ -16,7 +16,9 @@ def cmd_select(args: argparse.Namespace) -> int:
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
     if args.level == "system":
         return select_ranker(args, scorers)
-    from attrib_audit.audit.select import select_from_results  # here: the statistics import scipy, and `--help` must not
+    from attrib_audit.audit.select import (
+        select_from_results,  # here: the statistics import scipy, and `--help` must not
+    )
 
     recs = [r.to_dict() for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
                                                      eps=args.eps)]
@@ -47,7 +49,8 @@ def cmd_agree(args: argparse.Namespace) -> int:
 
 def add_select(sub) -> None:
     p = sub.add_parser("select", help="recommend a metric for a new dataset of a construct, with the regret caveat")
-    p.add_argument("--results", required=True, help="an `attrib-audit audit --out` folder (results.json + bootstrap.npz)")
+    p.add_argument("--results", required=True,
+                   help="an `attrib-audit audit --out` folder (results.json + bootstrap.npz)")
     p.add_argument("--construct", help="only this construct (default: every construct in the audit)")
     p.add_argument("--scorers", help="restrict the candidates, e.g. to the metrics you can afford to run")
     p.add_argument("--eps", type=float, default=DEFAULT_EPS,

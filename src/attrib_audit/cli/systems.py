@@ -11,7 +11,12 @@ from attrib_audit.audit.systems import systems_from_results
 from attrib_audit.cli.audit import check_caches
 from attrib_audit.cli.convert import log_for, spec_from_args
 from attrib_audit.cli.options import (
-    STATS, add_data_args, add_precomputed_args, add_scoring_args, positive_int, seed_int,
+    STATS,
+    add_data_args,
+    add_precomputed_args,
+    add_scoring_args,
+    positive_int,
+    seed_int,
 )
 from attrib_audit.errors import UsageError
 from attrib_audit.report.console import format_systems, format_systems_brief

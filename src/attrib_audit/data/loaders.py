@@ -45,7 +45,8 @@ def _iter_jsonl(path: Path, skipped: list[dict] | None = None) -> Iterator[tuple
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(path), row=lineno) from None
+                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(path),
+                                    row=lineno) from None
                 except RecursionError:
                     raise DataError("invalid JSON (nested too deeply)", path=str(path), row=lineno) from None
                 if not isinstance(obj, dict):
@@ -135,7 +136,8 @@ def parse_inclusion_prob(value: Any, *, path: str, row: int) -> float | None:
     try:
         p = float(value)
     except (TypeError, ValueError):
-        raise DataError(f"inclusion_prob {value!r} is not a number", path=path, row=row, field="inclusion_prob") from None
+        raise DataError(f"inclusion_prob {value!r} is not a number", path=path, row=row,
+                        field="inclusion_prob") from None
     if not 0.0 < p <= 1.0:
         raise DataError(f"inclusion_prob {p!r} must be in (0, 1]", path=path, row=row, field="inclusion_prob")
     return p
@@ -198,7 +200,7 @@ def rows_to_records(
         records.append(PairRecord(
             id=rid,
             dataset=cell_text(raw.get(col["dataset"])) or default_dataset,
-            claim=claim, evidence=evidence, label=label,  # type: ignore[arg-type]
+            claim=claim, evidence=evidence, label=label,
             source=cell_text(raw.get(col["source"])),
             question=cell_text(raw.get(col["question"])),
             group=cell_text(raw.get(col["group"])),

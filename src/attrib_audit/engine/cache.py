@@ -151,7 +151,8 @@ class ScoreCache:
     def built_signature(self, identity: str) -> tuple[str, int | None] | None:
         """(signature, token window) a scorer with this identity had when it was last built here, if it was."""
         with self._lock:
-            row = self.conn.execute("SELECT signature, window FROM signatures WHERE identity = ?", (identity,)).fetchone()
+            row = self.conn.execute("SELECT signature, window FROM signatures WHERE identity = ?",
+                                    (identity,)).fetchone()
         return (row[0], row[1]) if row else None
 
     def remember_signature(self, identity: str, signature: str, window: int | None) -> None:

@@ -166,8 +166,9 @@ def ray_score(
     return {n: out[n] for n in scorers}, [stats[n] for n in scorers]
 
 
-def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer], *, cache_path, batch_size,
-                  opt: RayOptions, out_dir) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
+def _score_unique(claims: Sequence[str], evidences: Sequence[str], questions: Sequence[str | None] | None,
+                  scorers: Mapping[str, RayScorer], *, cache_path: str | None, batch_size: int | None,
+                  opt: RayOptions, out_dir: Path | None) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
     """One Ray pipeline over the unique pairs (with their question when `questions` is given)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -177,7 +178,7 @@ def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer]
     keys = [pair_key(c, e, q) for c, e, q in zip(claims, evidences, qs)]
     slot: dict[str, int] = {}
     inverse = np.fromiter((slot.setdefault(k, len(slot)) for k in keys), dtype=np.int64, count=len(keys))
-    first = np.unique(inverse, return_index=True)[1]
+    first: list[int] = np.unique(inverse, return_index=True)[1].tolist()
     # Longest first, as the local engine does, so each actor's batches have similar lengths.
     order = sorted(range(len(first)), key=lambda j: -(len(claims[first[j]]) + len(evidences[first[j]])))
     cols = {"u": np.asarray(order, dtype=np.int64), "claim": [claims[first[j]] for j in order],
@@ -186,7 +187,8 @@ def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer]
         cols["question"] = pa.array([qs[first[j]] for j in order], type=pa.string())
     uniq = pa.table(cols)
     n_blocks = max(1, math.ceil(uniq.num_rows / opt.block_rows))
-    ds = ray.data.from_arrow([uniq.slice(i * opt.block_rows, opt.block_rows) for i in range(n_blocks)])
+    ds: ray.data.Dataset = ray.data.from_arrow([uniq.slice(i * opt.block_rows,
+                                                           opt.block_rows) for i in range(n_blocks)])
     for name, sc in scorers.items():
         ds = ds.map_batches(ScorerActor, fn_constructor_args=(name, dict(sc.options), cache_path, batch_size),
                             batch_size=opt.block_rows, batch_format="numpy",
@@ -204,7 +206,9 @@ def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer]
     for name in scorers:
         _raise_actor_error(table.column(f"{name}__error").to_numpy(zero_copy_only=False), cache_path)
     for name, sc in scorers.items():
-        col = lambda suffix: table.column(f"{name}{suffix}").to_numpy(zero_copy_only=False)  # noqa: E731
+        def col(suffix: str, name: str = name) -> np.ndarray:
+            return table.column(f"{name}{suffix}").to_numpy(zero_copy_only=False)
+
         fail_txt, failed = col("__failure"), col("__failed")
         failures = [str(fail_txt[i]) if failed[i] else None for i in row]
         extras_rows = [json.loads(x) if x else {} for x in col("__extras")]

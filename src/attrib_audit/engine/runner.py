@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Hashable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from attrib_audit.engine.cache import ScoreCache, pair_key, rows_to_batch
-from attrib_audit.scorers.base import ScoreBatch, Scorer
+from attrib_audit.scorers.base import ScoreBatch, Scorer, as_scorer
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,8 @@ def score_pairs(
     """
     if len(claims) != len(evidences):
         raise ValueError(f"{len(claims)} claims but {len(evidences)} evidences")
-    qs = list(questions) if questions is not None and getattr(scorer, "wants_questions", False) else None
+    scorer = as_scorer(scorer)
+    qs = list(questions) if questions is not None and scorer.wants_questions else None
     if qs is not None and len(qs) != len(claims):
         raise ValueError(f"{len(claims)} claims but {len(qs)} questions")
     sig = scorer.signature
@@ -98,24 +99,25 @@ def score_pairs(
                           list(zip(claims, evidences)))
     slot: dict[tuple, int] = {}
     inverse = np.fromiter((slot.setdefault(k, len(slot)) for k in pairs), dtype=np.int64, count=len(pairs))
-    uniq_keys: list[Hashable] = [pair_key(*p) for p in slot] if cache is not None else list(slot)
+    keys = [pair_key(*p) for p in slot] if cache is not None else []  # the cache's content keys, when cached
     first = np.unique(inverse, return_index=True)[1]  # the first row holding each unique pair
-    res = _Unique(len(uniq_keys))
+    n_unique = len(slot)
+    res = _Unique(n_unique)
     n_cached = 0
-    todo = list(range(len(uniq_keys)))
+    todo = list(range(n_unique))
     if cache is not None:
-        cached = cache.get(sig, uniq_keys)  # type: ignore[arg-type]
+        cached = cache.get(sig, keys)
         if cached:
-            hit = [j for j, k in enumerate(uniq_keys) if k in cached]
-            res.fill(hit, rows_to_batch(cached[uniq_keys[j]] for j in hit))
+            hit = [j for j, k in enumerate(keys) if k in cached]
+            res.fill(hit, rows_to_batch(cached[keys[j]] for j in hit))
             n_cached = len(hit)
-            todo = [j for j, k in enumerate(uniq_keys) if k not in cached]
+            todo = [j for j, k in enumerate(keys) if k not in cached]
     # Longest first: similar lengths share a batch (less padding) and an OOM shows up at once.
     n = len(claims)
     lengths = (np.fromiter(map(len, claims), np.int64, n) + np.fromiter(map(len, evidences), np.int64, n))[first]
     todo = np.asarray(todo, dtype=np.int64)[np.argsort(-lengths[todo], kind="stable")].tolist()
     first = first.tolist()
-    bs = int(batch_size or getattr(scorer, "batch_size", 32)) if todo else 1  # reading it may load a deferred model
+    bs = int(batch_size or scorer.batch_size) if todo else 1  # reading it may load a deferred model
     n_batches = 0
     bar = None
     if todo and progress_enabled(quiet):
@@ -126,16 +128,17 @@ def score_pairs(
         bidx = todo[start:start + bs]
         rows = [first[j] for j in bidx]
         batch = (scorer.score([claims[i] for i in rows], [evidences[i] for i in rows]) if qs is None else
-                 scorer.score([claims[i] for i in rows], [evidences[i] for i in rows], questions=[qs[i] for i in rows]))
+                 scorer.score([claims[i] for i in rows], [evidences[i] for i in rows],  # type: ignore[call-arg]
+                              questions=[qs[i] for i in rows]))
         if len(batch) != len(bidx):
             raise RuntimeError(f"scorer {scorer.name} returned {len(batch)} scores for {len(bidx)} pairs")
         if cache is not None:
-            cache.put(sig, [uniq_keys[j] for j in bidx], batch)  # type: ignore[misc]
+            cache.put(sig, [keys[j] for j in bidx], batch)
         res.fill(bidx, batch)
         n_batches += 1
         if bar is not None:
             bar.update(len(bidx))
     if bar is not None:
         bar.close()
-    stats = RunStats(scorer.name, sig, len(pairs), len(uniq_keys), n_cached, len(todo), n_batches)
+    stats = RunStats(scorer.name, sig, len(pairs), n_unique, n_cached, len(todo), n_batches)
     return res.expand(inverse), stats

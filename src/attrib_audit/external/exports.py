@@ -182,7 +182,7 @@ def read_ragas(path: Path) -> ScoreFile:
     claims = [cell_text(r.get(claim)) for r in rows]
     evid = [_contexts(r.get(ctx), path=str(path), row=i + 1, field_=ctx) for i, r in enumerate(rows)]
     names = [c for c in head if c not in _RAGAS_TEXT]
-    ids = [cell_text(r.get("id")) for r in rows] if "id" in head else [None] * len(rows)
+    ids: list[str | None] = [cell_text(r.get("id")) for r in rows] if "id" in head else [None] * len(rows)
     return ScoreFile(str(path), "ragas", ids, claims, evid, {c: [r.get(c) for r in rows] for c in names},
                      ignored=[c for c in head if c in _RAGAS_TEXT])
 
@@ -231,7 +231,8 @@ def read_trulens(path: Path) -> ScoreFile:
 
     names = [c for c in head if not bookkeeping(c)]
     return ScoreFile(str(path), "trulens", [cell_text(r.get("record_id")) for r in rows],
-                     [_unquote(cell_text(r.get("output"))) for r in rows], None, {c: [r.get(c) for r in rows] for c in names},
+                     [_unquote(cell_text(r.get("output"))) for r in rows], None,
+                     {c: [r.get(c) for r in rows] for c in names},
                      ignored=[c for c in head if bookkeeping(c)])
 
 
@@ -252,7 +253,8 @@ def read_score_file(path: str | Path, fmt: str = "auto", log=lambda _m: None) ->
 
 def numeric_columns(sf: ScoreFile) -> tuple[list[str], list[str]]:
     """Columns that hold scores (most non-empty cells numeric), and the others (left out, said in a note)."""
-    keep, other = [], []
+    keep: list[str] = []
+    other: list[str] = []
     for c, cells in sf.columns.items():
         present = [v for v in cells if not missing(v) and not (isinstance(v, str) and not v.strip())]
         numeric = sum(to_score(v)[1] is None for v in present)

@@ -45,14 +45,14 @@ def to_score(value: Any) -> tuple[float, str | None]:
     return v, None
 
 
-def parse_scores(raw: Sequence[Any]) -> tuple[np.ndarray, list[str | None]]:
+def parse_scores(raw: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[str | None]]:
     """Scores and per-row failure reasons for raw values (numbers, numeric strings, None)."""
     arr = np.asarray(raw) if not isinstance(raw, np.ndarray) else raw
     if arr.dtype.kind in "fiub" and arr.ndim == 1:  # the notebook case: a float array, checked at once
         values = arr.astype(np.float64)
         finite = np.isfinite(values)
-        reasons = [None if ok else ("NaN value" if np.isnan(v) else "infinite value") for ok, v in zip(finite, values)] \
-            if not finite.all() else [None] * values.size
+        reasons: list[str | None] = ([None if ok else ("NaN value" if np.isnan(v) else "infinite value")
+                                      for ok, v in zip(finite, values)] if not finite.all() else [None] * values.size)
         return np.where(finite, values, np.nan), reasons
     pairs = [to_score(v) for v in raw]
     return np.array([p[0] for p in pairs], dtype=np.float64), [p[1] for p in pairs]
@@ -76,7 +76,8 @@ class Precomputed:
     def __post_init__(self) -> None:
         self.values = np.asarray(self.values, dtype=np.float64)
         if len(self.failures) != self.values.size:
-            raise ValueError(f"precomputed {self.name!r}: {len(self.failures)} failure entries for {self.values.size} values")
+            raise ValueError(f"precomputed {self.name!r}: {len(self.failures)} failure entries for "
+                             f"{self.values.size} values")
 
     @property
     def signature(self) -> str:
@@ -162,15 +163,15 @@ def join_scores(name: str, pair_keys: Sequence[str], ids: Sequence[str], source_
         slot.setdefault(k, j)
     out = np.full(len(pair_keys), np.nan)
     out_fail: list[str | None] = []
-    missing = []
+    missing: list[str] = []
     for i, k in enumerate(pair_keys):
-        j = slot.get(k)
-        if j is None:
+        at = slot.get(k)
+        if at is None:
             missing.append(ids[i])
             out_fail.append(f"no score for this pair in {Path(source).name}")
             continue
-        out[i] = values[j]
-        out_fail.append(failures[j])
+        out[i] = values[at]
+        out_fail.append(failures[at])
     wanted = set(pair_keys)
     unmatched = [labels[j] if labels is not None else k for k, j in slot.items() if k not in wanted]
     return Precomputed(name, out, out_fail, source, column, lower_is_better, join, missing, unmatched)

@@ -12,11 +12,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import iter_rows, row_id
-from attrib_audit.files.hashing import file_sha256
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import need
 from attrib_audit.external.exports import ScoreFile, keys_for, numeric_columns, read_score_file, text_key
 from attrib_audit.external.precomputed import PYTHON_SOURCE, Precomputed, from_values, join_scores
+from attrib_audit.files.hashing import file_sha256
 
 LOWER = "lower"
 

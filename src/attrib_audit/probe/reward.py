@@ -119,7 +119,9 @@ class _Plan:
 
 def _plan(answer: str, passages: Sequence[str], unrelated: str | None, mode: str, pairs: _Pairs) -> _Plan:
     sents = parse_answer(answer)
-    cited, counter, by_passage = [], [], {}
+    cited: list[list[int]] = []
+    counter: list[list[int]] = []
+    by_passage: dict[int, list[int]] = {}
     for s in sents:
         valid = [c for c in s.cites if 1 <= c <= len(passages)]
         ids = [pairs.add(s.text, passages[c - 1]) for c in valid]
@@ -167,7 +169,8 @@ def grounding_rewards(answers: Sequence[str], passages: Sequence[Sequence[str]],
     not committing is penalised; `unrelated[i]` is the swap passage for counterfactual='swap'.
     """
     n = len(answers)
-    if len(passages) != n or (answerable is not None and len(answerable) != n) or (unrelated is not None and len(unrelated) != n):
+    if (len(passages) != n or (answerable is not None and len(answerable) != n)
+            or (unrelated is not None and len(unrelated) != n)):
         raise ValueError("answers, passages, answerable and unrelated must have one entry per answer")
     pairs = _Pairs()
     plans = [_plan(a, p, unrelated[i] if unrelated is not None else None, config.counterfactual, pairs)

@@ -8,21 +8,17 @@ from attrib_audit.scorers.embedding import MINILM_INSTALL, ST_LIBS, embedding_fa
 from attrib_audit.scorers.lexical import LexicalScorer
 
 
-class BlendScorer:
+class BlendScorer(Scorer):
     name = "blend"
     batch_size = 64
 
     def __init__(self, lexical: Scorer, semantic: Scorer, *, w_lex: float = 0.47, w_sem: float = 0.53) -> None:
         self.lexical, self.semantic, self.w_lex, self.w_sem = lexical, semantic, float(w_lex), float(w_sem)
+        self.window = semantic.window  # the semantic scorer's token window (the lexical side reads everything)
 
     @property
     def signature(self) -> str:
         return f"blend:{self.w_lex:g}*[{self.lexical.signature}]+{self.w_sem:g}*[{self.semantic.signature}]"
-
-    @property
-    def window(self) -> int | None:
-        """The semantic scorer's token window (the lexical side reads everything)."""
-        return getattr(self.semantic, "window", None)
 
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         lex = self.lexical.score(claims, evidences)
@@ -33,7 +29,8 @@ class BlendScorer:
 
 def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_sem: float = 0.53,
            window: int | None = None) -> Scorer:
-    return BlendScorer(LexicalScorer(), embedding_factory("minilm", resolve_minilm, MINILM_INSTALL)(path, device, window),
+    return BlendScorer(LexicalScorer(),
+                       embedding_factory("minilm", resolve_minilm, MINILM_INSTALL)(path, device, window),
                        w_lex=w_lex, w_sem=w_sem)
 
 

@@ -13,7 +13,17 @@ from typing import Any, Mapping
 
 # every built-in family registers its scorers on import
 from attrib_audit.scorers import (  # noqa: F401
-    alignscore, bertscore, bespoke, blend, cross_encoder, embedding, hhem, judge, lexical, minicheck, nli,
+    alignscore,
+    bertscore,
+    bespoke,
+    blend,
+    cross_encoder,
+    embedding,
+    hhem,
+    judge,
+    lexical,
+    minicheck,
+    nli,
 )
 from attrib_audit.scorers.base import _REGISTRY, Scorer, ScorerOptionError, ScorerSpec
 from attrib_audit.scorers.plugins import entry_point_specs, import_path_scorer, is_import_path

@@ -7,7 +7,7 @@ Long evidence is either cut at the encoder's window (and the cut counted) or, wi
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -23,7 +23,8 @@ MPNET_INSTALL = "attrib-audit models install mpnet"
 
 
 def count_tokens(tokenizer, texts: Sequence[str], special: bool = True) -> np.ndarray:
-    """Token counts (with special tokens unless `special=False`) and no truncation, so cuts at the window can be reported."""
+    """Token counts (with special tokens unless `special=False`) and no truncation, so cuts at the window can be
+    reported."""
     if not texts:
         return np.zeros(0, dtype=np.int64)
     enc = tokenizer(list(texts), add_special_tokens=special, truncation=False, verbose=False)["input_ids"]
@@ -37,14 +38,16 @@ def load_sentence_transformer(location: str, device: str, window: int | None = N
 
     model = SentenceTransformer(location, device=device)
     if window:
-        limit = model_window(model.tokenizer, model[0].auto_model.config, 1 << 30)  # the position table, not the default cut
+        encoder: Any = model[0]  # the Transformer module
+        # the position table, not the default cut
+        limit = model_window(model.tokenizer, encoder.auto_model.config, 1 << 30)
         if window > limit:
             raise ScorerOptionError(f"window {window} exceeds the encoder's {limit} positions")
         model.max_seq_length = int(window)
     return model
 
 
-class EmbeddingScorer:
+class EmbeddingScorer(Scorer):
     """cos(embed(claim), embed(evidence)); texts beyond the encoder's window are cut and counted.
 
     `window` overrides the encoder's max_seq_length (window-sensitivity reruns); `chunk`
@@ -52,6 +55,7 @@ class EmbeddingScorer:
     """
 
     batch_size = 64
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, name: str, resolved: Resolved, *, device: str = "cpu", install_hint: str = "",
                  window: int | None = None, chunk: str | None = None) -> None:
@@ -63,7 +67,8 @@ class EmbeddingScorer:
             raise ScorerOptionError(f"{name}: window must be at least 8 tokens, got {window}")
         self.model = load_or_unavailable(resolved, lambda loc: load_sentence_transformer(loc, device, None),
                                          what=name, install_hint=install_hint)
-        if window:  # the default instance loaded first, so a missing model reads as unavailable, a bad window as a ValueError
+        # the default instance loaded first, so a missing model reads as unavailable, a bad window as a ValueError
+        if window:
             self.model = load_sentence_transformer(resolved.location, device, int(window))
         self.window = int(self.model.max_seq_length)
         self._fingerprint = (f"{weights_fingerprint(resolved)}:"
@@ -76,8 +81,8 @@ class EmbeddingScorer:
         sig = f"{self.name}:cosine:model={base}:weights={self._fingerprint}:max_seq={self.window}:normalize:v1"
         return sig + (f":chunk={self.chunk}:sentence-windows" if self.chunk else "")
 
-    def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Unit embeddings of unique texts and the tokens each lost to the window."""
+    def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Unit embeddings of unique texts, the tokens each lost to the window and each one's token count."""
         emb = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
                                 normalize_embeddings=True, show_progress_bar=False)
         n_tok = count_tokens(self.model.tokenizer, texts)
@@ -97,10 +102,12 @@ class EmbeddingScorer:
         ci = np.fromiter((pos[c] for c in claims), dtype=np.int64, count=len(claims))
         ei = np.fromiter((pos[e] for e in evidences), dtype=np.int64, count=len(evidences))
         cos = np.einsum("ij,ij->i", emb[ci], emb[ei])
-        return ScoreBatch.plain(np.clip(cos, -1.0, 1.0), truncated=cut[ci] + cut[ei], input_tokens=n_tok[ci] + n_tok[ei])
+        return ScoreBatch.plain(np.clip(cos, -1.0, 1.0), truncated=cut[ci] + cut[ei],
+                                input_tokens=n_tok[ci] + n_tok[ei])
 
     def score_chunked(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         """cos(claim, window) for every window of every pair in one encode call, aggregated per pair."""
+        assert self.chunk is not None  # score() comes here only with a chunk rule
         n = len(claims)
         win = self.windows(evidences)
         uniq = list(dict.fromkeys([*claims, *win.texts]))
@@ -147,7 +154,8 @@ def chunk_option(name: str, chunk: str | None, chunked: bool) -> str | None:
 
 def embedding_factory(name: str, resolver, hint: str, chunked: bool = False):
     """`window` reruns the encoder at another window; the `-chunk` names take chunk=max|mean (default max)."""
-    def build(path: str | None = None, device: str = "cpu", window: int | None = None, chunk: str | None = None) -> Scorer:
+    def build(path: str | None = None, device: str = "cpu", window: int | None = None,
+              chunk: str | None = None) -> Scorer:
         return EmbeddingScorer(name, resolver(path), device=device, install_hint=hint, window=window,
                                chunk=chunk_option(name, chunk, chunked))
     return build
