@@ -60,6 +60,10 @@ def check_caches(args: argparse.Namespace) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    if args.until_sure:
+        from attrib_audit.cli.validate import cmd_audit_until_sure
+
+        return cmd_audit_until_sure(args.until_sure)
     if args.check:
         refuse_spec_flags(args, f"--check {args.check}", ASKED_FLAGS)
         results_path(args.check, "audit --check")
@@ -138,6 +142,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 def add_audit(sub) -> None:
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
     add_data_args(p)
+    p.add_argument("--until-sure", metavar="POOL", help="report the label-until-sure session of POOL (its store): "
+                                                       "prediction-powered AUROCs, the decision and its guarantee")
     add_audit_args(p, None)
     p.add_argument("--config", metavar="FILE", help="run the spec in FILE (JSON or TOML, or an earlier results.json; "
                                                     "see docs/how-to/audit-your-data.md); caches, judge endpoint and model paths "

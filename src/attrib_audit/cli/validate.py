@@ -3,14 +3,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from attrib_audit.cli.convert import config_from_args, target_from_args
 from attrib_audit.cli.options import add_judge_args, add_model_args, add_target_args, positive_int, seed_int
 from attrib_audit.errors import UsageError
+from attrib_audit.external.sources import parse_score_col
 from attrib_audit.report.console import format_gate_plan, format_plan
+from attrib_audit.report.until_sure import format_until_sure
 from attrib_audit.validate.label import DEFAULT_PORT, export, serve
+from attrib_audit.validate.until_sure_page import serve_until_sure
 from attrib_audit.validate.plan import DEFAULT_GRID, TARGET_POWER, PlanOptions, plan
 from attrib_audit.validate.sample import STRATEGIES, sample
+from attrib_audit.validate.until_sure import ANNOTATOR, UntilSure, open_session, read_oracle, run_with_oracle
 
 
 def _list(text: str | None, cast=str) -> tuple | None:
@@ -47,7 +52,79 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _score_cols(items: list[str]) -> tuple[tuple[str, str, bool], ...]:
+    out = []
+    for text in items:
+        src = parse_score_col(text)
+        out.append((src.name, src.column, src.lower))
+    return tuple(out)
+
+
+def open_until_sure(args: argparse.Namespace) -> UntilSure:
+    """The session `label --until-sure` asks for: metrics scored through the engine (cached), or pool columns."""
+    from attrib_audit.validate.sample import read_pool
+
+    metrics = _list(args.metrics) or ()
+    cols = _score_cols(args.us_score_col)
+    if len(metrics) + len(cols) < 2:
+        raise UsageError("--until-sure needs at least two metrics: --metrics a,b and/or --score-col NAME=COL")
+    proxy, proxy_col = args.proxy, None
+    if proxy is None:
+        raise UsageError("--until-sure needs --proxy: a scorer (e.g. judge) or a column of the pool")
+    by_name = {n: (c, low) for n, c, low in cols}
+    if proxy in by_name:
+        proxy, proxy_col = None, by_name[proxy]
+    elif proxy not in metrics:
+        first = read_pool(args.data).rows[0]
+        if proxy in first:
+            proxy, proxy_col = None, (args.proxy, False)
+
+    def config_for(names: tuple[str, ...]) -> Any:
+        ns = argparse.Namespace(**{**vars(args), "scorers": ",".join(names)})
+        return config_from_args(ns)
+
+    return open_session(args.data, metrics=tuple(metrics), score_cols=cols, proxy=proxy, proxy_col=proxy_col,
+                        delta=args.delta, alpha=args.alpha, budget=args.budget, active=not args.uniform,
+                        seed=args.seed, cluster_by=args.cluster_by, config_for=config_for,
+                        annotator=args.annotator or ANNOTATOR, log=lambda m: print(m, file=sys.stderr))
+
+
+def cmd_label_until_sure(args: argparse.Namespace) -> int:
+    session = open_until_sure(args)
+    if args.oracle:
+        report = run_with_oracle(session, read_oracle(args.oracle))
+        print(format_until_sure(report))
+        print(f"labels used: {report.n_labels} (of budget {report.budget}); store: {session.log.path}")
+        print(f"next: attrib-audit audit --until-sure {args.data}")
+        return 0
+    try:
+        server = serve_until_sure(session, args.port)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"label until sure: {len(session.pool.ids)} pairs, budget {args.budget}; every coin flip and label is saved "
+          f"to {session.log.path}\nopen {server.url}\n(Ctrl-C stops the server; rerun the same command to resume)",
+          flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        print("stopped; every label is saved", file=sys.stderr)
+    finally:
+        server.server_close()
+    print(format_until_sure(session.report()))
+    return 0
+
+
+def cmd_audit_until_sure(pool: str) -> int:
+    """`audit --until-sure POOL`: the session its store holds, as it stands."""
+    print(format_until_sure(open_session(pool).report()))
+    return 0
+
+
 def cmd_label(args: argparse.Namespace) -> int:
+    if args.until_sure:
+        return cmd_label_until_sure(args)
+    if args.oracle or args.metrics or args.proxy:
+        raise UsageError("--oracle, --metrics and --proxy belong to --until-sure")
     if args.export:
         s = export(args.data, args.export, args.annotator)
         print(f"exported {s['written']} labels by {s['annotator']} to {s['out']} ({s['skipped']} skipped and "
@@ -83,6 +160,24 @@ def add_label(sub) -> None:
     p.add_argument("--annotator", help="your name; labels are stored per annotator")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
     p.add_argument("--export", metavar="OUT.jsonl", help="write the labelled pairs (our schema) instead of serving")
+    g = p.add_argument_group("label until sure (the page proposes pairs until a metric is the best for this pool)")
+    g.add_argument("--until-sure", action="store_true",
+                   help="propose pairs one at a time and stop when a metric is the best within --delta (or all tie)")
+    g.add_argument("--metrics", help="candidate metrics to score the pool with, comma-separated, e.g. lexical,minilm")
+    g.add_argument("--score-col", dest="us_score_col", action="append", default=[], metavar="NAME=COL[:lower]",
+                   help="a candidate metric precomputed in a column of the pool (repeatable)")
+    g.add_argument("--proxy", help="p̂ of supported on every pair: a scorer (e.g. judge) or a pool column; a score "
+                                   "outside [0, 1] is mapped to its pool percentile rank")
+    g.add_argument("--delta", type=float, default=0.02, help="AUROC margin of the claim (default 0.02)")
+    g.add_argument("--alpha", type=float, default=0.05, help="error rate of the claim (default 0.05)")
+    g.add_argument("--budget", type=positive_int, default=400, help="most pairs to show (default 400)")
+    g.add_argument("--uniform", action="store_true", help="uniform sampling instead of active")
+    g.add_argument("--seed", type=seed_int, default=0, help="seed of the walk and its coins (default 0)")
+    g.add_argument("--cluster-by", metavar="FIELD", help="cluster for the fixed-sample bootstrap, e.g. question")
+    g.add_argument("--oracle", metavar="FILE", help="answer from a labelled file (id, label) instead of the page: "
+                                                    "headless, for tests and benchmarks")
+    add_model_args(p)
+    add_judge_args(p)
     p.set_defaults(func=cmd_label)
 
 

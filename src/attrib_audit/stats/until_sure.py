@@ -115,7 +115,8 @@ class Session:
         """Pairs shown (labelled or not answered): the budget counts what a person was asked to do."""
         return len(self.rows) + self.non_response
 
-    def _draws(self) -> Draws:
+    def draws(self) -> Draws:
+        """The labelled pairs so far as `Draws` (the walk's prefix: the pairs visited)."""
         # built by this class from checked flips: make_draws' checks would only repeat themselves every label
         return Draws(np.asarray(self.rows, dtype=np.int64), np.asarray(self.labels, dtype=np.float64),
                      np.asarray(self.pis), self.pool_size, max(self.visited, len(self.rows)))
@@ -154,8 +155,24 @@ class Session:
         self.pending = out if shown else None
         return out
 
-    def record(self, label: int) -> Standings:
-        """The shown pair's label (1 supported, 0 not): update the estimates, intervals, proposal and decision."""
+    def replay(self, flip: Flip) -> None:
+        """Advance the walk by a logged flip (its logged π and outcome, not recomputed): resuming a session.
+
+        Raises:
+            ValueError: the flip is not the walk's next pair (the log belongs to another seed or pool).
+        """
+        if self.pending is not None:
+            raise RuntimeError("the shown pair has no answer yet")
+        if self.visited >= self.pool_size or int(self.order[self.visited]) != flip.row:
+            raise ValueError(f"logged flip {self.visited + 1} (row {flip.row}) is not the walk's next pair")
+        self.visited += 1
+        self.pending = flip if flip.shown else None
+
+    def record(self, label: int, refresh: bool = True) -> Standings | None:
+        """The shown pair's label (1 supported, 0 not): update the estimates, intervals, proposal and decision.
+
+        `refresh=False` (replaying a log) only files the label; the caller calls `update` once at the end.
+        """
         if self.pending is None:
             raise RuntimeError("no pair is waiting for a label")
         if label not in (0, 1):
@@ -164,7 +181,13 @@ class Session:
         self.labels.append(int(label))
         self.pis.append(self.pending.pi)
         self.pending = None
-        return self.update()
+        return self.update() if refresh else None
+
+    def update_after(self, label: int) -> Standings:
+        """`record` then the standings it computed."""
+        self.record(label)
+        assert self.last is not None  # record with refresh always sets it
+        return self.last
 
     def abandon(self) -> None:
         """The shown pair got no answer (skipped, or the session stopped): non-response, left out of the estimates."""
@@ -174,7 +197,7 @@ class Session:
         self.non_response += 1
 
     def fit(self, lam: float | None = None) -> PPFit:
-        return fit(self.indexes, self.p_hat, self._draws(), lam)
+        return fit(self.indexes, self.p_hat, self.draws(), lam)
 
     def update(self) -> Standings:
         """Re-estimate every AUROC, the paired confidence sequences, the decision and the next proposal's ℓ."""
@@ -221,7 +244,7 @@ def run_oracle(session: Session, answer: np.ndarray) -> Standings | None:
         if flip is None:
             break
         if flip.shown:
-            st = session.record(int(answer[flip.row]))
+            st = session.update_after(int(answer[flip.row]))
             if st.decision.stopped:
                 return st
     return session.update() if session.rows else None
