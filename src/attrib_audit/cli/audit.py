@@ -15,6 +15,7 @@ from attrib_audit.cli.convert import local_for, log_for, spec_from_args, stderr
 from attrib_audit.cli.options import add_audit_args, add_data_args
 from attrib_audit.cli.report import write_report
 from attrib_audit.cli.rerun import rerun_argv
+from attrib_audit.cli.validate import cmd_audit_until_sure
 from attrib_audit.data.demo import DEMO_FILES, demo_paths
 from attrib_audit.data.sources import DataSpec, FileSource
 from attrib_audit.errors import SpecError, UsageError
@@ -61,8 +62,6 @@ def check_caches(args: argparse.Namespace) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     if args.until_sure:
-        from attrib_audit.cli.validate import cmd_audit_until_sure
-
         return cmd_audit_until_sure(args.until_sure)
     if args.check:
         refuse_spec_flags(args, f"--check {args.check}", ASKED_FLAGS)

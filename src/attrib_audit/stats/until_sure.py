@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attrib_audit.stats.confseq import Decision, PairInterval, best_rho2, cs_halfwidth, decide
-from attrib_audit.stats.ppauroc import Draws, PPFit, RankIndex, fit, visited_variance
+from attrib_audit.stats.ppauroc import Draws, PPFit, RankIndex, fit, make_draws, visited_variance
 
 PI_MIN = 1e-3
 
@@ -248,3 +248,33 @@ def run_oracle(session: Session, answer: np.ndarray) -> Standings | None:
             if st.decision.stopped:
                 return st
     return session.update() if session.rows else None
+
+
+def fixed_sample_size(scores: np.ndarray, labels: np.ndarray, delta: float, alpha: float,
+                      power: float = 0.8) -> int | None:
+    """Labels a fixed uniform sample needs to reach the same claim with power `power`, from the pool's labels.
+
+    The claim "the best is within δ of every other metric" at level α/(K−1) per pair holds at n when each
+    Wald interval d_k ± z·σ_k/√n has its lower end above −δ, d_k = AUROC_best − AUROC_k and σ_k² the variance of
+    ψ_best − ψ_k over the pool (the Hájek terms, as the sequential intervals use): n = ((z + z_power)σ_k/(d_k + δ))².
+    A fixed design picks n before any label, so this uses the true pool values: the most favourable plan possible.
+    None when even the whole pool would not do.
+    """
+    from scipy.special import ndtri  # deferred like the rest of scipy
+
+    sm = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    y = np.asarray(labels, dtype=np.float64)
+    n = y.size
+    draws = make_draws(np.arange(n), y, np.ones(n), n)
+    f = fit(tuple(RankIndex.of(r) for r in sm), np.full(n, 0.5), draws, 0.0)
+    a = f.aurocs
+    best = int(np.argmax(a))
+    k = sm.shape[0]
+    z = float(ndtri(1 - alpha / (k - 1) / 2)) + float(ndtri(power))
+    need = 0.0
+    for j in range(k):
+        if j == best:
+            continue
+        psi = f.influences[best].at(y, np.arange(n)) - f.influences[j].at(y, np.arange(n))
+        need = max(need, (z * float(psi.std()) / (a[best] - a[j] + delta)) ** 2)
+    return int(np.ceil(need)) if need <= n else None

@@ -25,7 +25,7 @@ from attrib_audit.errors import InputError, UsageError
 from attrib_audit.stats.auroc import average_ranks
 from attrib_audit.stats.confseq import PairInterval
 from attrib_audit.stats.ppauroc import FixedInterval, bootstrap_fit, fixed_intervals
-from attrib_audit.stats.until_sure import Flip, Session, Settings, Standings
+from attrib_audit.stats.until_sure import Flip, Session, Settings, Standings, fixed_sample_size, run_oracle
 from attrib_audit.text.cells import cell_text
 from attrib_audit.validate.sample import Pool, cluster_codes, read_pool, score_pool
 from attrib_audit.validate.store import LabelStore, store_path
@@ -329,6 +329,38 @@ def _saved_scores(raw: Any, path: Path, n: int) -> tuple[tuple[str, ...], np.nda
     return names, scores, p_hat
 
 
+def pool_scores(pool: Pool, metrics: tuple[str, ...] | None, score_cols: tuple[tuple[str, str, bool], ...],
+                proxy: str | None, proxy_col: tuple[str, bool] | None,
+                config_for: Callable[[tuple[str, ...]], ScoringConfig] | None,
+                log: Callable[[str], None]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, str, str]:
+    """(metric names, their (K, N) pool scores, p̂, the proxy's name, what was done to it).
+
+    Raises:
+        UsageError: no proxy, fewer than two distinct metrics, or scoring without a configuration.
+    """
+    if (proxy is None) == (proxy_col is None):
+        raise UsageError("give the proxy: --proxy SCORER or --proxy COLUMN of the pool")
+    names = tuple(metrics or ()) + tuple(n for n, _, _ in score_cols)
+    if len(set(names)) != len(names) or len(names) < 2:
+        raise UsageError(f"need at least two distinct metrics, got {', '.join(names) or 'none'}")
+    run = tuple(dict.fromkeys(tuple(metrics or ()) + ((proxy,) if proxy else ())))
+    scored: dict[str, np.ndarray] = {}
+    if run:
+        if config_for is None:
+            raise UsageError("scoring the pool needs a scoring configuration")
+        got, matrix = score_pool(pool, config_for(run), log)
+        scored = dict(zip(got, matrix))
+    for name, col, lower in score_cols:
+        scored[name] = column_scores(pool, col, lower)
+    if proxy is not None:
+        raw_proxy, proxy_name = scored[proxy], proxy
+    else:
+        assert proxy_col is not None
+        raw_proxy, proxy_name = column_scores(pool, *proxy_col), f"column {proxy_col[0]}"
+    p_hat, note = proxy_probability(raw_proxy)
+    return names, np.vstack([scored[n] for n in names]), p_hat, proxy_name, note
+
+
 def open_session(pool_file: str | Path, *, metrics: tuple[str, ...] | None = None,
                  score_cols: tuple[tuple[str, str, bool], ...] = (), proxy: str | None = None,
                  proxy_col: tuple[str, bool] | None = None, delta: float = 0.02, alpha: float = 0.05,
@@ -362,25 +394,9 @@ def open_session(pool_file: str | Path, *, metrics: tuple[str, ...] | None = Non
         raise UsageError(f"{pool.path} has no until-sure session (its store {path.name} holds none)")
     if not 0 < alpha < 1 or delta < 0 or budget < 1:
         raise UsageError("need 0 < --alpha < 1, --delta ≥ 0 and --budget ≥ 1")
-    if (proxy is None) == (proxy_col is None):
-        raise UsageError("give the proxy: --proxy SCORER or --proxy COLUMN of the pool")
-    names = tuple(metrics or ()) + tuple(n for n, _, _ in score_cols)
-    if len(set(names)) != len(names) or len(names) < 2:
-        raise UsageError(f"need at least two distinct metrics, got {', '.join(names) or 'none'}")
-    run = tuple(dict.fromkeys(tuple(metrics or ()) + ((proxy,) if proxy else ())))
-    scored: dict[str, np.ndarray] = {}
-    if run:
-        if config_for is None:
-            raise UsageError("scoring the pool needs a scoring configuration")
-        got, matrix = score_pool(pool, config_for(run), log)
-        scored = dict(zip(got, matrix))
-    for name, col, lower in score_cols:
-        scored[name] = column_scores(pool, col, lower)
-    raw_proxy = scored[proxy] if proxy else column_scores(pool, *proxy_col)  # type: ignore[misc]
-    p_hat, note = proxy_probability(raw_proxy)
-    spec = SessionSpec(names, proxy or f"column {proxy_col[0]}", note, float(delta), float(alpha), int(budget),  # type: ignore[index]
-                       bool(active), int(seed), pool_digest(pool), cluster_by)
-    scores = np.vstack([scored[n] for n in names])
+    names, scores, p_hat, proxy_name, note = pool_scores(pool, metrics, score_cols, proxy, proxy_col, config_for, log)
+    spec = SessionSpec(names, proxy_name, note, float(delta), float(alpha), int(budget), bool(active), int(seed),
+                       pool_digest(pool), cluster_by)
     if saved is not None:
         old = _saved_spec(saved, path)
         if old != spec:
@@ -424,3 +440,72 @@ def run_with_oracle(session: UntilSure, answers: dict[str, int]) -> Report:
         label = answers.get(session.pool.ids[row])
         session.answer("skip" if label is None else ("supported" if label == 1 else "not_supported"))
     return session.report()
+
+
+@dataclass(frozen=True)
+class PlanArm:
+    """Simulated sessions of one sampling design: labels to a decision, and how the sessions ended."""
+
+    sampling: str
+    median_labels: float
+    q25: float
+    q75: float
+    decisions: dict[str, int]  # kind → sessions
+    winners: dict[str, int]  # metric → sessions declaring it best
+
+
+@dataclass(frozen=True)
+class UntilSurePlan:
+    """`plan --until-sure`: expected labels to a decision, uniform vs active, from the pool's scores and proxy."""
+
+    pool: str
+    metrics: tuple[str, ...]
+    proxy: str
+    proxy_note: str
+    delta: float
+    alpha: float
+    budget: int
+    sims: int
+    arms: tuple[PlanArm, ...]
+    fixed_n: tuple[int | None, ...]  # per simulated pool: the fixed uniform sample the same claim needs
+
+
+def simulate_arm(names: tuple[str, ...], scores: np.ndarray, p_hat: np.ndarray, settings: Settings,
+                 label_sets: list[np.ndarray]) -> PlanArm:
+    """Run one session per simulated label set (seeded by its index) and summarise labels and decisions."""
+    used: list[int] = []
+    kinds: dict[str, int] = {}
+    winners: dict[str, int] = {}
+    for i, y in enumerate(label_sets):
+        s = Session(names, scores, p_hat, Settings(**{**asdict(settings), "seed": settings.seed + i}))
+        st = run_oracle(s, y)
+        kind = st.decision.kind if st is not None else "budget"
+        used.append(st.n_labels if st is not None else 0)
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if st is not None and st.decision.best is not None and kind == "best":
+            winners[names[st.decision.best]] = winners.get(names[st.decision.best], 0) + 1
+    q = np.percentile(used, [25, 50, 75]) if used else np.full(3, np.nan)
+    return PlanArm("active" if settings.active else "uniform", float(q[1]), float(q[0]), float(q[2]), kinds, winners)
+
+
+def plan_until_sure(pool_file: str | Path, *, metrics: tuple[str, ...] | None = None,
+                    score_cols: tuple[tuple[str, str, bool], ...] = (), proxy: str | None = None,
+                    proxy_col: tuple[str, bool] | None = None, delta: float = 0.02, alpha: float = 0.05,
+                    budget: int = 400, sims: int = 20, seed: int = 0,
+                    config_for: Callable[[tuple[str, ...]], ScoringConfig] | None = None,
+                    log: Callable[[str], None] = print) -> UntilSurePlan:
+    """Simulate sessions on the pool, labels drawn as Bernoulli(p̂) (so as good as the proxy's calibration).
+
+    Raises:
+        UsageError: bad settings (as `open_session`).
+    """
+    if not 0 < alpha < 1 or delta < 0 or budget < 1 or sims < 1:
+        raise UsageError("need 0 < --alpha < 1, --delta ≥ 0, --budget ≥ 1 and --sims ≥ 1")
+    pool = read_pool(pool_file)
+    names, scores, p_hat, proxy_name, note = pool_scores(pool, metrics, score_cols, proxy, proxy_col, config_for, log)
+    rng = np.random.default_rng([seed, 17])
+    label_sets = [(rng.random(p_hat.size) < p_hat).astype(np.int64) for _ in range(sims)]
+    arms = tuple(simulate_arm(names, scores, p_hat, Settings(delta=delta, alpha=alpha, budget=budget, active=a,
+                                                             seed=seed), label_sets) for a in (False, True))
+    fixed = tuple(fixed_sample_size(scores, y, delta, alpha) if 0 < y.sum() < y.size else None for y in label_sets)
+    return UntilSurePlan(str(pool.path), names, proxy_name, note, delta, alpha, budget, sims, arms, fixed)
