@@ -123,6 +123,8 @@ def cmd_label_until_sure(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     print(until_sure_text(session.report()))
+    if session.pending_row is not None:
+        print("note: one shown pair awaits its answer; it is shown again when you rerun the same command")
     return 0
 
 

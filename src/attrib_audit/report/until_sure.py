@@ -17,10 +17,11 @@ def until_sure_text(r: Report) -> str:
              f"{r.n_labels} labels ({r.n_supported} supported) of {r.visited} pairs walked in a pool of "
              f"{r.pool_size}; budget {r.budget}, {r.sampling} sampling",
              f"proxy: {r.proxy} ({r.proxy_note})", "",
-             f"  {'metric':<{width}}  prediction-powered AUROC [95% fixed-sample CI, not for stopping]   λ"]
+             f"  {'metric':<{width}}  {'AUROC [95% CI]':<22}  λ     (prediction-powered; fixed-sample CIs, not for "
+             "stopping)"]
     for i in order:
         f = r.fixed[i]
-        lines.append(f"  {r.metrics[i]:<{width}}  {ci(r.aurocs[i], f.low, f.high):<52}  {num(r.lams[i], 2)}")
+        lines.append(f"  {r.metrics[i]:<{width}}  {ci(r.aurocs[i], f.low, f.high):<22}  {num(r.lams[i], 2)}")
     if r.pairs:
         level = r.alpha / max(k - 1, 1)
         lines += ["", f"  paired differences, anytime-valid ({1 - level:.1%} confidence sequences, valid under "
@@ -30,8 +31,9 @@ def until_sure_text(r: Report) -> str:
             lines.append(f"  {name:<{2 * width + 3}}  {ci(p.estimate, p.low, p.high, signed=True)}")
     lines += ["", f"decision: {r.message}"]
     if r.decision in ("best", "tie"):
-        lines.append(f"guarantee: the claim is false with probability at most {r.alpha:g}, however many labels "
-                     "were looked at on the way (asymptotic confidence sequences, Waudby-Smith et al. 2021)")
+        lines.append(f"guarantee: asymptotically, the claim is false with probability at most {r.alpha:g}, however "
+                     "many labels were looked at on the way (time-uniform CLT confidence sequences, Waudby-Smith et "
+                     "al. 2021)")
     lines += [f"caveat: {c}" for c in r.caveats]
     return "\n".join(lines)
 

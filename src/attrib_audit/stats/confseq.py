@@ -101,6 +101,6 @@ def decide(names: tuple[str, ...], aurocs: np.ndarray, pairs: tuple[PairInterval
         return Decision("best", leader, f"{names[leader]} is the best for this data within {delta:g} AUROC, at "
                                         f"confidence {level}")
     if budget_spent:
-        return Decision("budget", None, "budget spent before a decision: the standings below use fixed-sample "
-                                        "intervals and decide nothing")
+        return Decision("budget", None, "budget spent (or the pool walked) before a stop rule held: the standings "
+                                        "use fixed-sample intervals and decide nothing")
     return Decision("continue", None, "keep labelling: no stop rule holds yet")

@@ -301,8 +301,6 @@ class UntilSure:
         if s.non_response:
             caveats.append(f"{s.non_response} shown pair(s) got no answer (skipped): they are left out, which assumes "
                            "they resemble the answered ones")
-        if s.pending is not None:
-            caveats.append("one shown pair awaits its answer")
         n_pos = int(sum(s.labels))
         return Report(str(self.pool.path), s.names, self.spec.proxy, self.spec.proxy_note, self.spec.delta,
                       self.spec.alpha, self.spec.budget, "active" if self.spec.active else "uniform", aurocs, lams,
