@@ -8,7 +8,8 @@ import pytest
 
 from attrib_audit.stats.auroc import auroc, ht_auroc
 from attrib_audit.stats.ppauroc import (
-    RankIndex, bootstrap_fit, fit, fixed_intervals, kernel_sum, kernel_sums, make_draws, pp_auroc, pp_mean,
+    RankIndex, bootstrap_fit, fit, fixed_intervals, kernel_sum, kernel_sums, kernel_sums_linear, make_draws, pp_auroc,
+    pp_mean,
 )
 
 
@@ -37,6 +38,20 @@ def test_kernel_sums_count_resampled_copies_like_the_expanded_rows() -> None:
     for row, mult in zip(got, m):
         rep = np.repeat(np.arange(25), mult.astype(int))
         assert row == pytest.approx(loop_sum(s[rep], a[rep], b[rep]), rel=1e-12)
+
+
+def test_linear_kernel_sums_match_the_exact_ones_on_a_pool() -> None:
+    rng = np.random.default_rng(7)
+    n = 3000
+    s = np.round(rng.normal(size=n), 2)
+    p = rng.random(n)
+    m = rng.multinomial(n, np.full(n, 1 / n), size=20).astype(float)
+    index = RankIndex.of(s)
+    exact = kernel_sums(index, m, p, 1 - p)
+    approx = kernel_sums_linear(index, m, p, 1 - p)
+    assert np.allclose(approx, exact, rtol=2e-3)
+    spread = exact - kernel_sum(index, p, 1 - p)  # the part the bootstrap reads: the error is small beside it
+    assert np.abs(approx - exact).max() < 0.05 * np.abs(spread).max()
 
 
 def poisson_draws(y: np.ndarray, pi: np.ndarray, rng: np.random.Generator, visited: int | None = None):

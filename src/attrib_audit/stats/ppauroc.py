@@ -81,6 +81,25 @@ def kernel_sums(index: RankIndex, m: np.ndarray, a: np.ndarray, b: np.ndarray) -
     return np.einsum("bg,bg->b", av, below) - 0.5 * (m @ (a * b))
 
 
+def kernel_gradient(index: RankIndex, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """∂F/∂m_i at m = 1 of F(m) = the `kernel_sums` sum: a_i Σ_j b_j K_ij + b_i Σ_j a_j K_ji − ½ a_i b_i."""
+    av = np.bincount(index.bins, weights=a, minlength=index.n_bins)
+    bv = np.bincount(index.bins, weights=b, minlength=index.n_bins)
+    below = (np.cumsum(bv) - 0.5 * bv)[index.bins]  # Σ_j b_j K_ij, self included at ½
+    above = (av.sum() - np.cumsum(av) + 0.5 * av)[index.bins]  # Σ_j a_j K_ji
+    return a * below + b * above - 0.5 * a * b
+
+
+def kernel_sums_linear(index: RankIndex, m: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`kernel_sums` to first order in the multiplicities: F(1) + Σ_i (m_i − 1) ∂F/∂m_i (`kernel_gradient`).
+
+    The remainder Σ_ij (m_i−1)(m_j−1) a_i b_j K_ij is O(N) against the O(N²) sum, so on a pool it is what the
+    resampled proxy sum needs, for one (B, N) @ (N,) product.
+    """
+    grad = kernel_gradient(index, a, b)
+    return kernel_sum(index, a, b) + m @ grad - grad.sum()
+
+
 def pair_sum_product(a: np.ndarray, b: np.ndarray, m: np.ndarray | None = None) -> np.ndarray | float:
     """Σ_{i≠j} a_i b_j (the K ≡ 1 sum); with (B, N) multiplicities `m`, one per resample (copies as in `kernel_sums`)."""
     if m is None:
@@ -323,8 +342,9 @@ def bootstrap_fit(indexes: tuple[RankIndex, ...], p_hat: np.ndarray, draws: Draw
     """(K, B) bootstrap replicates of every metric's augmented AUROC, on shared draws (so differences are paired).
 
     The two parts are resampled separately, each by clusters (`pool_codes`: cluster of each pool pair):
-    the proxy sum over the pool's clusters, and the labelled correction over the clusters of the visited pairs
-    (the walk's coin flips, labelled or not, so the random number of labels is part of the spread).
+    the proxy sum over the pool's clusters (its numerator to first order, `kernel_sums_linear`), and the labelled correction
+    over the clusters of the visited pairs (the walk's coin flips, labelled or not, so the random number of
+    labels is part of the spread).
     """
     p = np.asarray(p_hat, dtype=np.float64)
     codes = np.unique(np.asarray(pool_codes), return_inverse=True)[1].reshape(-1)
@@ -342,18 +362,26 @@ def bootstrap_fit(indexes: tuple[RankIndex, ...], p_hat: np.ndarray, draws: Draw
     out = np.full((len(indexes), n_boot), np.nan)
     pool_blocks = cluster_count_blocks(k_pool, n_boot, rng, width=n)
     vis_blocks = cluster_count_blocks(max(k_vis, 1), n_boot, rng, width=n)
+    # the proxy sums over the pool, per cluster: a resample's sum is its cluster counts times these (first order)
+    def per_cluster(v: np.ndarray) -> np.ndarray:
+        return np.bincount(codes, weights=v, minlength=k_pool)
+
+    pool_p, pool_q, pool_pq = per_cluster(p), per_cluster(1.0 - p), per_cluster(p * (1.0 - p))
+    pool_num = [(kernel_sum(index, p, 1.0 - p), per_cluster(g), float(g.sum()))
+                for index, g in ((ix, kernel_gradient(ix, p, 1.0 - p)) for ix in indexes)]
     start = 0
     for mu, mv in zip(pool_blocks, vis_blocks):
         b = mu.shape[0]
-        m_pool = mu[:, codes]
         m_lab = mv[:, lab_inv]
-        for k, index in enumerate(indexes):
+        den_pool = (mu @ pool_p) * (mu @ pool_q) - mu @ pool_pq
+        for k in range(len(indexes)):
             lam = float(lams[k])
             num = c * kernel_sums(subs[k], m_lab, wy, wn)
             den = c * pair_sum_product(wy, wn, m_lab)
             if lam:
-                num = num + lam * (kernel_sums(index, m_pool, p, 1.0 - p) - c * kernel_sums(subs[k], m_lab, wp, wq))
-                den = den + lam * (pair_sum_product(p, 1.0 - p, m_pool) - c * pair_sum_product(wp, wq, m_lab))
+                f1, g_cl, g_sum = pool_num[k]
+                num = num + lam * (f1 + mu @ g_cl - g_sum - c * kernel_sums(subs[k], m_lab, wp, wq))
+                den = den + lam * (den_pool - c * pair_sum_product(wp, wq, m_lab))
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[k, start:start + b] = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
         start += b

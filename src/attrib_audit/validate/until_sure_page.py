@@ -15,7 +15,7 @@ from attrib_audit.files.jsonfile import plain
 from attrib_audit.validate.label import DEFAULT_PORT, MAX_BODY, LabelHandler, LabelServer, overlap_segments, whole_number
 from attrib_audit.validate.until_sure import UntilSure
 
-LIVE_BOOT = 300  # resamples of the live fixed-sample intervals: the page refreshes them after every label
+LIVE_BOOT = 200  # resamples of the live fixed-sample intervals, recomputed after every label (final reports use 1,000)
 
 PAGE = r"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
