@@ -25,7 +25,7 @@ from attrib_audit.errors import InputError, UsageError
 from attrib_audit.stats.auroc import average_ranks
 from attrib_audit.stats.confseq import PairInterval
 from attrib_audit.stats.ppauroc import FixedInterval, bootstrap_fit, fixed_intervals
-from attrib_audit.stats.until_sure import Flip, Session, Settings, Standings, fixed_sample_size, run_oracle
+from attrib_audit.stats.until_sure import Flip, Session, Settings, fixed_sample_size, run_oracle
 from attrib_audit.text.cells import cell_text
 from attrib_audit.validate.sample import Pool, cluster_codes, read_pool, score_pool
 from attrib_audit.validate.store import LabelStore, store_path
@@ -184,6 +184,7 @@ class Report:
     lams: tuple[float, ...]
     fixed: tuple[FixedInterval, ...]  # fixed-sample 95% intervals: not for stopping
     pairs: tuple[PairInterval, ...]  # anytime-valid, level α/(K−1)
+    fixed_pairs: tuple[FixedInterval, ...]  # the same differences, fixed-sample 95% (paired resamples): not for stopping
     decision: str
     best: str | None
     message: str
@@ -284,18 +285,20 @@ class UntilSure:
         if st is None or not s.rows:
             nan = tuple(float("nan") for _ in range(k))
             fixed = tuple(FixedInterval(float("nan"), float("nan"), float("nan"), 0, 0) for _ in range(k))
-            return self._report(nan, nan, fixed, (), "burn-in", None, "no labels yet", st)
+            return self._report(nan, nan, fixed, (), (), "burn-in", None, "no labels yet")
         draws = s.draws()
         reps = bootstrap_fit(s.indexes, s.p_hat, draws, st.lams, self.codes, n_boot,
                              np.random.default_rng([self.spec.seed, 99, len(s.rows)]))
         fixed = fixed_intervals(st.aurocs, reps, 0.95)
+        diffs = fixed_intervals(np.array([p.estimate for p in st.pairs]),
+                                np.array([reps[p.a] - reps[p.b] for p in st.pairs]).reshape(len(st.pairs), -1), 0.95)
         best = s.names[st.decision.best] if st.decision.best is not None else None
         return self._report(tuple(float(a) for a in st.aurocs), tuple(float(x) for x in st.lams), fixed, st.pairs,
-                            st.decision.kind, best, st.decision.message, st)
+                            diffs, st.decision.kind, best, st.decision.message)
 
     def _report(self, aurocs: tuple[float, ...], lams: tuple[float, ...], fixed: tuple[FixedInterval, ...],
-                pairs: tuple[PairInterval, ...], kind: str, best: str | None, message: str,
-                st: Standings | None) -> Report:
+                pairs: tuple[PairInterval, ...], fixed_pairs: tuple[FixedInterval, ...], kind: str, best: str | None,
+                message: str) -> Report:
         s = self.session
         caveats = []
         if s.non_response:
@@ -304,7 +307,7 @@ class UntilSure:
         n_pos = int(sum(s.labels))
         return Report(str(self.pool.path), s.names, self.spec.proxy, self.spec.proxy_note, self.spec.delta,
                       self.spec.alpha, self.spec.budget, "active" if self.spec.active else "uniform", aurocs, lams,
-                      fixed, pairs, kind, best, message, len(s.rows), n_pos, s.visited, s.pool_size, s.non_response,
+                      fixed, pairs, fixed_pairs, kind, best, message, len(s.rows), n_pos, s.visited, s.pool_size, s.non_response,
                       tuple(caveats))
 
 

@@ -101,8 +101,10 @@ function standings(r) {
   const order = r.metrics.map((_, i) => i).sort((a, b) => (r.aurocs[b] ?? -1) - (r.aurocs[a] ?? -1));
   $("standings").replaceChildren(...order.map((i) => row([[r.metrics[i]], [f3(r.aurocs[i]), "n"],
     [`[${f3(r.fixed[i].low)}, ${f3(r.fixed[i].high)}]`, "n"], [f3(r.lams[i]), "n"]])));
-  $("pairs").replaceChildren(...r.pairs.map((p) => row([[`${r.metrics[p.a]} − ${r.metrics[p.b]}`],
-    [`${s3(p.estimate)} [${s3(p.low)}, ${s3(p.high)}]`, "n"]])));
+  $("pairs").replaceChildren(row([["difference"], ["anytime-valid"], ["fixed-sample, not for stopping"]]),
+    ...r.pairs.map((p, i) => row([[`${r.metrics[p.a]} − ${r.metrics[p.b]}`],
+    [`${s3(p.estimate)} [${s3(p.low)}, ${s3(p.high)}]`, "n"],
+    [`[${s3(r.fixed_pairs[i].low)}, ${s3(r.fixed_pairs[i].high)}]`, "n"]])));
   $("proxy").textContent = `proxy ${r.proxy}: ${r.proxy_note}`;
   $("decision").textContent = r.message;
   $("caveats").textContent = r.caveats.join("; ");
