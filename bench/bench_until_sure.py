@@ -130,7 +130,7 @@ def main() -> None:
             if fixed is not None:
                 ratios.append(med[True] / fixed)
             short = decision.replace(" is the best for this data within 0.02 AUROC, at confidence 95%", " best")
-            short = short.split(":")[0] if short.startswith(("budget", "tied")) else short
+            short = "no decision (budget/pool spent)" if short.startswith("budget") else short.split(":")[0]
             print(f"{pool.stem:<26} {y.size:>4} {names[best] + f' {true[best]:.3f}':<16} {'yes' if separated else 'no':>4} "
                   f"{short + f', {used}':<28} {med[False]:>11.0f} {med[True]:>10.0f} {fixed_txt:>6} "
                   f"{', '.join(f'{k} {v}' for k, v in sorted(kinds.items())):<26}")

@@ -88,12 +88,13 @@ def main() -> None:
     ap.add_argument("--coverage-reps", type=int, default=300)
     args = ap.parse_args()
     t0 = time.time()
-    cov = coverage(args.coverage_reps, 0)
-    se = np.sqrt(0.95 * 0.05 / args.coverage_reps)
-    print(f"fixed-n 95% interval coverage ({args.coverage_reps} samples each, pool 2000, nominal − 2 s.e. = "
-          f"{0.95 - 2 * se:.3f}):")
-    for n_lab, c in cov.items():
-        print(f"  {n_lab:>4} labels: {c:.3f}")
+    if args.coverage_reps:
+        cov = coverage(args.coverage_reps, 0)
+        se = np.sqrt(0.95 * 0.05 / args.coverage_reps)
+        print(f"fixed-n 95% interval coverage ({args.coverage_reps} samples each, pool 2000, nominal − 2 s.e. = "
+              f"{0.95 - 2 * se:.3f}):")
+        for n_lab, c in cov.items():
+            print(f"  {n_lab:>4} labels: {c:.3f}")
     jobs = [(name, i, args.pool, args.budget, active) for name in SCENARIOS for active in (True, False)
             for i in range(args.sessions if active or name == "separated" else 0)]
     with ProcessPoolExecutor(args.workers) as ex:

@@ -163,3 +163,10 @@ def test_plan_until_sure_simulates_both_designs(pool: Path) -> None:
     assert code == 0
     assert "δ 0.02" in out and "Bernoulli(p̂)" in out
     assert "uniform  median" in out and "active   median" in out and "fixed" in out
+
+
+def test_until_sure_flags_without_until_sure_are_refused(pool: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["label", str(pool), "--annotator", "a", "--budget", "30"]) == 2
+    assert "--budget belong(s) to --until-sure" in capsys.readouterr().err
+    assert main(["plan", "--auroc", "0.8,0.7", "--prevalence", "0.4", "--proxy", "p"]) == 2
+    assert "--proxy belong(s) to --until-sure" in capsys.readouterr().err

@@ -20,6 +20,19 @@ from attrib_audit.validate.until_sure import (
 from attrib_audit.validate.until_sure_page import serve_until_sure
 
 
+def _mark_until_sure_only(p: argparse.ArgumentParser, before: set[str]) -> None:
+    """Record the flags added since `before` (the until-sure ones): without --until-sure they would do nothing."""
+    flags = {a.dest: (a.option_strings[0], a.default) for a in p._actions if a.dest not in before and a.option_strings}
+    p.set_defaults(until_sure_only=flags)
+
+
+def refuse_until_sure_flags(args: argparse.Namespace) -> None:
+    """A flag of --until-sure given without it is an error, not a silent no-op."""
+    given = [flag for dest, (flag, default) in args.until_sure_only.items() if getattr(args, dest) != default]
+    if given:
+        raise UsageError(f"{', '.join(given)} belong(s) to --until-sure")
+
+
 def _list(text: str | None, cast=str) -> tuple | None:
     return tuple(cast(x.strip()) for x in text.split(",")) if text else None
 
@@ -55,6 +68,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                             budget=args.budget, sims=args.sims, seed=args.seed)
         print(until_sure_plan_text(p))
         return 0
+    refuse_until_sure_flags(args)
     if args.delta is None:
         args.delta = 0.1  # the gate target's default margin (the parser leaves it unset for --until-sure's own)
     opts = PlanOptions(results=args.results, slice=args.slice, scorers=_list(args.scorers), auroc=_list(args.auroc, float),
@@ -137,8 +151,7 @@ def cmd_audit_until_sure(pool: str) -> int:
 def cmd_label(args: argparse.Namespace) -> int:
     if args.until_sure:
         return cmd_label_until_sure(args)
-    if args.oracle or args.metrics or args.proxy:
-        raise UsageError("--oracle, --metrics and --proxy belong to --until-sure")
+    refuse_until_sure_flags(args)
     if args.export:
         s = export(args.data, args.export, args.annotator)
         print(f"exported {s['written']} labels by {s['annotator']} to {s['out']} ({s['skipped']} skipped and "
@@ -174,6 +187,7 @@ def add_label(sub) -> None:
     p.add_argument("--annotator", help="your name; labels are stored per annotator")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
     p.add_argument("--export", metavar="OUT.jsonl", help="write the labelled pairs (our schema) instead of serving")
+    before = {a.dest for a in p._actions} | {"until_sure"}
     g = p.add_argument_group("label until sure (the page proposes pairs until a metric is the best for this pool)")
     g.add_argument("--until-sure", action="store_true",
                    help="propose pairs one at a time and stop when a metric is the best within --delta (or all tie)")
@@ -192,6 +206,7 @@ def add_label(sub) -> None:
                                                     "headless, for tests and benchmarks")
     add_model_args(p)
     add_judge_args(p)
+    _mark_until_sure_only(p, before)
     p.set_defaults(func=cmd_label)
 
 
@@ -214,6 +229,7 @@ def add_plan(sub) -> None:
     p.add_argument("--n-boot", type=positive_int, default=300, help="bootstrap resamples per simulated sample (default 300)")
     p.add_argument("--seed", type=seed_int, default=0)
     add_target_args(p, required=False)  # instead of an AUROC target: labels that certify a gate threshold
+    before = {a.dest for a in p._actions} | {"until_sure"}
     g = p.add_argument_group("label until sure: expected labels to a decision, uniform vs active sampling")
     g.add_argument("--until-sure", metavar="POOL", help="simulate `label POOL --until-sure` sessions from the pool's "
                                                        "scores (labels drawn from the proxy)")
@@ -225,6 +241,7 @@ def add_plan(sub) -> None:
     g.add_argument("--budget", type=positive_int, default=400, help="most pairs to show (default 400)")
     add_model_args(p)
     add_judge_args(p)
+    _mark_until_sure_only(p, before)
     p.set_defaults(func=cmd_plan, delta=None)  # --delta: 0.1 for a gate target, 0.02 AUROC with --until-sure
 
 
