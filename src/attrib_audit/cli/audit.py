@@ -16,6 +16,7 @@ from attrib_audit.cli.convert import local_for, log_for, spec_from_args, stderr
 from attrib_audit.cli.options import add_audit_args, add_data_args
 from attrib_audit.cli.report import write_report
 from attrib_audit.cli.rerun import rerun_argv
+from attrib_audit.cli.validate import cmd_audit_until_sure
 from attrib_audit.data.demo import DEMO_FILES, demo_paths
 from attrib_audit.data.sources import DataSpec, FileSource
 from attrib_audit.errors import SpecError, UsageError
@@ -61,6 +62,8 @@ def check_caches(args: argparse.Namespace) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    if args.until_sure:
+        return cmd_audit_until_sure(args.until_sure)
     if args.check:
         refuse_spec_flags(args, f"--check {args.check}", ASKED_FLAGS)
         results_path(args.check, "audit --check")
@@ -140,6 +143,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 def add_audit(sub) -> None:
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
     add_data_args(p)
+    p.add_argument("--until-sure", metavar="POOL", help="report the label-until-sure session of POOL (its store): "
+                                                       "prediction-powered AUROCs, the decision and its guarantee")
     add_audit_args(p, None)
     p.add_argument("--config", metavar="FILE", help="run the spec in FILE (JSON or TOML, or an earlier results.json; "
                                                     "see docs/how-to/audit-your-data.md); caches, judge endpoint "

@@ -3,21 +3,79 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from attrib_audit.cli.convert import config_from_args, target_from_args
 from attrib_audit.cli.options import add_judge_args, add_model_args, add_target_args, positive_int, seed_int
 from attrib_audit.errors import UsageError
+from attrib_audit.external.sources import parse_score_col
 from attrib_audit.report.console import format_gate_plan, format_plan
+from attrib_audit.report.until_sure import until_sure_plan_text, until_sure_text
 from attrib_audit.validate.label import DEFAULT_PORT, export, serve
 from attrib_audit.validate.plan import DEFAULT_GRID, TARGET_POWER, PlanOptions, plan
 from attrib_audit.validate.sample import STRATEGIES, sample
+from attrib_audit.validate.until_sure import (
+    ANNOTATOR,
+    UntilSure,
+    open_session,
+    plan_until_sure,
+    read_oracle,
+    run_with_oracle,
+)
+from attrib_audit.validate.until_sure_page import serve_until_sure
+
+
+def _mark_until_sure_only(p: argparse.ArgumentParser, before: set[str]) -> None:
+    """Record the flags added since `before` (the until-sure ones): without --until-sure they would do nothing."""
+    flags = {a.dest: (a.option_strings[0], a.default) for a in p._actions if a.dest not in before and a.option_strings}
+    p.set_defaults(until_sure_only=flags)
+
+
+def refuse_until_sure_flags(args: argparse.Namespace) -> None:
+    """A flag of --until-sure given without it is an error, not a silent no-op."""
+    given = [flag for dest, (flag, default) in args.until_sure_only.items() if getattr(args, dest) != default]
+    if given:
+        raise UsageError(f"{', '.join(given)} belong(s) to --until-sure")
 
 
 def _list(text: str | None, cast=str) -> tuple | None:
     return tuple(cast(x.strip()) for x in text.split(",")) if text else None
 
 
+def _session_inputs(args: argparse.Namespace, pool_file: str) -> dict[str, Any]:
+    """The metrics, proxy and scoring configuration `label --until-sure` and `plan --until-sure` share."""
+    from attrib_audit.validate.sample import read_pool
+
+    metrics = _list(args.metrics) or ()
+    cols = _score_cols(args.us_score_col)
+    if len(metrics) + len(cols) < 2:
+        raise UsageError("--until-sure needs at least two metrics: --metrics a,b and/or --score-col NAME=COL")
+    proxy, proxy_col = args.proxy, None
+    if proxy is None:
+        raise UsageError("--until-sure needs --proxy: a scorer (e.g. judge) or a column of the pool")
+    by_name = {n: (c, low) for n, c, low in cols}
+    if proxy in by_name:
+        proxy, proxy_col = None, by_name[proxy]
+    elif proxy not in metrics and proxy in read_pool(pool_file).rows[0]:
+        proxy, proxy_col = None, (args.proxy, False)
+
+    def config_for(names: tuple[str, ...]) -> Any:
+        return config_from_args(argparse.Namespace(**{**vars(args), "scorers": ",".join(names)}))
+
+    return {"metrics": tuple(metrics), "score_cols": cols, "proxy": proxy, "proxy_col": proxy_col,
+            "config_for": config_for, "log": lambda m: print(m, file=sys.stderr)}
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
+    if args.until_sure:
+        delta = 0.02 if args.delta is None else args.delta
+        p = plan_until_sure(args.until_sure, **_session_inputs(args, args.until_sure), delta=delta, alpha=args.alpha,
+                            budget=args.budget, sims=args.sims, seed=args.seed)
+        print(until_sure_plan_text(p))
+        return 0
+    refuse_until_sure_flags(args)
+    if args.delta is None:
+        args.delta = 0.1  # the gate target's default margin (the parser leaves it unset for --until-sure's own)
     opts = PlanOptions(results=args.results, slice=args.slice, scorers=_list(args.scorers),
                        auroc=_list(args.auroc, float),
                        prevalence=args.prevalence, corr=args.corr, half_width=args.half_width, detect=args.detect,
@@ -52,7 +110,58 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _score_cols(items: list[str]) -> tuple[tuple[str, str, bool], ...]:
+    out = []
+    for text in items:
+        src = parse_score_col(text)
+        out.append((src.name, src.column, src.lower))
+    return tuple(out)
+
+
+def open_until_sure(args: argparse.Namespace) -> UntilSure:
+    """The session `label --until-sure` asks for: metrics scored through the engine (cached), or pool columns."""
+    return open_session(args.data, **_session_inputs(args, args.data), delta=args.delta, alpha=args.alpha,
+                        budget=args.budget, active=not args.uniform, seed=args.seed, cluster_by=args.cluster_by,
+                        annotator=args.annotator or ANNOTATOR)
+
+
+def cmd_label_until_sure(args: argparse.Namespace) -> int:
+    session = open_until_sure(args)
+    if args.oracle:
+        report = run_with_oracle(session, read_oracle(args.oracle))
+        print(until_sure_text(report))
+        print(f"labels used: {report.n_labels} (of budget {report.budget}); store: {session.log.path}")
+        print(f"next: attrib-audit audit --until-sure {args.data}")
+        return 0
+    try:
+        server = serve_until_sure(session, args.port)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"label until sure: {len(session.pool.ids)} pairs, budget {args.budget}; every coin flip and label is saved "
+          f"to {session.log.path}\nopen {server.url}\n(Ctrl-C stops the server; rerun the same command to resume)",
+          flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        print("stopped; every label is saved", file=sys.stderr)
+    finally:
+        server.server_close()
+    print(until_sure_text(session.report()))
+    if session.pending_row is not None:
+        print("note: one shown pair awaits its answer; it is shown again when you rerun the same command")
+    return 0
+
+
+def cmd_audit_until_sure(pool: str) -> int:
+    """`audit --until-sure POOL`: the session its store holds, as it stands."""
+    print(until_sure_text(open_session(pool).report()))
+    return 0
+
+
 def cmd_label(args: argparse.Namespace) -> int:
+    if args.until_sure:
+        return cmd_label_until_sure(args)
+    refuse_until_sure_flags(args)
     if args.export:
         s = export(args.data, args.export, args.annotator)
         print(f"exported {s['written']} labels by {s['annotator']} to {s['out']} ({s['skipped']} skipped and "
@@ -91,6 +200,26 @@ def add_label(sub) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
     p.add_argument("--export", metavar="OUT.jsonl", help="write the labelled pairs (our schema) instead of serving")
+    before = {a.dest for a in p._actions} | {"until_sure"}
+    g = p.add_argument_group("label until sure (the page proposes pairs until a metric is the best for this pool)")
+    g.add_argument("--until-sure", action="store_true",
+                   help="propose pairs one at a time and stop when a metric is the best within --delta (or all tie)")
+    g.add_argument("--metrics", help="candidate metrics to score the pool with, comma-separated, e.g. lexical,minilm")
+    g.add_argument("--score-col", dest="us_score_col", action="append", default=[], metavar="NAME=COL[:lower]",
+                   help="a candidate metric precomputed in a column of the pool (repeatable)")
+    g.add_argument("--proxy", help="p̂ of supported on every pair: a scorer (e.g. judge) or a pool column; a score "
+                                   "outside [0, 1] is mapped to its pool percentile rank")
+    g.add_argument("--delta", type=float, default=0.02, help="AUROC margin of the claim (default 0.02)")
+    g.add_argument("--alpha", type=float, default=0.05, help="error rate of the claim (default 0.05)")
+    g.add_argument("--budget", type=positive_int, default=400, help="most pairs to show (default 400)")
+    g.add_argument("--uniform", action="store_true", help="uniform sampling instead of active")
+    g.add_argument("--seed", type=seed_int, default=0, help="seed of the walk and its coins (default 0)")
+    g.add_argument("--cluster-by", metavar="FIELD", help="cluster for the fixed-sample bootstrap, e.g. question")
+    g.add_argument("--oracle", metavar="FILE", help="answer from a labelled file (id, label) instead of the page: "
+                                                    "headless, for tests and benchmarks")
+    add_model_args(p)
+    add_judge_args(p)
+    _mark_until_sure_only(p, before)
     p.set_defaults(func=cmd_label)
 
 
@@ -121,7 +250,20 @@ def add_plan(sub) -> None:
                    help="bootstrap resamples per simulated sample (default 300)")
     p.add_argument("--seed", type=seed_int, default=0)
     add_target_args(p, required=False)  # instead of an AUROC target: labels that certify a gate threshold
-    p.set_defaults(func=cmd_plan)
+    before = {a.dest for a in p._actions} | {"until_sure"}
+    g = p.add_argument_group("label until sure: expected labels to a decision, uniform vs active sampling")
+    g.add_argument("--until-sure", metavar="POOL", help="simulate `label POOL --until-sure` sessions from the pool's "
+                                                       "scores (labels drawn from the proxy)")
+    g.add_argument("--metrics", help="candidate metrics to score the pool with, comma-separated")
+    g.add_argument("--score-col", dest="us_score_col", action="append", default=[], metavar="NAME=COL[:lower]",
+                   help="a candidate metric precomputed in a column of the pool (repeatable)")
+    g.add_argument("--proxy", help="p̂ of supported: a scorer or a pool column")
+    g.add_argument("--alpha", type=float, default=0.05, help="error rate of the claim (default 0.05)")
+    g.add_argument("--budget", type=positive_int, default=400, help="most pairs to show (default 400)")
+    add_model_args(p)
+    add_judge_args(p)
+    _mark_until_sure_only(p, before)
+    p.set_defaults(func=cmd_plan, delta=None)  # --delta: 0.1 for a gate target, 0.02 AUROC with --until-sure
 
 
 def add_sample(sub) -> None:
