@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Hashable, Sequence
 
 import numpy as np
 
 from attrib_audit.engine.cache import ScoreCache, pair_key, rows_to_batch
+from attrib_audit.engine.threads import fit_torch_threads
 from attrib_audit.scorers.base import ScoreBatch, Scorer
 from attrib_audit.scorers.composite import Composite
+from attrib_audit.scorers.embedding import UsesVectors
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,34 @@ def score_pairs(
     # component scored earlier in the run, or in an earlier run, is read back) and it composes their scores
     composed = (_composed(scorer, [claims[first[j]] for j in todo], [evidences[first[j]] for j in todo], cache,
                           batch_size, quiet) if todo and qs is None and isinstance(scorer, Composite) else None)
+    if todo and composed is None:
+        fit_torch_threads()  # the model is loaded by now (reading batch_size loads a deferred one)
+    # an encoder scorer reads and keeps its texts' vectors in the embedding cache beside the score cache
+    with _sharing_vectors(scorer, cache if todo and composed is None else None):
+        n_batches = _score_todo(scorer, sig, claims, evidences, qs, todo, first, uniq_keys, res, composed, bs, cache,
+                                quiet)
+    stats = RunStats(scorer.name, sig, len(pairs), len(uniq_keys), n_cached, len(todo), n_batches)
+    return res.expand(inverse), stats
+
+
+@contextmanager
+def _sharing_vectors(scorer: Scorer, cache: ScoreCache | None) -> Iterator[None]:
+    """While it scores, an encoder scorer reads and keeps vectors in `cache`'s embedding cache (which closes with it)."""
+    if cache is None or not isinstance(scorer, UsesVectors):
+        yield
+        return
+    scorer.use_vectors(cache.vectors)
+    try:
+        yield
+    finally:
+        scorer.use_vectors(None)
+
+
+def _score_todo(scorer: Scorer, sig: str, claims: Sequence[str], evidences: Sequence[str], qs: list | None, todo: list[int],
+                first: list[int], uniq_keys: list[Hashable], res: _Unique, composed: ScoreBatch | None, bs: int,
+                cache: ScoreCache | None, quiet: bool) -> int:
+    """Score the pairs not in the cache batch by batch, each committed to the cache and filled into `res`; returns
+    how many batches ran."""
     n_batches = 0
     bar = None
     if todo and composed is None and progress_enabled(quiet):
@@ -134,8 +166,7 @@ def score_pairs(
             bar.update(len(bidx))
     if bar is not None:
         bar.close()
-    stats = RunStats(scorer.name, sig, len(pairs), len(uniq_keys), n_cached, len(todo), n_batches)
-    return res.expand(inverse), stats
+    return n_batches
 
 
 def _composed(scorer: Composite, claims: list[str], evidences: list[str], cache: ScoreCache | None,
