@@ -13,6 +13,7 @@ from typing import Iterator, NoReturn
 from attrib_audit import __version__
 from attrib_audit.cli import (
     audit,
+    cache,
     models,
     probe,
     provenance,
@@ -32,7 +33,8 @@ DESCRIPTION = ("Audit whether faithfulness/attribution metrics transfer across d
                "`attrib-audit COMMAND --help` shows a command's options and examples.")
 # (module, function adding its subcommand), in --help order
 COMMANDS = ((audit, "add_audit"), (audit, "add_demo"), (score, "add_score"), (models, "add_models"),
-            (models, "add_datasets"), (results, "add_select"), (systems, "add_systems"), (threshold, "add_threshold"),
+            (models, "add_datasets"), (cache, "add_cache"), (results, "add_select"), (systems, "add_systems"),
+            (threshold, "add_threshold"),
             (probe, "add_probe"), (provenance, "add_provenance"),
             (report, "add_report"), (results, "add_agree"), (validate, "add_plan"), (validate, "add_sample"),
             (validate, "add_label"), (reproduce, "add_reproduce"))
@@ -60,6 +62,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                      "attrib-audit models check nli-mnli --model-path nli-mnli=/models/roberta-large-mnli"),
     "models install": ("attrib-audit models install mpnet",
                        "attrib-audit models install judge"),
+    "cache": ("attrib-audit cache show",
+              "attrib-audit cache limit 128",
+              "attrib-audit cache clear"),
+    "cache show": ("attrib-audit cache show",
+                   "attrib-audit cache show --cache run/scores.sqlite"),
+    "cache clear": ("attrib-audit cache clear",),
+    "cache limit": ("attrib-audit cache limit 128",),
     "datasets": ("attrib-audit datasets",
                  "attrib-audit datasets --json"),
     "select": ("attrib-audit select --results attrib-audit-demo",

@@ -50,13 +50,14 @@ def _session_inputs(args: argparse.Namespace, pool_file: str) -> dict[str, Any]:
     cols = _score_cols(args.us_score_col)
     if len(metrics) + len(cols) < 2:
         raise UsageError("--until-sure needs at least two metrics: --metrics a,b and/or --score-col NAME=COL")
-    proxy, proxy_col = args.proxy, None
-    if proxy is None:
+    if args.proxy is None:
         raise UsageError("--until-sure needs --proxy: a scorer (e.g. judge) or a column of the pool")
+    proxy: str | None = args.proxy
+    proxy_col: tuple[str, bool] | None = None
     by_name = {n: (c, low) for n, c, low in cols}
-    if proxy in by_name:
-        proxy, proxy_col = None, by_name[proxy]
-    elif proxy not in metrics and proxy in read_pool(pool_file).rows[0]:
+    if args.proxy in by_name:
+        proxy, proxy_col = None, by_name[args.proxy]
+    elif args.proxy not in metrics and args.proxy in read_pool(pool_file).rows[0]:
         proxy, proxy_col = None, (args.proxy, False)
 
     def config_for(names: tuple[str, ...]) -> Any:
@@ -69,9 +70,9 @@ def _session_inputs(args: argparse.Namespace, pool_file: str) -> dict[str, Any]:
 def cmd_plan(args: argparse.Namespace) -> int:
     if args.until_sure:
         delta = 0.02 if args.delta is None else args.delta
-        p = plan_until_sure(args.until_sure, **_session_inputs(args, args.until_sure), delta=delta, alpha=args.alpha,
-                            budget=args.budget, sims=args.sims, seed=args.seed)
-        print(until_sure_plan_text(p))
+        sure = plan_until_sure(args.until_sure, **_session_inputs(args, args.until_sure), delta=delta,
+                               alpha=args.alpha, budget=args.budget, sims=args.sims, seed=args.seed)
+        print(until_sure_plan_text(sure))
         return 0
     refuse_until_sure_flags(args)
     if args.delta is None:

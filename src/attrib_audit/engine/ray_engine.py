@@ -23,6 +23,7 @@ import numpy as np
 import attrib_audit
 from attrib_audit.engine.cache import ScoreCache, pair_key
 from attrib_audit.engine.runner import RunStats, score_pairs
+from attrib_audit.engine.threads import set_core_share
 from attrib_audit.errors import AuditError, BackendError
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.scorers.catalog import get_scorer
@@ -53,7 +54,9 @@ class RayScorer:
 class ScorerActor:
     """One scorer, built once per actor; scores a Ray batch through the shared cache."""
 
-    def __init__(self, name: str, options: dict[str, Any], cache_path: str | None, batch_size: int | None) -> None:
+    def __init__(self, name: str, options: dict[str, Any], cache_path: str | None, batch_size: int | None,
+                 num_cpus: float | None = None) -> None:
+        set_core_share(num_cpus)  # this actor's torch threads: its own CPUs, not the whole machine's
         self.name = name
         self.scorer = get_scorer(name, **options)
         self.cache = ScoreCache(cache_path) if cache_path else None
@@ -190,7 +193,8 @@ def _score_unique(claims: Sequence[str], evidences: Sequence[str], questions: Se
     ds: ray.data.Dataset = ray.data.from_arrow([uniq.slice(i * opt.block_rows,
                                                            opt.block_rows) for i in range(n_blocks)])
     for name, sc in scorers.items():
-        ds = ds.map_batches(ScorerActor, fn_constructor_args=(name, dict(sc.options), cache_path, batch_size),
+        ds = ds.map_batches(ScorerActor,
+                            fn_constructor_args=(name, dict(sc.options), cache_path, batch_size, opt.num_cpus),
                             batch_size=opt.block_rows, batch_format="numpy",
                             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=max(1, opt.concurrency)),
                             num_cpus=opt.num_cpus, num_gpus=opt.num_gpus)

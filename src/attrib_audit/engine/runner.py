@@ -1,14 +1,20 @@
-"""Run a scorer over pairs: dedupe, cache lookup, length-sorted batches, one commit per batch."""
+"""Run a scorer over pairs: dedupe, cache lookup, length-sorted batches, one commit per batch; a composite scorer
+(scorers.composite) is composed from its components' scores, each scored through the same cache."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from attrib_audit.engine.cache import ScoreCache, pair_key, rows_to_batch
+from attrib_audit.engine.threads import fit_torch_threads
 from attrib_audit.scorers.base import ScoreBatch, Scorer, as_scorer
+from attrib_audit.scorers.composite import Composite
+from attrib_audit.scorers.embedding import UsesVectors
 
 
 @dataclass(frozen=True)
@@ -118,18 +124,54 @@ def score_pairs(
     todo = np.asarray(todo, dtype=np.int64)[np.argsort(-lengths[todo], kind="stable")].tolist()
     first = first.tolist()
     bs = int(batch_size or scorer.batch_size) if todo else 1  # reading it may load a deferred model
+    # a composite scores nothing itself: its components score the pairs it lacks (each through the cache, so a
+    # component scored earlier in the run, or in an earlier run, is read back) and it composes their scores
+    composed = (_composed(scorer, [claims[first[j]] for j in todo], [evidences[first[j]] for j in todo], cache,
+                          batch_size, quiet) if todo and qs is None and isinstance(scorer, Composite) else None)
+    if todo and composed is None:
+        fit_torch_threads()  # the model is loaded by now (reading batch_size loads a deferred one)
+    # an encoder scorer reads and keeps its texts' vectors in the embedding cache beside the score cache
+    with _sharing_vectors(scorer, cache if todo and composed is None else None):
+        n_batches = _score_todo(scorer, sig, claims, evidences, qs, todo, first, keys, res, composed, bs, cache,
+                                quiet)
+    stats = RunStats(scorer.name, sig, len(pairs), n_unique, n_cached, len(todo), n_batches)
+    return res.expand(inverse), stats
+
+
+@contextmanager
+def _sharing_vectors(scorer: Scorer, cache: ScoreCache | None) -> Iterator[None]:
+    """While it scores, an encoder scorer reads and keeps vectors in `cache`'s embedding cache (closed with it)."""
+    if cache is None or not isinstance(scorer, UsesVectors):
+        yield
+        return
+    scorer.use_vectors(cache.vectors)
+    try:
+        yield
+    finally:
+        scorer.use_vectors(None)
+
+
+def _score_todo(scorer: Scorer, sig: str, claims: Sequence[str], evidences: Sequence[str], qs: list | None,
+                todo: list[int], first: list[int], keys: list[str], res: _Unique, composed: ScoreBatch | None,
+                bs: int, cache: ScoreCache | None, quiet: bool) -> int:
+    """Score the pairs not in the cache batch by batch, each committed to the cache and filled into `res`; returns
+    how many batches ran."""
     n_batches = 0
     bar = None
-    if todo and progress_enabled(quiet):
+    if todo and composed is None and progress_enabled(quiet):
         from tqdm import tqdm
 
         bar = tqdm(total=len(todo), desc=f"scoring {scorer.name}", unit="pair", leave=False)
     for start in range(0, len(todo), bs):
         bidx = todo[start:start + bs]
         rows = [first[j] for j in bidx]
-        batch = (scorer.score([claims[i] for i in rows], [evidences[i] for i in rows]) if qs is None else
-                 scorer.score([claims[i] for i in rows], [evidences[i] for i in rows],  # type: ignore[call-arg]
-                              questions=[qs[i] for i in rows]))
+        if composed is not None:
+            batch = composed.take(np.arange(start, start + len(bidx)))
+        elif qs is None:
+            batch = scorer.score([claims[i] for i in rows], [evidences[i] for i in rows])
+        else:
+            batch = scorer.score([claims[i] for i in rows], [evidences[i] for i in rows],  # type: ignore[call-arg]
+                                 questions=[qs[i] for i in rows])
         if len(batch) != len(bidx):
             raise RuntimeError(f"scorer {scorer.name} returned {len(batch)} scores for {len(bidx)} pairs")
         if cache is not None:
@@ -140,5 +182,16 @@ def score_pairs(
             bar.update(len(bidx))
     if bar is not None:
         bar.close()
-    stats = RunStats(scorer.name, sig, len(pairs), n_unique, n_cached, len(todo), n_batches)
-    return res.expand(inverse), stats
+    return n_batches
+
+
+def _composed(scorer: Composite, claims: list[str], evidences: list[str], cache: ScoreCache | None,
+              batch_size: int | None, quiet: bool) -> ScoreBatch:
+    """The composite's scores of these pairs, composed from each component's (scored by `score_pairs`, so through
+    the cache); checked to be one row per pair."""
+    parts = {role: score_pairs(part, claims, evidences, cache=cache, batch_size=batch_size, quiet=quiet)[0]
+             for role, part in scorer.components.items()}
+    batch = scorer.compose(parts)
+    if len(batch) != len(claims):
+        raise RuntimeError(f"composite scorer returned {len(batch)} scores for {len(claims)} pairs")
+    return batch

@@ -73,7 +73,11 @@ class _Rankers:
         return get_scorer(name, device=self.config.device, **self.config.scorer_options.get(name, {}))
 
     def store(self, scorer: EmbeddingScorer) -> EmbeddingStore:
-        return self.stores.setdefault(scorer.signature, EmbeddingStore(scorer))
+        """One store per encoder; its texts are read from and kept in the embedding cache beside the score cache."""
+        if scorer.signature not in self.stores:
+            scorer.use_vectors(self.cache.vectors)  # closes with the score cache when the run ends
+            self.stores[scorer.signature] = EmbeddingStore(scorer)
+        return self.stores[scorer.signature]
 
     def semantic_store(self) -> EmbeddingStore:
         scorer = self._scorer(self.config.semantic)

