@@ -12,6 +12,7 @@ from attrib_audit.audit import AuditConfig
 from attrib_audit.audit.results import write_bootstrap_npz
 from attrib_audit.audit.run import slice_statistics
 from attrib_audit.data.records import PairTable
+from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.audit.select import select_from_results
 from attrib_audit.stats import auroc, bootstrap_aurocs, paired_auroc_difference
@@ -111,7 +112,7 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
     assert rec.selector_regret_ci == pytest.approx((a["regret"]["selector"]["ci_low"], a["regret"]["selector"]["ci_high"]))
     lost = sum(v["dropped_by"]["twin"] for v in a["rows"].values())
     assert f"compared on the rows every candidate scored ({480 - lost} of 480); failures removed twin {lost}" in \
-        format_recommendation(rec.to_dict())
+        format_recommendation(to_record(rec))
 
 
 def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():

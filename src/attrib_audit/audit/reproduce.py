@@ -14,7 +14,6 @@ clustered-bootstrap CI, the paper's number, the difference, and whether the pape
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from attrib_audit.data.sources import DataSpec, FileSource, load_data
 from attrib_audit.engine.table import score_table
 from attrib_audit.errors import BackendError, InputError
 from attrib_audit.files.outdir import write_text_atomic
+from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import Scorer, ScorerUnavailable
 from attrib_audit.scorers.catalog import get_scorer, scorer_spec
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, percentile_ci, slice_rng
@@ -314,7 +314,7 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
             config = AuditConfig(scorers=tuple(keys), batch_size=s.batch_size, device=s.device,
                                  cache_path=s.cache_path, quiet=s.quiet)
             scores, stats = score_table(sub, {k: built[k] for k in keys}, config)
-            run_stats += [dataclasses.asdict(st) for st in stats]
+            run_stats += [to_record(st) for st in stats]
         for r in group:
             pos = np.asarray([where[int(i)] for i in picks[r.id]], dtype=np.int64)
             y = sub.labels[pos].astype(np.int64)

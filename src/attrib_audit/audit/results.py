@@ -14,12 +14,15 @@ and the table, which `save` writes beside results.json (scores.parquet, bootstra
 from __future__ import annotations
 
 import json
+import platform
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
+from attrib_audit import __version__
 from attrib_audit.data.records import PairTable
 from attrib_audit.errors import InputError
 from attrib_audit.files.jsonfile import read_json, sealed_json
@@ -28,11 +31,20 @@ from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
 
 
-class ToolInfo(TypedDict):
+@dataclass(frozen=True)
+class ToolInfo:
+    """Which attrib-audit wrote a file, on which Python and platform."""
+
     name: str
     version: str
     python: str
     platform: str
+
+
+def tool_info() -> ToolInfo:
+    """This attrib-audit, Python and platform."""
+    return ToolInfo(name="attrib-audit", version=__version__, python=sys.version.split()[0],
+                    platform=platform.platform())
 
 
 class ConfigRecord(TypedDict):
@@ -172,7 +184,7 @@ class AuditResults(TypedDict):
     """results.json, in the order of its keys (the file adds `digest` last)."""
 
     run_id: str
-    tool: ToolInfo
+    tool: dict[str, str]  # ToolInfo
     config: ConfigRecord
     data: list[dict[str, Any]]  # one entry per input: path, format, sha256, rows, load options, skipped rows
     skipped: list[dict[str, Any]]

@@ -8,17 +8,14 @@ scores and only compute statistics.
 from __future__ import annotations
 
 import dataclasses
-import platform
-import sys
 import time
 from itertools import combinations
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit import __version__
 from attrib_audit.audit.config import AuditConfig
-from attrib_audit.audit.results import AuditResult, AuditResults, SliceBoot
+from attrib_audit.audit.results import AuditResult, AuditResults, SliceBoot, tool_info
 from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
 from attrib_audit.audit.systems import SystemSettings, systems_section
@@ -32,6 +29,7 @@ from attrib_audit.engine.table import build_scorers, no_scorer_ran, score_table
 from attrib_audit.external.sources import ScoreSource, precomputed_scores
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.outdir import new_run_id
+from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
 from attrib_audit.scorers.judge.http import public_options
 from attrib_audit.scorers.catalog import get_scorer
@@ -137,19 +135,18 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     systems = system_level(table, keys, scores, auroc_rows, config, log)
     results = AuditResults(
         run_id=new_run_id(),
-        tool={"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
-              "platform": platform.platform()},
+        tool=to_record(tool_info()),
         config={"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
                 "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
                 "level": config.level, "device": config.device,
                 "n_perm": config.n_perm, "window_sensitivity": config.window_sensitivity,
                 "scorer_options": public_options(config.scorer_options), "batch_size": config.batch_size,
                 "engine": config.engine, "cache": config.cache_path, "on_error": config.on_error,
-                "precomputed": {n: v.to_dict() if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
+                "precomputed": {n: to_record(v) if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
                                 for (n, v), p in zip(config.precomputed.items(), external.values())}},
         data=table.origin,
         skipped=[s for o in table.origin for s in o.get("skipped", [])],
-        scorers=[dataclasses.asdict(s) for s in run_stats],
+        scorers=[to_record(s) for s in run_stats],
         unavailable=unavailable,
         precomputed=[p.record(table.ids) for p in external.values()],
         slices=slices,
@@ -163,7 +160,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         elapsed_s=round(time.time() - t0, 3),
     )
     if spec is not None:
-        results["spec"] = dataclasses.replace(spec, data=spec.data.resolved(table.origin)).to_dict()
+        results["spec"] = to_record(dataclasses.replace(spec, data=spec.data.resolved(table.origin)))
     if command is not None:
         results["command"] = list(command)
     return AuditResult(plain(results), scores, boots, table, keys)

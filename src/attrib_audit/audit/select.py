@@ -8,7 +8,7 @@ the caveat quotes that out-of-sample regret, not the optimistic in-sample one.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +18,6 @@ from attrib_audit.audit.results import AuditResults, read_results, results_path
 from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
 from attrib_audit.data.errors import DataError
 from attrib_audit.errors import UsageError, saved_layout
-from attrib_audit.files.jsonfile import plain
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 
@@ -41,8 +40,6 @@ class Recommendation:
     caveat: str
     rows: dict[str, dict] = field(default_factory=dict)  # per dataset: rows used, rows each candidate's failures removed
 
-    def to_dict(self) -> dict:
-        return plain(asdict(self))
 
 
 def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None) -> Recommendation:

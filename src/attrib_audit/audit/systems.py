@@ -11,7 +11,7 @@ an audit folder's saved scores, without rescoring. Nothing here prints.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -22,6 +22,7 @@ from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.errors import SpecError, UsageError, saved_layout
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.outdir import run_id_of
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.bootstrap import slice_rng
 from attrib_audit.stats.classification import best_threshold
 from attrib_audit.stats.systems import DEFAULT_MIN_SHARED, summarise_systems, system_bootstrap
@@ -146,7 +147,7 @@ def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray,
                            thresholds={m: t["threshold"] for m, t in thresholds.items() if t["threshold"] is not None},
                            resample=settings.resample, n_boot=settings.n_boot,
                            rng=slice_rng(settings.seed, _rng_name(sl)), min_shared=settings.min_shared)
-    level = summarise_systems(res, settings.level).to_dict()
+    level = to_record(summarise_systems(res, settings.level))
     side, notes = item_vs_system(auroc_rows, level["agreement"])
     d = level["design"]
     if d["paired"]:
@@ -203,8 +204,6 @@ class RankerPick:
     reversals: dict[str, int]  # per candidate: its reversals (mean score)
     caveat: str
 
-    def to_dict(self) -> dict:
-        return plain(asdict(self))
 
 
 def _difference(entry: Mapping[str, Any], a: str, b: str) -> tuple[float, float] | None:
@@ -305,7 +304,7 @@ def systems_from_results(folder: str | Path, overrides: Mapping[str, Any] | None
                          "rerun the audit into this folder")
     settings = _settings(results, folder)
     if overrides:
-        settings = SystemSettings.checked({**asdict(settings), **{k: v for k, v in overrides.items() if v is not None}},
+        settings = SystemSettings.checked({**to_record(settings), **{k: v for k, v in overrides.items() if v is not None}},
                                           "systems")
     try:
         frame = pd.read_parquet(path)

@@ -6,7 +6,7 @@ reported, and with on_error="fail" the first one is an error that names it.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -38,8 +38,6 @@ class ScoreSource:
                  f"expected a{' file path' if name == 'file' else ' string'}", value)
         need(isinstance(self.lower, bool), "precomputed.lower", "expected true or false", self.lower)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ScoreSource":

@@ -14,7 +14,7 @@ total = Σ weight·term. Nothing here calls a model except `support`, so given t
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Callable, Sequence
 
 import numpy as np
@@ -84,8 +84,6 @@ class RewardTerms:
     n_uncited_factual: int  # factual sentences citing no existing passage (their support is 0)
     n_invalid_citations: int  # distinct cited numbers with no such passage
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 class _Pairs:

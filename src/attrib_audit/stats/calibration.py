@@ -14,7 +14,7 @@ enter every fit and every ECE as Horvitz–Thompson weights.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
@@ -75,21 +75,13 @@ def _ece_replicates(rows: np.ndarray, data: LabelledScores, n_bins: int, strateg
 class Reliability:
     """A reliability diagram (per bin: weighted pairs, mean score, share supported) and its ECE with a CI."""
 
+    strategy: str
     edges: np.ndarray
     count: np.ndarray  # pairs per bin
     weight: np.ndarray  # weighted pairs per bin (= count without weights)
     mean_score: np.ndarray  # NaN in an empty bin
     frac_supported: np.ndarray
     ece: Estimate
-    strategy: str
-
-    def to_dict(self) -> dict:
-        def clean(a: np.ndarray) -> list:
-            return [float(v) if np.isfinite(v) else None for v in a]
-
-        return {"strategy": self.strategy, "edges": clean(self.edges), "count": [int(c) for c in self.count],
-                "weight": clean(self.weight), "mean_score": clean(self.mean_score),
-                "frac_supported": clean(self.frac_supported), "ece": self.ece.to_dict()}
 
 
 def _reliability(data: LabelledScores, scores: np.ndarray, point: float, reps: np.ndarray, n_bins: int,
@@ -104,7 +96,8 @@ def _reliability(data: LabelledScores, scores: np.ndarray, point: float, reps: n
     lo, hi, dropped = percentile_ci(reps, level)
     est = Estimate(float(point), lo, hi, data.n, int(np.unique(data.codes).size), "clustered-bootstrap-percentile",
                    n_boot, dropped)
-    return Reliability(edges, np.bincount(idx, minlength=n_bins), weight, mean_score, frac, est, strategy)
+    return Reliability(strategy=strategy, edges=edges, count=np.bincount(idx, minlength=n_bins), weight=weight,
+                       mean_score=mean_score, frac_supported=frac, ece=est)
 
 
 def _gen(rng: np.random.Generator | int) -> np.random.Generator:
@@ -181,11 +174,11 @@ def _platt(s: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
 class CalibrationMap:
     """A fitted map from a score to P(supported): isotonic knots (linear between, flat outside) or Platt's (A, B)."""
 
-    method: str
-    x: tuple[float, ...] = ()
-    y: tuple[float, ...] = ()
-    a: float = float("nan")
-    b: float = float("nan")
+    method: str  # the JSON holds x, y for isotonic and a, b for platt
+    x: tuple[float, ...] = field(default=(), metadata={"skip_default": True})
+    y: tuple[float, ...] = field(default=(), metadata={"skip_default": True})
+    a: float = field(default=float("nan"), metadata={"skip_default": True})
+    b: float = field(default=float("nan"), metadata={"skip_default": True})
 
     def __call__(self, scores: np.ndarray) -> np.ndarray:
         s = np.asarray(scores, dtype=np.float64)
@@ -194,11 +187,6 @@ class CalibrationMap:
         if len(self.x) == 1:
             return np.full(s.shape, self.y[0])
         return np.interp(s, self.x, self.y)
-
-    def to_dict(self) -> dict:
-        if self.method == "platt":
-            return {"method": "platt", "a": self.a, "b": self.b}
-        return {"method": "isotonic", "x": list(self.x), "y": list(self.y)}
 
 
 def fit_calibration(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None, *,
@@ -245,16 +233,11 @@ class Recalibration:
 
     method: str
     folds: int
-    calibration_map: CalibrationMap
-    held_out_scores: np.ndarray
+    calibration_map: CalibrationMap = field(metadata={"json": "map"})
     raw: Reliability | None
     held_out: Reliability
     improvement: Estimate | None
-
-    def to_dict(self) -> dict:
-        return {"method": self.method, "folds": self.folds, "map": self.calibration_map.to_dict(),
-                "raw": None if self.raw is None else self.raw.to_dict(), "held_out": self.held_out.to_dict(),
-                "improvement": None if self.improvement is None else self.improvement.to_dict()}
+    held_out_scores: np.ndarray = field(default_factory=lambda: np.zeros(0), metadata={"omit": True})
 
 
 def recalibrate(data: LabelledScores, *, method: str = "isotonic", folds: int = 5, n_bins: int = 10,
@@ -275,7 +258,8 @@ def recalibrate(data: LabelledScores, *, method: str = "isotonic", folds: int = 
         improvement = Estimate(float(point[1] - point[0]), lo, hi, data.n, held_rel.ece.n_groups,
                                "paired-clustered-bootstrap-percentile", n_boot, dropped)
     cmap = fit_calibration(data.scores, data.labels, data.weights, method=method)
-    return Recalibration(method, used, cmap, held, raw_rel, held_rel, improvement)
+    return Recalibration(method=method, folds=used, calibration_map=cmap, raw=raw_rel, held_out=held_rel,
+                         improvement=improvement, held_out_scores=held)
 
 
 # --- does a map transfer? ------------------------------------------------------------------------------------------
@@ -292,9 +276,6 @@ class CalibrationCell:
     holds: bool
     held_out: bool
 
-    def to_dict(self) -> dict:
-        return {"fitted_on": self.fitted_on, "applied_to": self.applied_to, "ece": self.ece.to_dict(),
-                "excess": self.excess.to_dict(), "holds": self.holds, "held_out": self.held_out}
 
 
 @dataclass(frozen=True)
@@ -315,9 +296,6 @@ class CalibrationTransfer:
             out[pos[c.fitted_on], pos[c.applied_to]] = c.ece.estimate
         return out
 
-    def to_dict(self) -> dict:
-        return {"method": self.method, "slices": list(self.slices),
-                "maps": {k: m.to_dict() for k, m in self.maps.items()}, "cells": [c.to_dict() for c in self.cells]}
 
 
 def calibration_transfer(slices: Mapping[str, LabelledScores], *, method: str = "isotonic", folds: int = 5,

@@ -73,8 +73,6 @@ class TransferredThreshold:
     n_train: int
     n_test: int
 
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def transferred_balanced_accuracy(train_scores: np.ndarray, train_labels: np.ndarray, test_scores: np.ndarray,

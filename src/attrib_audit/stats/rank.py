@@ -131,8 +131,6 @@ class KendallW:
     null_mean: float
     n_perm: int
 
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def _w_and_tie(ranks: np.ndarray) -> tuple[float, float]:

@@ -11,7 +11,7 @@ All pure numpy over arrays; every random draw comes from the caller's generator.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -160,8 +160,6 @@ class Exchangeability:
     n_perm: int
     n_perm_dropped: int  # relabellings in which some dataset held one class (AUROC undefined)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def exchangeability_test(score_matrix: np.ndarray, labels: np.ndarray, row_cluster: np.ndarray,

@@ -27,8 +27,8 @@ Simulated coverage of nominal 95% intervals: tests/test_stats_systems.py.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -58,13 +58,12 @@ class InputDesign:
     rows_dropped: int  # rows on inputs that not every system answered, left out by the paired design
     min_shared: int
     caveat: str | None = None
+    record_derived: ClassVar[tuple[str, ...]] = ("confounded",)
 
     @property
     def confounded(self) -> bool:
         return self.caveat is not None
 
-    def to_dict(self) -> dict:
-        return {**asdict(self), "confounded": self.confounded}
 
 
 @dataclass(frozen=True)
@@ -263,8 +262,6 @@ class SystemRow:
     mean: dict[str, Estimate]
     pass_rate: dict[str, Estimate]  # only metrics given a threshold
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def system_rows(res: SystemBootstrap, level: float = 0.95) -> list[SystemRow]:
@@ -408,8 +405,6 @@ class RankAgreement:
     human_ties: int  # system pairs with equal human pass rates (left out of pairwise_accuracy)
     metric_ties: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _estimates(agr: AgreementReplicates, point: np.ndarray, reps: np.ndarray, level: float, method: str,
@@ -457,8 +452,6 @@ class AgreementDifference:
     tau: Estimate
     pairwise_accuracy: Estimate
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def agreement_differences(agr: AgreementReplicates, level: float = 0.95,
@@ -522,8 +515,6 @@ class Reversal:
     human_difference: Estimate  # human rate of human_prefers − metric_prefers (> 0)
     metric_difference: Estimate  # metric summary of human_prefers − metric_prefers (< 0)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def reversals(res: SystemBootstrap, metric: str, summary: str = "mean", level: float = 0.95,
@@ -561,13 +552,12 @@ class SignificanceClusters:
     clusters: tuple[tuple[str, ...], ...]
     resolved: tuple[tuple[str, str], ...]
     n_pairs: int
+    record_derived: ClassVar[tuple[str, ...]] = ("share_resolved",)
 
     @property
     def share_resolved(self) -> float:
         return len(self.resolved) / self.n_pairs if self.n_pairs else float("nan")
 
-    def to_dict(self) -> dict:
-        return {**asdict(self), "share_resolved": self.share_resolved}
 
 
 def significance_clusters(res: SystemBootstrap, metric: str | None = None, summary: str = "mean",
@@ -610,13 +600,6 @@ class SystemLevel:
     reversals: list[Reversal]
     human_clusters: SignificanceClusters
 
-    def to_dict(self) -> dict:
-        return {"design": self.design.to_dict(), "resample": list(self.resample), "level": self.level,
-                "n_boot": self.n_boot, "systems": [r.to_dict() for r in self.systems],
-                "agreement": [a.to_dict() for a in self.agreement],
-                "ceiling": {key: e.to_dict() for key, e in self.ceiling.items()},
-                "differences": [d.to_dict() for d in self.differences],
-                "reversals": [r.to_dict() for r in self.reversals], "human_clusters": self.human_clusters.to_dict()}
 
 
 def summarise_systems(res: SystemBootstrap, level: float = 0.95) -> SystemLevel:

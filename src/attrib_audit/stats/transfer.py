@@ -8,7 +8,7 @@ Each statistic is recomputed on every replicate at once (plug-in bootstrap).
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -75,8 +75,6 @@ class Portability:
     paired_portable: bool
     paired_breaks_on: tuple[str, ...]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -87,8 +85,6 @@ class DatasetBest:
     ci_low: float
     ci_high: float
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def best_per_dataset(mat: AurocMatrix, level: float = 0.95) -> list[DatasetBest]:
@@ -131,8 +127,6 @@ class FixedRegret:
     max: float
     worst_dataset: str
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -147,8 +141,6 @@ class SelectorRegret:
     minus_best_fixed: float  # selector mean regret − lowest-regret fixed metric's (paired over replicates)
     minus_best_fixed_ci: tuple[float, float]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -159,10 +151,6 @@ class LodoRegret:
     n_boot: int
     n_boot_dropped: int
 
-    def to_dict(self) -> dict:
-        return {"fixed": [f.to_dict() for f in self.fixed], "selector": self.selector.to_dict(),
-                "lowest_regret_metric": self.lowest_regret_metric, "n_boot": self.n_boot,
-                "n_boot_dropped": self.n_boot_dropped}
 
 
 def regret_matrix(point: np.ndarray) -> np.ndarray:
@@ -226,8 +214,6 @@ class PairedDiff:
     ci_high: float
     sign: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _pair_cis(mat: AurocMatrix, a: int, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -261,8 +247,6 @@ class SignFlip:
     a_better_on: dict[str, float]  # dataset → a − b
     b_better_on: dict[str, float]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def sign_flips(mat: AurocMatrix, level: float = 0.95) -> list[SignFlip]:
@@ -302,8 +286,6 @@ class Decomposition:
     p_metric: float
     n_perm: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def decompose(mat: AurocMatrix, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> Decomposition:

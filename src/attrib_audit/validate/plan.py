@@ -16,7 +16,7 @@ A gate target (`--max-false-pass` etc.) asks instead how many labels certify a t
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -25,6 +25,7 @@ import numpy as np
 from attrib_audit.audit.results import read_results
 from attrib_audit.audit.thresholds import scored_from_results, slice_data
 from attrib_audit.errors import UsageError, saved_layout
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.auroc import auroc, average_ranks, ht_auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
 from attrib_audit.stats.threshold import Target, certify, fewest_labels, label_need
@@ -326,7 +327,7 @@ def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOpt
     entry = {"title": sc.title, "best": sc.names[sc.best], "best_auroc": float(truth[sc.best]),
              "runner": sc.names[sc.runner] if sc.runner is not None else None, "notes": list(sc.notes),
              "pairs_per_cluster": sc.m, "icc": sc.icc, "sims": opts.sims, "n_boot": opts.n_boot,
-             "rows": [asdict(r) for r in rows], "recommended_n": rec,
+             "rows": [to_record(r) for r in rows], "recommended_n": rec,
              "goals": ([f"95% CI half-width ≤ {opts.half_width}"] if opts.half_width is not None else [])
              + ([f"power ≥ {TARGET_POWER} to show a {sc.gap} AUROC gap"] if sc.runner is not None else [])}
     if sc.title == "assumed" and opts.half_width is not None and sc.m == 1:  # the textbook formula, as a cross-check
@@ -400,7 +401,7 @@ def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
                      "reason": cert.reason, "label_need": None, "fewest_labels": None, "simulated": None}
             if cert.threshold is None and data.n and 0 < data.labels.sum() < data.n:
                 need, fewest = label_need(data, cert), fewest_labels(data, cert)
-                entry.update(label_need=need and need.to_dict(), fewest_labels=fewest and fewest.to_dict())
+                entry.update(label_need=need and to_record(need), fewest_labels=fewest and to_record(fewest))
                 if fewest and fewest.labels_needed is not None:
                     m = opts.pairs_per_cluster or (max(1, int(round(data.n / np.unique(data.codes).size)))
                                                    if cert.unit == "group" else 1)
