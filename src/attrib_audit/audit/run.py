@@ -8,6 +8,7 @@ scores and only compute statistics.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import time
 from itertools import combinations
 from typing import Callable, Mapping, Sequence
@@ -15,7 +16,9 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from attrib_audit.audit.config import AuditConfig
-from attrib_audit.audit.results import AuditResult, AuditResults, SliceBoot, tool_info
+from attrib_audit.audit.results import (
+    AuditResult, AuditResults, AurocRow, FailureRow, PairedRow, SliceBoot, SliceRow, TruncationRow, tool_info,
+)
 from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
 from attrib_audit.audit.systems import SystemSettings, systems_section
@@ -25,7 +28,9 @@ from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import load_data
 from attrib_audit.errors import UsageError
 from attrib_audit.engine.cache import ScoreCache
+from attrib_audit.engine.runner import RunStats
 from attrib_audit.engine.table import build_scorers, no_scorer_ran, score_table
+from attrib_audit.external.precomputed import Precomputed
 from attrib_audit.external.sources import ScoreSource, precomputed_scores
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.outdir import new_run_id
@@ -36,11 +41,28 @@ from attrib_audit.scorers.catalog import get_scorer
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
 
 
-def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreBatch], config: AuditConfig):
+@dataclass(frozen=True)
+class SliceStatistics:
+    """Every slice's rows of results.json (slices, auroc, paired, truncation, failures) and the bootstraps behind them."""
+
+    slices: list[SliceRow]
+    auroc: list[AurocRow]
+    paired: list[PairedRow]
+    truncation: list[TruncationRow]
+    failures: list[FailureRow]
+    boots: dict[str, SliceBoot]
+
+
+def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreBatch],
+                     config: AuditConfig) -> SliceStatistics:
     """Per-slice AUROC with clustered CIs and all paired differences, from shared resamples."""
     names = list(scores)
     key_arr = np.asarray(keys, dtype=object)
-    slices, auroc_rows, paired_rows, trunc_rows, fail_rows = [], [], [], [], []
+    slices: list[SliceRow] = []
+    auroc_rows: list[AurocRow] = []
+    paired_rows: list[PairedRow] = []
+    trunc_rows: list[TruncationRow] = []
+    fail_rows: list[FailureRow] = []
     boots: dict[str, SliceBoot] = {}
     for sl in sorted(set(keys)):
         rows = np.flatnonzero(key_arr == sl)
@@ -91,12 +113,25 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                                               names[b]: int(rows.size - boot.n[b])},
                                 "n_boot_dropped": d.n_boot_dropped,
                                 "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)})
-    return slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots
+    return SliceStatistics(slices=slices, auroc=auroc_rows, paired=paired_rows, truncation=trunc_rows,
+                           failures=fail_rows, boots=boots)
 
 
-def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] = print):
-    """(scorers built, scores by name, run stats, precomputed sources, unavailable scorers): the config's scorers
-    through the engine and its precomputed metrics joined, as every command that scores a labelled table needs."""
+@dataclass(frozen=True)
+class Scored:
+    """A labelled table scored: the scorers built, the scores by name, each scorer's run stats, the precomputed
+    sources joined and the scorers that could not run here (with why)."""
+
+    scorers: dict[str, Scorer]
+    scores: dict[str, ScoreBatch]
+    run_stats: list[RunStats]
+    external: dict[str, Precomputed]
+    unavailable: list[dict]
+
+
+def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] = print) -> Scored:
+    """The config's scorers through the engine and its precomputed metrics joined, as every command that scores a
+    labelled table needs."""
     clash = sorted(set(config.precomputed) & set(config.scorers))
     if clash:
         raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
@@ -106,7 +141,7 @@ def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] 
     for name, p in external.items():  # cache-free: the scores are given, only the statistics run
         scores[name] = p.batch()
         run_stats.append(p.run_stats())
-    return scorers, scores, run_stats, external, unavailable
+    return Scored(scorers=scorers, scores=scores, run_stats=run_stats, external=external, unavailable=unavailable)
 
 
 def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable[[str], None] = print, *,
@@ -118,11 +153,14 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     """
     config = config or AuditConfig()
     t0 = time.time()
-    scorers, scores, run_stats, external, unavailable = score_all(table, config, log)
+    scored = score_all(table, config, log)
+    scorers, scores, run_stats, external, unavailable = (scored.scorers, scored.scores, scored.run_stats,
+                                                         scored.external, scored.unavailable)
     if not scores and unavailable:  # results.json without one AUROC would pass for a finished audit
         raise no_scorer_ran(unavailable)
     keys = table.slice_keys(config.slice_by)
-    slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
+    stats = slice_statistics(table, keys, scores, config)
+    slices, auroc_rows, boots = stats.slices, stats.auroc, stats.boots
     key_arr = np.asarray(keys, dtype=object)
     with ScoreCache(config.cache_path) as cache:  # counted once for the transfer and the sensitivity sections
         counts = evidence_counts(table.evidences, cache)
@@ -151,9 +189,9 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         precomputed=[p.record(table.ids) for p in external.values()],
         slices=slices,
         auroc=auroc_rows,
-        paired=paired_rows,
-        truncation=trunc_rows,
-        failures=fail_rows,
+        paired=stats.paired,
+        truncation=stats.truncation,
+        failures=stats.failures,
         transfer=transfer,
         sensitivity=sensitivity,
         **({"systems": systems} if systems is not None else {}),
@@ -189,9 +227,9 @@ def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print)
     if not table.has_systems:
         raise UsageError("no row names the system that generated it: map that column with --system-col NAME")
     config = audit_config(spec, local)
-    _, scores, *_ = score_all(table, config, log)
+    scores = score_all(table, config, log).scores
     keys = table.slice_keys(config.slice_by)
-    auroc_rows = slice_statistics(table, keys, scores, config)[1]
+    auroc_rows = slice_statistics(table, keys, scores, config).auroc
     return system_level(table, keys, scores, auroc_rows, config, log)
 
 

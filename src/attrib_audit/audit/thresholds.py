@@ -302,7 +302,7 @@ def _entry(name: str, sl: str, construct: str, data: LabelledScores, n_failed: i
            opts: ThresholdOptions) -> ThresholdEntry:
     n_pos = int(data.labels.sum())
     status = "no_scores" if data.n == 0 else "ok" if 0 < n_pos < data.n else "one_class"
-    n_groups = int(np.unique(data.groups).size) if data.n else 0
+    n_groups = int(np.unique(np.asarray(data.groups)).size) if data.n else 0
     if status == "no_scores":
         reason = f"no scores: all {n_failed} pairs failed for {name}"
         return ThresholdEntry(

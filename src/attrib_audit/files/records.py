@@ -109,7 +109,7 @@ def _json_kind(value: Any) -> str:
 
 
 @lru_cache(maxsize=None)
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: Any) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
@@ -153,7 +153,7 @@ class _Reader:
             if not f.init:
                 continue
             if f.metadata.get("inline"):
-                nested = [a for a in typing.get_args(hints[f.name]) if dataclasses.is_dataclass(a)]
+                nested = [a for a in typing.get_args(hints[f.name]) if dataclasses.is_dataclass(a) and isinstance(a, type)]
                 if nested and not any(_json_names(nested[0]) & set(data)):  # an optional part that is absent
                     continue
                 kwargs[f.name] = self._value(hints[f.name], data, key)
