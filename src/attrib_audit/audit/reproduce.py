@@ -151,8 +151,8 @@ def load_manifest(path: str | Path | None = None) -> Manifest:
                          paper={k: PaperNumber.from_json(v) for k, v in r.get("paper", {}).items()},
                          select=r.get("select"), stand_in=r.get("stand_in"), note=r.get("note"))
                      for r in raw["rows"])
-        manifest = Manifest(raw["paper"], scorers, datasets, dict(raw["tables"]), rows,
-                            hashlib.sha256(text.encode()).hexdigest()[:16])
+        manifest = Manifest(paper=raw["paper"], scorers=scorers, datasets=datasets, tables=dict(raw["tables"]),
+                            rows=rows, digest=hashlib.sha256(text.encode()).hexdigest()[:16])
     except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"{p}: not a reproduce manifest ({type(exc).__name__}: {exc})") from None
     for r in rows:
@@ -294,7 +294,7 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
         group = [r for r in rows if choices[r.id] and choices[r.id].files == files]
         ds = choices[group[0].id].dataset
         log(f"reproduce: {ds.title}: {len(group)} row(s) from {', '.join(Path(f).name for f in files)}")
-        table = load_data(DataSpec(files=tuple(FileSource(f, format=ds.format) for f in files), format=ds.format))
+        table = load_data(DataSpec(files=tuple(FileSource(path=f, format=ds.format) for f in files), format=ds.format))
         # a stand-in keeps the row's source where it has it (AttributionBench's four), else it stands in whole
         picks = {r.id: _select(table, r.select if not ds.stand_in or r.select in set(table.sources) else None)
                  for r in group}

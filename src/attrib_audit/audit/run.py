@@ -96,7 +96,8 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
         weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
         if weights is not None:
             slices[-1]["weighting"] = "horvitz-thompson: each pair weighs 1/inclusion_prob"
-        boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl), weights=weights)
+        boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl),
+                                weights=weights)
         boots[sl] = SliceBoot(names, boot, rows, [str(g) for g in groups])
         for j, name in enumerate(names):
             lo, hi, dropped = percentile_ci(boot.replicates[j], config.level)
@@ -201,7 +202,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         results["spec"] = to_record(dataclasses.replace(spec, data=spec.data.resolved(table.origin)))
     if command is not None:
         results["command"] = list(command)
-    return AuditResult(plain(results), scores, boots, table, keys)
+    return AuditResult(results=plain(results), scores=scores, boots=boots, table=table, slice_keys=keys)
 
 
 # ---- the system level: when rows name the system that generated them -----------------------------------------
@@ -213,8 +214,8 @@ def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBa
         return None
     t0 = time.perf_counter()
     section = systems_section(keys, table.labels, table.groups, table.systems, {n: b.scores for n, b in scores.items()},
-                              auroc_rows, SystemSettings(config.n_boot, config.seed, config.level,
-                                                         tuple(config.system_resample)))
+                              auroc_rows, SystemSettings(n_boot=config.n_boot, seed=config.seed, level=config.level,
+                                                         resample=tuple(config.system_resample)))
     if not config.quiet:
         log(f"system-level statistics: {time.perf_counter() - t0:.2f} s for {len(section['slices'])} slice(s)")
     return section
@@ -284,4 +285,4 @@ def rescore_at_window(table: PairTable, scorers: Mapping[str, Scorer], scores: M
         opts = {n: {**config.scorer_options.get(n, {}), "window": window} for n in built}
         alt_config = dataclasses.replace(config, scorer_options={**config.scorer_options, **opts})
         alt_scores, run_stats = score_table(table, built, alt_config)
-    return WindowRescore(window, alt_scores, info, skipped, run_stats)
+    return WindowRescore(window=window, scores=alt_scores, scorers=info, skipped=skipped, scoring=run_stats)

@@ -224,15 +224,19 @@ def pick_ranker(entry: Mapping[str, Any], metrics: Sequence[str] | None = None) 
     paired τ difference cannot separate from it, and whether it reaches what these labels can show at all."""
     sl = entry["slice"]
     if entry["status"] != "ok":
-        return RankerPick(sl, None, "no-recommendation", [], None, None, [], None, None, None, {}, entry["reason"])
+        return RankerPick(slice=sl, metric=None, verdict="no-recommendation", candidates=[], tau=None,
+                          pairwise_accuracy=None, tied_with=[], reaches_ceiling=None, ceiling=None, n_reversals=None,
+                          reversals={}, caveat=entry["reason"])
     rows = [a for a in entry["agreement"] if a["summary"] == "mean" and (metrics is None or a["metric"] in metrics)]
     cands = [a["metric"] for a in rows]
     revs = {m: sum(1 for r in entry["reversals"] if r["metric"] == m and r["summary"] == "mean") for m in cands}
     ok = [a for a in rows if a["tau"]["estimate"] is not None]
     if not ok:
-        return RankerPick(sl, None, "no-recommendation", cands, None, None, [], None, entry["ceiling"], None, revs,
-                          "no candidate has a defined τ-b here (the human pass rates or the metric means tie for "
-                          "every system)")
+        return RankerPick(slice=sl, metric=None, verdict="no-recommendation", candidates=cands, tau=None,
+                          pairwise_accuracy=None, tied_with=[], reaches_ceiling=None, ceiling=entry["ceiling"],
+                          n_reversals=None, reversals=revs,
+                          caveat="no candidate has a defined τ-b here (the human pass rates or the metric means tie "
+                                 "for every system)")
     order = {a["metric"]: q for q, a in enumerate(ok)}  # a full tie goes to the candidate listed first
     best = max(ok, key=lambda a: (a["tau"]["estimate"], a["pairwise_accuracy"]["estimate"] or 0.0, -order[a["metric"]]))
     m = best["metric"]
@@ -268,8 +272,9 @@ def pick_ranker(entry: Mapping[str, Any], metrics: Sequence[str] | None = None) 
     design = entry["design"]
     if design.get("caveat"):
         caveat += f" Caveat: {design['caveat']}."
-    return RankerPick(sl, m, verdict, cands, tau, best["pairwise_accuracy"], tied, reaches, entry["ceiling"], n_rev,
-                      revs, caveat)
+    return RankerPick(slice=sl, metric=m, verdict=verdict, candidates=cands, tau=tau,
+                      pairwise_accuracy=best["pairwise_accuracy"], tied_with=tied, reaches_ceiling=reaches,
+                      ceiling=entry["ceiling"], n_reversals=n_rev, reversals=revs, caveat=caveat)
 
 
 # ---- from an audit folder's saved scores -----------------------------------------------------------------------

@@ -195,10 +195,11 @@ class ScoredPairs:
 
 
 def scored_from_table(table: PairTable, keys: Sequence[str], scores: Mapping[str, ScoreBatch]) -> ScoredPairs:
-    return ScoredPairs(np.asarray(keys, dtype=object).astype(str),
-                       np.array([c or "unspecified" for c in table.constructs], dtype=object),
-                       table.labels.astype(np.int64), np.asarray(table.groups, dtype=object).astype(str),
-                       table.weights, {n: np.asarray(b.scores, dtype=np.float64) for n, b in scores.items()})
+    return ScoredPairs(slices=np.asarray(keys, dtype=object).astype(str),
+                       constructs=np.array([c or "unspecified" for c in table.constructs], dtype=object),
+                       labels=table.labels.astype(np.int64), groups=np.asarray(table.groups, dtype=object).astype(str),
+                       weights=table.weights,
+                       scores={n: np.asarray(b.scores, dtype=np.float64) for n, b in scores.items()})
 
 
 def scored_from_results(folder: str | Path, command: str = "threshold") -> tuple[ScoredPairs, AuditResults]:
@@ -229,10 +230,10 @@ def scored_from_results(folder: str | Path, command: str = "threshold") -> tuple
     if weights is not None and not (np.isfinite(weights).all() and (weights > 0).all()):
         raise InputError(f"{command}: {path}: column 'weight' must hold positive finite weights (1/inclusion probability)")
     constructs = frame["construct"].astype(object).where(frame["construct"].notna(), None).to_numpy(object)
-    return ScoredPairs(frame["slice"].astype(str).to_numpy(object),
-                       np.array([c or "unspecified" for c in constructs], dtype=object),
-                       labels.astype(np.int64), frame["group"].astype(str).to_numpy(object), weights,
-                       {n: frame[n].to_numpy(np.float64) for n in names}), results
+    return ScoredPairs(slices=frame["slice"].astype(str).to_numpy(object),
+                       constructs=np.array([c or "unspecified" for c in constructs], dtype=object),
+                       labels=labels.astype(np.int64), groups=frame["group"].astype(str).to_numpy(object),
+                       weights=weights, scores={n: frame[n].to_numpy(np.float64) for n in names}), results
 
 
 # --- computing it ---------------------------------------------------------------------------------------------------

@@ -123,5 +123,6 @@ def score_pairs(
             bar.update(len(bidx))
     if bar is not None:
         bar.close()
-    stats = RunStats(scorer.name, sig, len(pairs), len(uniq_keys), n_cached, len(todo), n_batches)
+    stats = RunStats(scorer=scorer.name, signature=sig, n_pairs=len(pairs), n_unique=len(uniq_keys), n_cached=n_cached,
+                     n_scored=len(todo), n_batches=n_batches)
     return res.expand(inverse), stats

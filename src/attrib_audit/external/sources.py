@@ -59,7 +59,7 @@ def _entry(text: str, what: str) -> tuple[str, str, bool]:
 def parse_score_col(text: str) -> ScoreSource:
     """`--score-col NAME=COL[:lower]`: a numeric column of the data file(s)."""
     name, col, lower = _entry(text, "--score-col")
-    return ScoreSource(name, col, lower=lower)
+    return ScoreSource(name=name, column=col, lower=lower)
 
 
 def split_file_arg(text: str) -> tuple[str, str | None]:
@@ -100,7 +100,7 @@ def parse_scores_arg(text: str, fmt: str = "auto", log: Callable[[str], None] = 
         picked = [(c, c, False) for c in keep]
         if other:
             log(f"scores: {path}: not numeric, left out: {', '.join(map(str, other))}")
-    return [ScoreSource(n, c, path, sf.format, low) for n, c, low in picked], sf
+    return [ScoreSource(name=n, column=c, file=path, format=sf.format, lower=low) for n, c, low in picked], sf
 
 
 def data_columns(table: PairTable, columns: Sequence[str]) -> ScoreFile:
@@ -126,7 +126,7 @@ def data_columns(table: PairTable, columns: Sequence[str]) -> ScoreFile:
             for c in columns:
                 cells[c].append(rec.get(c))
         names.append(Path(path).name)
-    return ScoreFile(",".join(names), "data", ids, None, None, cells)
+    return ScoreFile(path=",".join(names), format="data", ids=ids, claims=None, evidences=None, columns=cells)
 
 
 def resolve_one(table: PairTable, src: ScoreSource, *, files: dict[str | None, ScoreFile] | None = None,

@@ -150,10 +150,11 @@ def _terms(plan: _Plan, s: np.ndarray, answerable: bool, config: RewardConfig) -
     w = config.weights
     total = (w.claim_support * claim + w.counterfactual_margin * margin + w.evidence_coverage * coverage
              + w.commitment * commitment)
-    return RewardTerms(claim, margin, coverage, commitment, float(total), len(kinds), len(factual),
-                       kinds.count(HEDGE), kinds.count(REFUSAL), kinds.count(META),
-                       sum(1 for i in factual if not plan.cited[i]),
-                       sum(1 for ids in plan.by_passage.values() if not ids))
+    return RewardTerms(claim_support=claim, counterfactual_margin=margin, evidence_coverage=coverage,
+                       commitment=commitment, total=float(total), n_sentences=len(kinds), n_factual=len(factual),
+                       n_hedge=kinds.count(HEDGE), n_refusal=kinds.count(REFUSAL), n_meta=kinds.count(META),
+                       n_uncited_factual=sum(1 for i in factual if not plan.cited[i]),
+                       n_invalid_citations=sum(1 for ids in plan.by_passage.values() if not ids))
 
 
 def grounding_rewards(answers: Sequence[str], passages: Sequence[Sequence[str]], support: SupportFn,

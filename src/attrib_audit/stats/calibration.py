@@ -94,8 +94,8 @@ def _reliability(data: LabelledScores, scores: np.ndarray, point: float, reps: n
         mean_score = np.bincount(idx, weights=w * scores, minlength=n_bins) / weight
         frac = np.bincount(idx, weights=w * data.labels, minlength=n_bins) / weight
     lo, hi, dropped = percentile_ci(reps, level)
-    est = Estimate(float(point), lo, hi, data.n, int(np.unique(data.codes).size), "clustered-bootstrap-percentile",
-                   n_boot, dropped)
+    est = Estimate(estimate=float(point), ci_low=lo, ci_high=hi, n=data.n, n_groups=int(np.unique(data.codes).size),
+                   method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=dropped)
     return Reliability(strategy=strategy, edges=edges, count=np.bincount(idx, minlength=n_bins), weight=weight,
                        mean_score=mean_score, frac_supported=frac, ece=est)
 
@@ -199,11 +199,11 @@ def fit_calibration(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray 
         raise ValueError("a calibration map needs labelled pairs")
     if method == "platt":
         a, b = _platt(data.scores, data.labels, data.w)
-        return CalibrationMap("platt", a=a, b=b)
+        return CalibrationMap(method="platt", a=a, b=b)
     x, inv = np.unique(data.scores, return_inverse=True)
     wx = np.bincount(inv, weights=data.w)
     fit = _pava(np.bincount(inv, weights=data.w * data.labels) / wx, wx)
-    return CalibrationMap("isotonic", tuple(x.tolist()), tuple(fit.tolist()))
+    return CalibrationMap(method="isotonic", x=tuple(x.tolist()), y=tuple(fit.tolist()))
 
 
 def _cross_fitted(data: LabelledScores, method: str, folds: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
@@ -255,8 +255,9 @@ def recalibrate(data: LabelledScores, *, method: str = "isotonic", folds: int = 
     if raw_ok:
         raw_rel = _reliability(data, data.scores, point[1], reps[:, 1], n_bins, strategy, level, n_boot)
         lo, hi, dropped = percentile_ci(reps[:, 1] - reps[:, 0], level)
-        improvement = Estimate(float(point[1] - point[0]), lo, hi, data.n, held_rel.ece.n_groups,
-                               "paired-clustered-bootstrap-percentile", n_boot, dropped)
+        improvement = Estimate(estimate=float(point[1] - point[0]), ci_low=lo, ci_high=hi, n=data.n,
+                               n_groups=held_rel.ece.n_groups, method="paired-clustered-bootstrap-percentile",
+                               n_boot=n_boot, n_boot_dropped=dropped)
     cmap = fit_calibration(data.scores, data.labels, data.weights, method=method)
     return Recalibration(method=method, folds=used, calibration_map=cmap, raw=raw_rel, held_out=held_rel,
                          improvement=improvement, held_out_scores=held)
@@ -319,11 +320,14 @@ def calibration_transfer(slices: Mapping[str, LabelledScores], *, method: str = 
         n_groups = int(np.unique(data.codes).size)
         for j, a in enumerate([b] + others):
             lo, hi, dropped = percentile_ci(reps[:, j], level)
-            ece = Estimate(float(point[j]), lo, hi, data.n, n_groups, "clustered-bootstrap-percentile", n_boot, dropped)
+            ece = Estimate(estimate=float(point[j]), ci_low=lo, ci_high=hi, n=data.n, n_groups=n_groups,
+                           method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=dropped)
             d_lo, d_hi, d_dropped = percentile_ci(reps[:, j] - reps[:, 0], level)
-            excess = Estimate(float(point[j] - point[0]), d_lo, d_hi, data.n, n_groups,
-                              "paired-clustered-bootstrap-percentile", n_boot, d_dropped)
-            cells.append(CalibrationCell(a, b, ece, excess, not excess.ci_low > 0, a == b))
+            excess = Estimate(estimate=float(point[j] - point[0]), ci_low=d_lo, ci_high=d_hi, n=data.n,
+                              n_groups=n_groups, method="paired-clustered-bootstrap-percentile", n_boot=n_boot,
+                              n_boot_dropped=d_dropped)
+            cells.append(CalibrationCell(fitted_on=a, applied_to=b, ece=ece, excess=excess, holds=not excess.ci_low > 0,
+                                         held_out=a == b))
     order = {s: i for i, s in enumerate(names)}
     cells.sort(key=lambda c: (order[c.fitted_on], order[c.applied_to]))
     return CalibrationTransfer(method, names, maps, tuple(cells))

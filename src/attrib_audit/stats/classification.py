@@ -79,5 +79,6 @@ def transferred_balanced_accuracy(train_scores: np.ndarray, train_labels: np.nda
                                   test_labels: np.ndarray) -> TransferredThreshold:
     """Choose the balanced-accuracy threshold on train rows, then score the held-out test rows with it."""
     t, ba_train = best_threshold(train_scores, train_labels)
-    return TransferredThreshold(t, ba_train, balanced_accuracy(test_scores, test_labels, t),
-                                int(np.size(train_scores)), int(np.size(test_scores)))
+    return TransferredThreshold(threshold=t, train_balanced_accuracy=ba_train,
+                                test_balanced_accuracy=balanced_accuracy(test_scores, test_labels, t),
+                                n_train=int(np.size(train_scores)), n_test=int(np.size(test_scores)))

@@ -319,7 +319,7 @@ def unit_risks(data: LabelledScores, target: Target, thresholds: np.ndarray, uni
         relevant = np.bincount(codes, weights=neg, minlength=k) if target.on_unsupported else size
         binary = bool((relevant[relevant > 0] == 1).all())
     risk, n_eff, n_units = _risk_and_n(m, data.weights is not None)
-    return Scan(t, risk, n_eff, n_units, np.full(t.size, np.nan)), binary
+    return Scan(thresholds=t, risk=risk, n_effective=n_eff, n_units=n_units, p_values=np.full(t.size, np.nan)), binary
 
 
 # --- certification ------------------------------------------------------------------------------------------
@@ -423,7 +423,8 @@ def certify(data: LabelledScores, target: Target, delta: float = 0.1, *, unit: s
     note = assumption(target, unit, data.weights is not None, grid is not None)
 
     def result(idx: int | None, reason: str | None, tested: int, p: np.ndarray | None = None) -> Certificate:
-        sc = scan if p is None else Scan(scan.thresholds, scan.risk, scan.n_effective, scan.n_units, p)
+        sc = scan if p is None else Scan(thresholds=scan.thresholds, risk=scan.risk, n_effective=scan.n_effective,
+                                         n_units=scan.n_units, p_values=p)
         at = None if idx is None else float(ts[idx])
         if idx is None or p is None:
             risk = upper = p_at = None
@@ -546,11 +547,12 @@ def _rates(data: LabelledScores, passed: np.ndarray, include: np.ndarray, thresh
                     r = reps[:, j, num] / reps[:, j, den]
                 lo, hi, dropped = percentile_ci(r, level)
             label = "clopper-pearson" if method == "exact" else "clustered-bootstrap-percentile"
-            ests.append(Estimate(float(point), lo, hi, int(counts[j, den]), groups[j][den], label,
-                                 n_boot if method == "bootstrap" else 0, dropped))
+            ests.append(Estimate(estimate=float(point), ci_low=lo, ci_high=hi, n=int(counts[j, den]),
+                                 n_groups=groups[j][den], method=label, n_boot=n_boot if method == "bootstrap" else 0,
+                                 n_boot_dropped=dropped))
         fp, prec, sp = ests
-        catch = Estimate(1.0 - fp.estimate, 1.0 - fp.ci_high, 1.0 - fp.ci_low, fp.n, fp.n_groups, fp.method,
-                         fp.n_boot, fp.n_boot_dropped)
+        catch = Estimate(estimate=1.0 - fp.estimate, ci_low=1.0 - fp.ci_high, ci_high=1.0 - fp.ci_low, n=fp.n,
+                         n_groups=fp.n_groups, method=fp.method, n_boot=fp.n_boot, n_boot_dropped=fp.n_boot_dropped)
         out.append(GateRates(threshold=None if thresholds[j] is None else float(thresholds[j]), n=int(include[j].sum()),
                              false_pass=fp, catch=catch, precision=prec, supported_pass=sp))
     return out
@@ -621,8 +623,9 @@ def _need(data: LabelledScores, cert: Certificate, j: int, cap: int = 10_000_000
     r, have = float(scan.risk[j]), float(scan.n_effective[j])
     need = units_needed(r, cert.target.alpha, cert.delta, cert.p_value_method, cap) if np.isfinite(r) else None
     labels = None if need is None or have <= 0 else int(math.ceil(need * data.n / have - 1e-9))
-    return LabelNeed(float(scan.thresholds[j]), r, _unit_noun(cert.target, cert.unit), have, need, data.n, labels,
-                     None if labels is None else max(0, labels - data.n))
+    return LabelNeed(threshold=float(scan.thresholds[j]), risk=r, unit=_unit_noun(cert.target, cert.unit),
+                     units_at_hand=have, units_needed=need, labels_at_hand=data.n, labels_needed=labels,
+                     more_labels=None if labels is None else max(0, labels - data.n))
 
 
 def fewest_labels(data: LabelledScores, cert: Certificate) -> LabelNeed | None:
@@ -673,7 +676,8 @@ def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds
     unit = _resolve_unit(data, unit)
     k = int(data.codes.max()) + 1
     if k < 2:
-        return HeldOut(0, (), 0, 0, None, None, "cross-fitting needs at least two groups")
+        return HeldOut(folds=0, fold_thresholds=(), certified_folds=0, naive_folds=0, certified=None, naive=None,
+                       reason="cross-fitting needs at least two groups")
     fold = group_folds(data.codes, min(folds, k), gen)
     n_folds = int(fold.max()) + 1
     passed = np.zeros((2, data.n), dtype=bool)
@@ -690,8 +694,9 @@ def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds
                 include[g, test] = True
                 passed[g, test] = data.scores[test] >= t
     rates = _rates(data, passed, include, [None, None], level=level, ci=ci, n_boot=n_boot, rng=gen)
-    return HeldOut(n_folds, tuple(fitted), sum(c is not None for c, _ in fitted), sum(v is not None for _, v in fitted),
-                   rates[0] if include[0].any() else None, rates[1] if include[1].any() else None)
+    return HeldOut(folds=n_folds, fold_thresholds=tuple(fitted), certified_folds=sum(c is not None for c, _ in fitted),
+                   naive_folds=sum(v is not None for _, v in fitted), certified=rates[0] if include[0].any() else None,
+                   naive=rates[1] if include[1].any() else None)
 
 
 # --- one slice, everything a thresholds.json entry needs ------------------------------------------------------------
@@ -722,7 +727,8 @@ def slice_thresholds(data: LabelledScores, target: Target, delta: float = 0.1, *
     naive_rates = next(rates) if naive.threshold is not None else None
     held = cross_fit(data, target, delta, folds=folds, rng=gen, unit=unit, p_value=p_value, level=level, ci=ci,
                      n_boot=n_boot)
-    return SliceThresholds(cert, naive, cert_rates, naive_rates, held, label_need(data, cert), fewest_labels(data, cert))
+    return SliceThresholds(certified=cert, naive=naive, certified_rates=cert_rates, naive_rates=naive_rates,
+                           held_out=held, label_need=label_need(data, cert), fewest_labels=fewest_labels(data, cert))
 
 
 # --- transfer: each slice's threshold on every slice ------------------------------------------------------------------

@@ -300,7 +300,8 @@ def scenarios_from_results(folder: Path, opts: PlanOptions) -> list[Scenario]:
             notes.append("the audit has no multi-pair clusters to estimate the intra-cluster correlation: assuming 0 "
                          "(pass --icc)")
             icc = 0.0
-        out.append(Scenario(f"slice {sl}", pop, names, best, runner, m, icc, notes, gap))
+        out.append(Scenario(title=f"slice {sl}", pop=pop, names=names, best=best, runner=runner, m=m, icc=icc,
+                            notes=notes, gap=gap))
     return out
 
 
@@ -316,9 +317,9 @@ def scenario_from_assumptions(opts: PlanOptions) -> Scenario:
     names = [f"metric{i + 1}" for i in range(len(aurocs))]
     notes = [f"binormal scores, AUROC {', '.join(f'{a:g}' for a in aurocs)}, prevalence {opts.prevalence:g}, "
              f"metric correlation {opts.corr:g}"]
-    return Scenario("assumed", BinormalPopulation(tuple(aurocs), opts.prevalence, opts.corr), names, 0, runner,
-                    opts.pairs_per_cluster or 1, opts.icc or 0.0, notes,
-                    None if runner is None else round(aurocs[0] - aurocs[1], 4))
+    return Scenario(title="assumed", pop=BinormalPopulation(tuple(aurocs), opts.prevalence, opts.corr), names=names,
+                    best=0, runner=runner, m=opts.pairs_per_cluster or 1, icc=opts.icc or 0.0, notes=notes,
+                    gap=None if runner is None else round(aurocs[0] - aurocs[1], 4))
 
 
 def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOptions) -> dict:
