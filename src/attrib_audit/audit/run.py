@@ -216,9 +216,11 @@ def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBa
     section = systems_section(keys, table.labels, table.groups, table.systems, {n: b.scores for n, b in scores.items()},
                               auroc_rows, SystemSettings(n_boot=config.n_boot, seed=config.seed, level=config.level,
                                                          resample=tuple(config.system_resample)))
+    if section is None:
+        return None
     if not config.quiet:
-        log(f"system-level statistics: {time.perf_counter() - t0:.2f} s for {len(section['slices'])} slice(s)")
-    return section
+        log(f"system-level statistics: {time.perf_counter() - t0:.2f} s for {len(section.slices)} slice(s)")
+    return to_record(section)
 
 
 def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print):

@@ -20,9 +20,8 @@ import numpy as np
 from attrib_audit.audit.results import AuditResults, SystemsBlock, SystemsSlice, read_results, results_path
 from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.errors import SpecError, UsageError, saved_layout
-from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.outdir import run_id_of
-from attrib_audit.files.records import to_record
+from attrib_audit.files.records import from_record, to_record
 from attrib_audit.stats.bootstrap import slice_rng
 from attrib_audit.stats.classification import best_threshold
 from attrib_audit.stats.systems import DEFAULT_MIN_SHARED, summarise_systems, system_bootstrap
@@ -137,30 +136,30 @@ def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray,
                   auroc_rows: Sequence[Mapping[str, Any]], settings: SystemSettings) -> SystemsSlice:
     """The system-level statistics of one slice (`rows` are its rows that name a system)."""
     names = sorted({systems[i] for i in rows})
-    head = {"slice": sl, "n_rows": int(rows.size), "n_without_system": int(n_without), "n_systems": len(names),
-            "thresholds": thresholds}
     if len(names) < 2:
-        return plain({**head, "status": "skipped", "reason": f"{len(names)} system named in this slice: ranking "
-                      "needs two or more", "notes": []})
+        return SystemsSlice(slice=sl, n_rows=int(rows.size), n_without_system=int(n_without), n_systems=len(names),
+                            thresholds=thresholds, status="skipped",
+                            reason=f"{len(names)} system named in this slice: ranking needs two or more")
     res = system_bootstrap(labels[rows], {m: x[rows] for m, x in scores.items()}, [systems[i] for i in rows],
                            [groups[i] for i in rows],
                            thresholds={m: t["threshold"] for m, t in thresholds.items() if t["threshold"] is not None},
                            resample=settings.resample, n_boot=settings.n_boot,
                            rng=slice_rng(settings.seed, _rng_name(sl)), min_shared=settings.min_shared)
-    level = to_record(summarise_systems(res, settings.level))
-    side, notes = item_vs_system(auroc_rows, level["agreement"])
-    d = level["design"]
-    if d["paired"]:
-        used = (f"{d['n_used']} inputs answered by every system are used and resampled jointly across systems"
-                + (f"; {d['rows_dropped']} rows on the other {d['n_inputs'] - d['n_used']} inputs are left out"
-                   if d["rows_dropped"] else ""))
+    level = summarise_systems(res, settings.level)
+    side, notes = item_vs_system(auroc_rows, to_record(level.agreement))
+    d = level.design
+    if d.paired:
+        used = (f"{d.n_used} inputs answered by every system are used and resampled jointly across systems"
+                + (f"; {d.rows_dropped} rows on the other {d.n_inputs - d.n_used} inputs are left out"
+                   if d.rows_dropped else ""))
     else:
-        used = d["caveat"]
+        used = str(d.caveat)
     notes = [used] + ([f"{n_without} rows name no system and are left out"] if n_without else []) + notes
     lacking = {m: t["reason"] for m, t in thresholds.items() if t["threshold"] is None}
     for reason in dict.fromkeys(lacking.values()):
         notes.append(f"no pass rate for {', '.join(m for m, r in lacking.items() if r == reason)}: {reason}")
-    return plain({**head, "status": "ok", **level, "item_vs_system": side, "notes": notes})
+    return SystemsSlice(slice=sl, n_rows=int(rows.size), n_without_system=int(n_without), n_systems=len(names),
+                        thresholds=thresholds, status="ok", statistics=level, item_vs_system=side, notes=notes)
 
 
 def systems_section(keys: Sequence[str], labels: np.ndarray, groups: Sequence[str], systems: Sequence[str | None],
@@ -180,9 +179,9 @@ def systems_section(keys: Sequence[str], labels: np.ndarray, groups: Sequence[st
         out.append(slice_section(sl, rows, int((in_slice & ~named).sum()), y, groups, systems, x,
                                  transferred_thresholds(key_arr, y, x, sl),
                                  [r for r in auroc_rows if r["slice"] == sl], settings))
-    return plain({"level": settings.level, "n_boot": settings.n_boot, "seed": settings.seed,
-                  "resample": list(settings.resample), "min_shared": settings.min_shared, "threshold_rule": THRESHOLD_RULE,
-                  "estimand": ESTIMAND, "pairwise_accuracy": PAIRWISE, "slices": out})
+    return SystemsBlock(level=settings.level, n_boot=settings.n_boot, seed=settings.seed,
+                        resample=list(settings.resample), min_shared=settings.min_shared, threshold_rule=THRESHOLD_RULE,
+                        estimand=ESTIMAND, pairwise_accuracy=PAIRWISE, slices=out)
 
 
 # ---- which metric to rank systems with -------------------------------------------------------------------------
@@ -340,6 +339,7 @@ def rankers_from_results(folder: str | Path, metrics: Sequence[str] | None = Non
     if not isinstance(results.get("systems"), dict):
         raise UsageError(f"{where} has no system-level section: no row of its data names a system (map the "
                          "generator with --system-col COLUMN and audit again)")
+    saved_systems(results["systems"], where)  # every value of the saved section checked: one line naming the key
     with saved_layout(where, "select --level system"):
         entries = list(results["systems"]["slices"])
         known = sorted({a["metric"] for e in entries if e["status"] == "ok" for a in e["agreement"]})
@@ -348,3 +348,10 @@ def rankers_from_results(folder: str | Path, metrics: Sequence[str] | None = Non
             raise UsageError(f"scorer(s) {', '.join(unknown)} not in this audit's system-level section "
                              f"({', '.join(known)})")
         return [pick_ranker(e, metrics) for e in entries]
+
+
+def saved_systems(block: Any, where: str | Path) -> SystemsBlock:
+    """results.json's system-level section as its records, every value checked against them: a value of the wrong
+    type is one line naming the file and key (``results.json: key 'systems.slices[0].design': expected an object,
+    got null``)."""
+    return from_record(SystemsBlock, block, where=str(where), key="systems", error=UsageError)

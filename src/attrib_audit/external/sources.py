@@ -1,6 +1,6 @@
 """Where precomputed scores come from (`--score-col`, `--scores`), as plain data, and how they meet the pairs.
 
-A ScoreSource is JSON-friendly (`to_dict`/`from_dict`) so a recorded run can name its sources and
+A ScoreSource is JSON-friendly (files.records.to_record) so a recorded run can name its sources and
 resolve them again. Resolution joins each source to the loaded pairs; ids on one side only are
 reported, and with on_error="fail" the first one is an error that names it.
 """
@@ -38,10 +38,6 @@ class ScoreSource:
                  f"expected a{' file path' if name == 'file' else ' string'}", value)
         need(isinstance(self.lower, bool), "precomputed.lower", "expected true or false", self.lower)
 
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ScoreSource":
-        return cls(**{k: d[k] for k in ("name", "column", "file", "format", "lower") if k in d})
 
 
 def _entry(text: str, what: str) -> tuple[str, str, bool]:
