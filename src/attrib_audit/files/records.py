@@ -20,7 +20,6 @@ import enum
 import math
 import types
 import typing
-from functools import lru_cache
 from typing import Any, Callable, ClassVar, Mapping, TypeVar, Union
 
 import numpy as np
@@ -108,9 +107,14 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__
 
 
-@lru_cache(maxsize=None)
-def _hints(cls: Any) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """A record class's resolved field types (annotations are strings under `from __future__ import annotations`)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _json_names(cls: type) -> set[str]:
@@ -153,7 +157,8 @@ class _Reader:
             if not f.init:
                 continue
             if f.metadata.get("inline"):
-                nested = [a for a in typing.get_args(hints[f.name]) if dataclasses.is_dataclass(a) and isinstance(a, type)]
+                nested = [a for a in typing.get_args(hints[f.name])
+                          if dataclasses.is_dataclass(a) and isinstance(a, type)]
                 if nested and not any(_json_names(nested[0]) & set(data)):  # an optional part that is absent
                     continue
                 kwargs[f.name] = self._value(hints[f.name], data, key)

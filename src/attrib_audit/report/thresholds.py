@@ -65,8 +65,8 @@ def construct_table(c: str, rows: list[ThresholdEntry], kind: str) -> Table:
             for e in sorted(rows, key=lambda e: list(names).index(e.slice))]
     return Table(["slice", "scorer", "unit", "certified threshold", f"held-out {rate}", "supported passed",
                   "naive threshold", f"in-sample {rate}", f"held-out {rate}"], body,
-                 f"{c}: the threshold Learn-then-Test certifies (or why none), its cross-fitted held-out {rate} and the "
-                 f"share of supported pairs it lets through (in-sample), beside the naive threshold (the least "
+                 f"{c}: the threshold Learn-then-Test certifies (or why none), its cross-fitted held-out {rate} and "
+                 f"the share of supported pairs it lets through (in-sample), beside the naive threshold (the least "
                  f"conservative one whose in-sample {rate} meets the target) and its in-sample and held-out {rate}.")
 
 
@@ -88,8 +88,9 @@ def transfer_tables(c: str, rows: list[ThresholdEntry], kind: str) -> list[Block
                                    + (" (in-sample)" if cells[s].in_sample else "") for s in slices)])
             if body:
                 out.append(Table(["fitted on \\ applied to", *(names[s] for s in slices)], body,
-                                 f"{c}, {scorer}: each slice's {which} threshold applied to every slice of the construct; "
-                                 f"{RATE_NAMES[kind]} [95% CI]; broken = the CI lies wholly on the wrong side of the target."))
+                                 f"{c}, {scorer}: each slice's {which} threshold applied to every slice of the "
+                                 f"construct; {RATE_NAMES[kind]} [95% CI]; broken = the CI lies wholly on the wrong "
+                                 "side of the target."))
             elif which == "certified":
                 out.append(Para(f"{c}, {scorer}: no slice has a certified threshold to transfer."))
     return out
@@ -113,10 +114,10 @@ def calibration_table(c: str, rows: list[ThresholdEntry]) -> Table:
         body.append(row)
     head = ["slice", "scorer", "ECE [95% CI]"] + (["recalibrated ECE (held-out)", "improvement", "its map elsewhere"]
                                                  if recal else [])
+    recal_note = ("; recalibration maps fitted without each fold and judged on it, and whether a slice's map holds "
+                  "on the other slices (its ECE excess over their own held-out map has a CI that includes 0)")
     return Table(head, body, f"{c}: expected calibration error of the score read as P(supported), with a clustered "
-                             "bootstrap CI" + ("; recalibration maps fitted without each fold and judged on it, and "
-                                               "whether a slice's map holds on the other slices (its ECE excess over "
-                                               "their own held-out map has a CI that includes 0)" if recal else "") + ".")
+                             "bootstrap CI" + (recal_note if recal else "") + ".")
 
 
 def _map_transfer(cal: CalibrationRecord, names: dict[str, str]) -> str:
@@ -161,8 +162,9 @@ def reliability_plot(entries: list[ThresholdEntry], plots: Path) -> Figure | Non
                 ax.set_ylabel("share supported")
                 ax.legend(loc="upper left", frameon=False)
         return style.save(fig, plots, "reliability",
-                          "Reliability diagrams: per scorer and construct, each slice's share of supported pairs against "
-                          "its mean score in ten bins on [0, 1]; the dashed diagonal is a calibrated probability.")
+                          "Reliability diagrams: per scorer and construct, each slice's share of supported pairs "
+                          "against its mean score in ten bins on [0, 1]; the dashed diagonal is a calibrated "
+                          "probability.")
 
 
 def build(inputs: Any, plots: Path) -> Section | None:

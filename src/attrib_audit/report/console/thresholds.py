@@ -47,7 +47,8 @@ _SHORT = (("too few labels", "too few labels"), ("one class", "one class"), ("no
 
 def _short_reason(reason: str | None) -> str:
     """The kind of a certificate's one-line reason, for a table cell (the line itself is printed below the table)."""
-    return next((short for start, short in _SHORT if (reason or "").startswith(start)), (reason or MISSING).split(":")[0])
+    return next((short for start, short in _SHORT if (reason or "").startswith(start)),
+                (reason or MISSING).split(":")[0])
 
 
 def _by_construct(entries: Sequence[ThresholdEntry]) -> dict[str, list[ThresholdEntry]]:
@@ -168,7 +169,8 @@ def _threshold_details(rows: Sequence[ThresholdEntry], kind: str, names: Mapping
     for s in scorers:
         mine = [e for e in rows if e.scorer == s and e.transfer]
         if mine:
-            out.append(f"  transfer matrix, {s}: {RATE_NAMES[kind]} [95% CI] (! = the CI breaks the target; · = in-sample)")
+            out.append(f"  transfer matrix, {s}: {RATE_NAMES[kind]} [95% CI] "
+                       "(! = the CI breaks the target; · = in-sample)")
             for which in ("certified", "naive"):
                 out += format_threshold_matrix(mine, which, kind, names)
     return out
@@ -183,15 +185,16 @@ def _calibration_lines(e: ThresholdEntry, names: Mapping[str, str]) -> list[str]
         return out
     r = cal.recalibrated.recalibration
     if r:
+        gain = r.improvement
         out.append(f"    recalibrated ({r.method}, held-out over {r.folds} folds): ECE {_ci(r.held_out.ece)}"
-                   + (f", improvement {fmt.ci(r.improvement.estimate, r.improvement.ci_low, r.improvement.ci_high, signed=True)}"
-                      if r.improvement else ""))
+                   + (f", improvement {fmt.ci(gain.estimate, gain.ci_low, gain.ci_high, signed=True)}" if gain else ""))
     else:
         out.append(f"    recalibration: not computed — {cal.recalibrated.recalibration_reason}")
     moved = cal.map_transfer
     if moved and moved.transfer:
         broken = [names.get(x.applied_to, x.applied_to) for x in moved.transfer if not x.holds and not x.held_out]
-        out.append("    its map on the other slices: " + ("holds on all" if not broken else "fails on " + ", ".join(broken)))
+        out.append("    its map on the other slices: "
+                   + ("holds on all" if not broken else "fails on " + ", ".join(broken)))
     elif moved and moved.transfer_reason:
         out.append(f"    its map on the other slices: not computed — {moved.transfer_reason}")
     return out
