@@ -12,6 +12,7 @@ import pytest
 from attrib_audit.audit.spec import RunSpec, SpecError, load_spec_file
 from attrib_audit.cli import main
 from attrib_audit.data import demo_paths
+from attrib_audit.files.records import to_record
 
 AB = demo_paths()[0]  # attributionbench sample: 4 sources of one construct, so `transfer` is computed
 FAST = ["--scorers", "lexical", "--n-boot", "60", "--n-perm", "50", "--seed", "3", "--slice-by", "source",
@@ -60,7 +61,7 @@ def test_spec_in_results_runs_again_from_json_and_toml_config(tmp_path):
     assert spec["stats"] == {"n_boot": 60, "seed": 3, "n_perm": 50, "slice_by": "source", "level": 0.95,
                              "window_sensitivity": None, "system_resample": ["inputs"]}
     assert spec["data"]["files"][0]["format"] == "pairs" and len(spec["data"]["files"][0]["sha256"]) == 64
-    assert RunSpec.from_dict(spec).to_dict() == spec  # round trip
+    assert to_record(RunSpec.from_dict(spec)) == spec  # round trip
     (tmp_path / "audit.json").write_text(json.dumps(spec))
     cfg = tmp_path / "cfg"
     cfg.mkdir()

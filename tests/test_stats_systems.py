@@ -11,6 +11,7 @@ import pytest
 from scipy import stats as sps
 from scipy.stats import norm
 
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.classification import best_threshold
 from attrib_audit.stats.means import bootstrap_means
 from attrib_audit.stats.systems import (
@@ -392,8 +393,8 @@ def test_summarise_systems_is_reproducible_and_serialisable(summeval):
     kwargs = dict(thresholds={"lexical": 0.12}, n_boot=200)
     a = summarise_systems(system_bootstrap(*args, rng=7, **kwargs))
     b = summarise_systems(system_bootstrap(*args, rng=np.random.default_rng(7), **kwargs))
-    assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
-    out = a.to_dict()
+    assert json.dumps(to_record(a)) == json.dumps(to_record(b))
+    out = to_record(a)
     assert [(x["metric"], x["summary"]) for x in out["agreement"]] == [(m, "mean") for m in METRICS] + \
         [("lexical", "pass")]
     assert len(out["differences"]) == 6 and out["design"]["n_used"] == 100 and not out["design"]["confounded"]

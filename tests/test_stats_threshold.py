@@ -10,6 +10,7 @@ from scipy import stats as sps
 from scipy.special import ndtr
 from sklearn.metrics import confusion_matrix, precision_score, recall_score
 
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.bootstrap import cluster_count_blocks, cluster_sum_replicates, group_folds
 from attrib_audit.stats.threshold import (
     Target,
@@ -207,7 +208,7 @@ def test_catch_is_the_false_pass_risk_in_the_teams_words():
     data = LabelledScores(s, y)
     a, b = certify(data, make_target(max_false_pass=0.1)), certify(data, make_target(min_catch=0.9))
     assert a.threshold == b.threshold and a.risk == b.risk
-    assert b.to_dict()["certified_rate"] == pytest.approx(1 - a.risk)
+    assert to_record(b)["certified_rate"] == b.certified_rate == pytest.approx(1 - a.risk)
 
 
 def test_precision_certificate_matches_a_loop_over_the_passed_sets():
@@ -438,13 +439,14 @@ def test_transfer_matrix_equals_a_loop_and_flags_a_broken_target():
 
 def test_slice_thresholds_gathers_everything_a_results_entry_needs():
     s, y, g = draw(np.random.default_rng(13), 400, m=2)
-    entry = slice_thresholds(LabelledScores(s, y, g), FP10, 0.1, n_boot=100).to_dict()
-    assert entry["certified_threshold"] is not None and entry["naive_threshold"] < entry["certified_threshold"]
-    assert entry["certificate"]["unit"] == "group" and "groups are exchangeable" in entry["certificate"]["assumption"]
-    assert entry["in_sample"]["naive"]["false_pass"]["estimate"] <= 0.1
-    held_out = entry["held_out"]["certified"]["false_pass"]
-    assert held_out["ci_high"] >= held_out["ci_low"]
-    assert entry["label_need"]["threshold"] <= entry["naive_threshold"] + 1e-12 or entry["label_need"]["risk"] < 0.1
+    st = slice_thresholds(LabelledScores(s, y, g), FP10, 0.1, n_boot=100)
+    assert st.certified.threshold is not None and st.naive.threshold < st.certified.threshold
+    assert st.certified.unit == "group" and "groups are exchangeable" in st.certified.assumption
+    assert st.naive_rates.false_pass.estimate <= 0.1
+    assert st.held_out.certified.false_pass.ci_high >= st.held_out.certified.false_pass.ci_low
+    assert st.label_need.threshold <= st.naive.threshold + 1e-12 or st.label_need.risk < 0.1
+    entry = to_record(st.certified)  # the certificate as thresholds.json holds it: the target first, no scan
+    assert list(entry)[:2] == ["target", "delta"] and "scan" not in entry and entry["certified_rate"] is not None
 
 
 def test_label_need_converts_units_to_labels_at_the_slices_mix():

@@ -41,7 +41,8 @@ def synthetic(n=40, seed=0):
 def run_transfer(table, scores, n_perm=500):
     config = AuditConfig(scorers=tuple(scores), n_boot=200, seed=3)
     keys = table.slice_keys("dataset")
-    slices, *_, boots = slice_statistics(table, keys, scores, config)
+    st = slice_statistics(table, keys, scores, config)
+    slices, boots = st.slices, st.boots
     key_arr = np.asarray(keys, dtype=object)
     rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices}
     tr = transfer_section(slices, boots, list(scores), rows, table.labels.astype(np.int64), table.evidences,

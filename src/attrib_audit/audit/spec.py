@@ -11,7 +11,7 @@ must not choose where requests, secrets or new files go). A spec that names one 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -20,7 +20,7 @@ from attrib_audit.data.sources import DataSpec, is_int, need, strict
 from attrib_audit.engine.ray_engine import RayOptions
 from attrib_audit.errors import SpecError
 from attrib_audit.external.sources import ScoreSource
-from attrib_audit.files.jsonfile import lone_surrogate, plain
+from attrib_audit.files.jsonfile import lone_surrogate
 from attrib_audit.files.paths import default_cache_path
 from attrib_audit.audit.trust import LOCAL_OPTIONS, Asked, check_file_spec, refuse_local_options
 from attrib_audit.scorers.plugins import is_import_path
@@ -127,8 +127,6 @@ class RunSpec:
     def scorer_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.scorers)
 
-    def to_dict(self) -> dict[str, Any]:
-        return plain(asdict(self))
 
     @classmethod
     def from_dict(cls, raw: Any, where: str = "spec") -> "RunSpec":

@@ -9,6 +9,7 @@ from attrib_audit.audit.config import DEFAULT_EPS
 from attrib_audit.audit.systems import rankers_from_results
 from attrib_audit.cli.options import add_n_boot_arg, add_seed_arg, finite_float
 from attrib_audit.errors import UsageError
+from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_agreement, format_ranker, format_recommendation
 
 
@@ -20,7 +21,7 @@ def cmd_select(args: argparse.Namespace) -> int:
         select_from_results,  # here: the statistics import scipy, and `--help` must not
     )
 
-    recs = [r.to_dict() for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
+    recs = [to_record(r) for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
                                                      eps=args.eps)]
     if args.json:
         print(json.dumps(recs, indent=2))
@@ -35,7 +36,7 @@ def select_ranker(args: argparse.Namespace, scorers: list[str] | None) -> int:
     """`select --level system`: per slice, the metric to rank systems with (read from the saved section)."""
     if args.construct:
         raise UsageError("--construct chooses among constructs at --level item; --level system recommends per slice")
-    picks = [p.to_dict() for p in rankers_from_results(args.results, scorers)]
+    picks = [to_record(p) for p in rankers_from_results(args.results, scorers)]
     print(json.dumps(picks, indent=2) if args.json else "\n\n".join(format_ranker(p) for p in picks))
     return 0
 

@@ -19,6 +19,7 @@ from attrib_audit.cli.options import (
     seed_int,
 )
 from attrib_audit.errors import UsageError
+from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_systems, format_systems_brief
 
 DEFAULTS = {"n_boot": STATS.n_boot, "seed": STATS.seed, "ci_level": STATS.level,  # scoring a file: as `audit`
@@ -35,7 +36,7 @@ def cmd_systems(args: argparse.Namespace) -> int:
             raise UsageError("give data files or --results DIR, not both")
         overrides = {"n_boot": args.n_boot, "seed": args.seed, "level": args.ci_level,
                      "resample": args.resample.split(",") if args.resample else None}
-        block = systems_from_results(args.results, overrides)
+        block = to_record(systems_from_results(args.results, overrides))
         recorded = read_results(args.results, "systems --results", UsageError).get("systems")
         if all(v is None for v in overrides.values()) and isinstance(recorded, dict):
             found = diff(recorded, block, tolerance=TOLERANCE)

@@ -80,7 +80,8 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         table = load_data(spec.data, log=log)
         from attrib_audit.audit.run import score_all  # here: the statistics import scipy, and `--help` must not
 
-        _, scores, run_stats, _, unavailable = score_all(table, audit_config(spec, local), log)
+        scored = score_all(table, audit_config(spec, local), log)
+        scores, run_stats, unavailable = scored.scores, scored.run_stats, scored.unavailable
         if not scores:
             raise no_scorer_ran(unavailable)
         pairs, slice_by, run_id = scored_from_table(table, table.slice_keys(args.slice_by),

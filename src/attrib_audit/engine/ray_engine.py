@@ -79,7 +79,7 @@ class ScorerActor:
             out = ScoreBatch(scores=np.full(n, np.nan), truncated_tokens=np.zeros(n, dtype=np.int64),
                              input_tokens=np.zeros(n, dtype=np.int64), chunks=np.ones(n, dtype=np.int64),
                              failures=["backend error"] * n)
-            st = RunStats(p, "", n, n, 0, 0, 0)
+            st = RunStats(scorer=p, signature="", n_pairs=n, n_unique=n, n_cached=0, n_scored=0, n_batches=0)
         batch[p] = out.scores
         batch[f"{p}__truncated_tokens"] = out.truncated_tokens
         batch[f"{p}__input_tokens"] = out.input_tokens
@@ -151,7 +151,8 @@ def ray_score(
     opt = options or RayOptions()
     if not len(claims):
         return ({n: ScoreBatch.plain(np.zeros(0)) for n in scorers},
-                [RunStats(n, s.signature, 0, 0, 0, 0, 0) for n, s in scorers.items()])
+                [RunStats(scorer=n, signature=s.signature, n_pairs=0, n_unique=0, n_cached=0, n_scored=0,
+                          n_batches=0) for n, s in scorers.items()])
     init_ray(opt.address)
     if cache_path == ":memory:":
         cache_path = None  # an in-memory cache cannot be shared with actors: score without one
@@ -222,5 +223,6 @@ def _score_unique(claims: Sequence[str], evidences: Sequence[str], questions: Se
                                failures=failures,
                                extras={k: [extras_rows[i].get(k) for i in row] for k in extra_keys})
         n_cached, n_scored, n_batches = (int(col(f"__{s}").sum()) for s in _STATS)
-        stats.append(RunStats(name, sc.signature, len(keys), len(first), n_cached, n_scored, n_batches))
+        stats.append(RunStats(scorer=name, signature=sc.signature, n_pairs=len(keys), n_unique=len(first),
+                              n_cached=n_cached, n_scored=n_scored, n_batches=n_batches))
     return out, stats

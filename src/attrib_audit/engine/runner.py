@@ -134,7 +134,8 @@ def score_pairs(
     with _sharing_vectors(scorer, cache if todo and composed is None else None):
         n_batches = _score_todo(scorer, sig, claims, evidences, qs, todo, first, keys, res, composed, bs, cache,
                                 quiet)
-    stats = RunStats(scorer.name, sig, len(pairs), n_unique, n_cached, len(todo), n_batches)
+    stats = RunStats(scorer=scorer.name, signature=sig, n_pairs=len(pairs), n_unique=n_unique, n_cached=n_cached,
+                     n_scored=len(todo), n_batches=n_batches)
     return res.expand(inverse), stats
 
 

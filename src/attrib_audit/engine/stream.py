@@ -194,8 +194,9 @@ def _paused_gc() -> Iterator[None]:
 def _merge(a: RunStats | None, b: RunStats) -> RunStats:
     if a is None:
         return b
-    return RunStats(a.scorer, a.signature, a.n_pairs + b.n_pairs, a.n_unique + b.n_unique, a.n_cached + b.n_cached,
-                    a.n_scored + b.n_scored, a.n_batches + b.n_batches)
+    return RunStats(scorer=a.scorer, signature=a.signature, n_pairs=a.n_pairs + b.n_pairs,
+                    n_unique=a.n_unique + b.n_unique, n_cached=a.n_cached + b.n_cached,
+                    n_scored=a.n_scored + b.n_scored, n_batches=a.n_batches + b.n_batches)
 
 
 def stream_score(paths: Iterable[str | Path], scorers: Mapping[str, Scorer], out: str | Path, *,

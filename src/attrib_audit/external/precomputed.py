@@ -96,7 +96,8 @@ class Precomputed:
 
     def run_stats(self) -> RunStats:
         n = int(self.values.size)
-        return RunStats(self.name, self.signature, n, n, 0, 0, 0)
+        return RunStats(scorer=self.name, signature=self.signature, n_pairs=n, n_unique=n, n_cached=0, n_scored=0,
+                        n_batches=0)
 
     def record(self, ids: Sequence[str]) -> dict[str, Any]:
         """The results.json entry: where the scores came from and every failed or unmatched id."""
@@ -140,7 +141,8 @@ def from_values(name: str, raw: Any, n: int, *, source: str = PYTHON_SOURCE, col
     if values.size != n:
         raise ValueError(f"precomputed {name!r} has {values.size} values for {n} pairs: give one per pair in table "
                          "order, or a mapping id -> score")
-    return Precomputed(name, values, failures, source, column or name, lower_is_better)
+    return Precomputed(name=name, values=values, failures=failures, source=source, column=column or name,
+                       lower_is_better=lower_is_better)
 
 
 def join_scores(name: str, pair_keys: Sequence[str], ids: Sequence[str], source_keys: Sequence[str],
@@ -174,7 +176,8 @@ def join_scores(name: str, pair_keys: Sequence[str], ids: Sequence[str], source_
         out_fail.append(failures[at])
     wanted = set(pair_keys)
     unmatched = [labels[j] if labels is not None else k for k, j in slot.items() if k not in wanted]
-    return Precomputed(name, out, out_fail, source, column, lower_is_better, join, missing, unmatched)
+    return Precomputed(name=name, values=out, failures=out_fail, source=source, column=column,
+                       lower_is_better=lower_is_better, join=join, missing_ids=missing, unmatched_ids=unmatched)
 
 
 def _same(a: float, b: float) -> bool:

@@ -3,18 +3,17 @@ stress test over seeds, and the α sweep — one dataset at a time, never pooled
 """
 from __future__ import annotations
 
-import platform
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from attrib_audit import __version__
+from attrib_audit.audit.results import tool_info
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.files.jsonfile import plain, sealed_json
 from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atomic
+from attrib_audit.files.records import to_record
 from attrib_audit.provenance.corpus import Corpus, Pool
 from attrib_audit.provenance.distractors import find_distractors, sample_candidates
 from attrib_audit.provenance.rankers import (
@@ -111,7 +110,7 @@ def _pool_summary(corpus: Corpus, pool: Pool, tops: dict[str, Top1], groups: lis
     base = pool.random_baseline(n)
     out: dict[str, Any] = {"n_units": n, "n_groups": len(set(groups)), "n_entries": len(pool),
            "mean_pool_size": float(len(pool) / n),
-           "random_baseline": clustered_means(base, groups, n_boot=config.n_boot, rng=gen())[0].to_dict(),
+           "random_baseline": to_record(clustered_means(base, groups, n_boot=config.n_boot, rng=gen())[0]),
            "rankers": {}}
     lex = tops.get("lexical")
     for name, t in tops.items():
@@ -120,14 +119,14 @@ def _pool_summary(corpus: Corpus, pool: Pool, tops: dict[str, Top1], groups: lis
         correct = pool.gold[t.entry].astype(np.float64)
         rows = [correct[ok]] + ([pool.distractor[t.entry][ok].astype(np.float64)] if confusable else [])
         ests = clustered_means(np.vstack(rows), g, n_boot=config.n_boot, rng=gen())
-        entry = {"top1": ests[0].to_dict(), "n_tied": int(t.tied.sum()), "n_undefined": int(t.undefined.sum())}
+        entry = {"top1": to_record(ests[0]), "n_tied": int(t.tied.sum()), "n_undefined": int(t.undefined.sum())}
         if confusable:
-            entry["fooled"] = ests[1].to_dict()
+            entry["fooled"] = to_record(ests[1])
         if lex is not None and name != "lexical":
             both = ok & ~lex.undefined
             diff = correct[both] - pool.gold[lex.entry][both]
-            entry["vs_lexical"] = clustered_means(diff, [groups[i] for i in np.flatnonzero(both)],
-                                                       n_boot=config.n_boot, rng=gen())[0].to_dict()
+            entry["vs_lexical"] = to_record(clustered_means(diff, [groups[i] for i in np.flatnonzero(both)],
+                                                            n_boot=config.n_boot, rng=gen())[0])
         out["rankers"][name] = entry
     return out
 
@@ -244,8 +243,7 @@ def run_provenance(sets: list[ProvenanceSet], config: ProvenanceConfig | None = 
             sweep_store = None
         datasets = [run_dataset(s, config, rankers, sweep_store, log) for s in sets]
         results = {
-            "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
-                     "platform": platform.platform()},
+            "tool": to_record(tool_info()),
             "construct": "provenance",
             "config": {"rankers": [r.name for r in rankers], "signatures": {r.name: r.signature for r in rankers},
                        "semantic": config.semantic, "eq1_weights": vars(config.eq1_weights),

@@ -114,7 +114,8 @@ def clustered_kappa_ci(a: Sequence, b: Sequence, groups: Sequence, *, labels: Se
     gen = as_generator(seed)
     point = cohen_kappa(a, b, labels)
     if ia.size == 0:
-        return Estimate(point, float("nan"), float("nan"), 0, 0, "clustered-bootstrap-percentile", n_boot, n_boot)
+        return Estimate(estimate=point, ci_low=float("nan"), ci_high=float("nan"), n=0, n_groups=0,
+                        method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=n_boot)
     codes = group_codes(groups)
     k, L = int(codes.max()) + 1, cats.size
     # per-cluster sufficient statistics: [agreements, rows, a's category counts, b's category counts]
@@ -128,4 +129,5 @@ def clustered_kappa_ci(a: Sequence, b: Sequence, groups: Sequence, *, labels: Se
         s = counts @ stats
         reps.append(_kappa_from_sums(s[:, 0], s[:, 2:2 + L], s[:, 2 + L:], s[:, 1]))
     lo, hi, dropped = percentile_ci(np.concatenate(reps), level)
-    return Estimate(point, lo, hi, int(ia.size), k, "clustered-bootstrap-percentile", n_boot, dropped)
+    return Estimate(estimate=point, ci_low=lo, ci_high=hi, n=int(ia.size), n_groups=k,
+                    method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=dropped)

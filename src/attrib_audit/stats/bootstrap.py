@@ -163,7 +163,8 @@ class BootstrapAUROC:
             w = np.ones(rows.size) if self.weights is None else self.weights
             reps = _auroc_jobs(self.scores, self.labels, self.codes, w, [(j, rows) for j in idx], self.n_boot,
                                replay_rng(self.rng_state))
-        return AlignedAUROC(idx, point, reps, rows, (~finite).sum(axis=1), int(np.unique(self.codes[rows]).size))
+        return AlignedAUROC(scorers=idx, point=point, replicates=reps, rows=rows, dropped=(~finite).sum(axis=1),
+                            n_groups=int(np.unique(self.codes[rows]).size))
 
 
 def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
@@ -206,8 +207,9 @@ def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
     w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=np.float64)
     point = _points(sm, y, finite, None if weights is None else w)
     replicates = _auroc_jobs(sm, y, codes, w, list(enumerate(finite)), n_boot, gen)
-    return BootstrapAUROC(point, replicates, finite.sum(axis=1), int(codes.max()) + 1 if codes.size else 0, n_boot,
-                          sm, y, codes, state, None if weights is None else w)
+    return BootstrapAUROC(point=point, replicates=replicates, n=finite.sum(axis=1),
+                          n_groups=int(codes.max()) + 1 if codes.size else 0, n_boot=n_boot, scores=sm, labels=y,
+                          codes=codes, rng_state=state, weights=None if weights is None else w)
 
 
 def percentile_ci(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float, int]:
@@ -257,8 +259,8 @@ def clustered_auroc_ci(scores: np.ndarray, labels: np.ndarray, groups: Sequence,
     """
     res = bootstrap_aurocs(np.asarray(scores)[None, :], labels, groups, n_boot=n_boot, rng=seed)
     lo, hi, dropped = percentile_ci(res.replicates[0], level)
-    return Estimate(float(res.point[0]), lo, hi, int(res.n[0]), res.n_groups, "clustered-bootstrap-percentile",
-                    n_boot, dropped)
+    return Estimate(estimate=float(res.point[0]), ci_low=lo, ci_high=hi, n=int(res.n[0]), n_groups=res.n_groups,
+                    method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=dropped)
 
 
 def paired_difference(res: BootstrapAUROC, a: int, b: int, level: float = 0.95) -> Estimate:
@@ -282,8 +284,8 @@ def paired_difference(res: BootstrapAUROC, a: int, b: int, level: float = 0.95) 
     """
     al = res.aligned((a, b))
     lo, hi, dropped = percentile_ci(al.replicates[0] - al.replicates[1], level)
-    return Estimate(float(al.point[0] - al.point[1]), lo, hi, al.n, al.n_groups, "paired-clustered-bootstrap-percentile",
-                    res.n_boot, dropped)
+    return Estimate(estimate=float(al.point[0] - al.point[1]), ci_low=lo, ci_high=hi, n=al.n, n_groups=al.n_groups,
+                    method="paired-clustered-bootstrap-percentile", n_boot=res.n_boot, n_boot_dropped=dropped)
 
 
 def paired_auroc_difference(scores_a: np.ndarray, scores_b: np.ndarray, labels: np.ndarray, groups: Sequence, *,

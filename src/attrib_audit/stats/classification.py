@@ -107,8 +107,6 @@ class TransferredThreshold:
     n_train: int
     n_test: int
 
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def transferred_balanced_accuracy(train_scores: np.ndarray, train_labels: np.ndarray, test_scores: np.ndarray,
@@ -128,5 +126,6 @@ def transferred_balanced_accuracy(train_scores: np.ndarray, train_labels: np.nda
         ValueError: The training rows hold one class only.
     """
     t, ba_train = best_threshold(train_scores, train_labels)
-    return TransferredThreshold(t, ba_train, balanced_accuracy(test_scores, test_labels, t),
-                                int(np.size(train_scores)), int(np.size(test_scores)))
+    return TransferredThreshold(threshold=t, train_balanced_accuracy=ba_train,
+                                test_balanced_accuracy=balanced_accuracy(test_scores, test_labels, t),
+                                n_train=int(np.size(train_scores)), n_test=int(np.size(test_scores)))

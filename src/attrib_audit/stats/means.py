@@ -68,7 +68,7 @@ def bootstrap_means(matrix: np.ndarray, groups: Sequence, *, n_boot: int = DEFAU
             num, den = sums @ c.T, counts @ c.T
             reps.append(np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan))
     replicates = np.concatenate(reps, axis=1) if reps else np.zeros((x.shape[0], 0))
-    return BootstrapMeans(point, replicates, n, k, n_boot)
+    return BootstrapMeans(point=point, replicates=replicates, n=n, n_groups=k, n_boot=n_boot)
 
 
 def mean_estimate(res: BootstrapMeans, j: int, level: float = 0.95, method: str = "clustered-bootstrap-percentile") -> Estimate:
@@ -84,7 +84,8 @@ def mean_estimate(res: BootstrapMeans, j: int, level: float = 0.95, method: str 
         The estimate, n its finite rows.
     """
     lo, hi, dropped = percentile_ci(res.replicates[j], level)
-    return Estimate(float(res.point[j]), lo, hi, int(res.n[j]), res.n_groups, method, res.n_boot, dropped)
+    return Estimate(estimate=float(res.point[j]), ci_low=lo, ci_high=hi, n=int(res.n[j]), n_groups=res.n_groups,
+                    method=method, n_boot=res.n_boot, n_boot_dropped=dropped)
 
 
 def paired_mean_difference(a: np.ndarray, b: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,

@@ -70,8 +70,8 @@ def clustered_means(values: np.ndarray, groups: Sequence, *, n_boot: int = DEFAU
     out = []
     for j in range(point.size):
         lo, hi, dropped = percentile_ci(reps[j], level)
-        out.append(Estimate(float(point[j]), lo, hi, len(groups), n_groups, "clustered-bootstrap-percentile",
-                            n_boot, dropped))
+        out.append(Estimate(estimate=float(point[j]), ci_low=lo, ci_high=hi, n=len(groups), n_groups=n_groups,
+                            method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=dropped))
     return out
 
 

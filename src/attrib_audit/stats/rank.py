@@ -158,8 +158,6 @@ class KendallW:
     null_mean: float
     n_perm: int
 
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def _w_and_tie(ranks: np.ndarray) -> tuple[float, float]:
@@ -279,11 +277,13 @@ def kendall_w_test(matrix: np.ndarray, n_perm: int = 10_000, rng: np.random.Gene
     n, k = ranks.shape
     w, tie = _w_and_tie(ranks)
     if not np.isfinite(w):
-        return KendallW(float("nan"), n, k, float("nan"), float("nan"), float("nan"), 0)
+        return KendallW(w=float("nan"), n_items=n, n_raters=k, p_concordance=float("nan"), p_discordance=float("nan"),
+                        null_mean=float("nan"), n_perm=0)
     null = permuted_rank_w(ranks, n_perm, gen, tie)
     tol = 1e-12
-    return KendallW(w, n, k, float((1 + (null >= w - tol).sum()) / (1 + n_perm)),
-                    float((1 + (null <= w + tol).sum()) / (1 + n_perm)), float(null.mean()), n_perm)
+    return KendallW(w=w, n_items=n, n_raters=k, p_concordance=float((1 + (null >= w - tol).sum()) / (1 + n_perm)),
+                    p_discordance=float((1 + (null <= w + tol).sum()) / (1 + n_perm)), null_mean=float(null.mean()),
+                    n_perm=n_perm)
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:

@@ -11,7 +11,7 @@ All pure numpy over arrays; every random draw comes from the caller's generator.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -210,8 +210,6 @@ class Exchangeability:
     n_perm: int
     n_perm_dropped: int  # relabellings in which some dataset held one class (AUROC undefined)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def exchangeability_test(score_matrix: np.ndarray, labels: np.ndarray, row_cluster: np.ndarray,
@@ -245,9 +243,11 @@ def exchangeability_test(score_matrix: np.ndarray, labels: np.ndarray, row_clust
     ni, nd = np.concatenate(null_int), np.concatenate(null_ds)
     tol = 1e-12 * max(obs[0] + obs[1] + obs[2], 1e-300)
     valid = ni.size
-    return Exchangeability(obs[0], obs[1], obs[2], float((1 + (ni >= obs[2] - tol).sum()) / (1 + valid)),
-                           float((1 + (nd >= obs[0] - tol).sum()) / (1 + valid)),
-                           float(ni.mean()) if valid else float("nan"), n_perm, n_perm - valid)
+    return Exchangeability(ss_dataset=obs[0], ss_metric=obs[1], ss_interaction=obs[2],
+                           p_interaction=float((1 + (ni >= obs[2] - tol).sum()) / (1 + valid)),
+                           p_dataset=float((1 + (nd >= obs[0] - tol).sum()) / (1 + valid)),
+                           null_mean_interaction=float(ni.mean()) if valid else float("nan"), n_perm=n_perm,
+                           n_perm_dropped=n_perm - valid)
 
 
 def drop_dataset(mat: AurocMatrix, dataset: str) -> AurocMatrix:

@@ -27,8 +27,8 @@ Simulated coverage of nominal 95% intervals: tests/test_stats_systems.py.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -58,13 +58,12 @@ class InputDesign:
     rows_dropped: int  # rows on inputs that not every system answered, left out by the paired design
     min_shared: int
     caveat: str | None = None
+    record_derived: ClassVar[tuple[str, ...]] = ("confounded",)
 
     @property
     def confounded(self) -> bool:
         return self.caveat is not None
 
-    def to_dict(self) -> dict:
-        return {**asdict(self), "confounded": self.confounded}
 
 
 @dataclass(frozen=True)
@@ -238,13 +237,15 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
     if n_shared == k or n_shared >= min_shared:
         sums, counts, present = sums[:, :, shared], counts[:, :, shared], present[:, shared]
         rows_used = int(counts[0].sum())
-        design = InputDesign(True, k, n_shared, n_shared, rows_used, int(y.size - rows_used), min_shared)
+        design = InputDesign(paired=True, n_inputs=k, n_shared=n_shared, n_used=n_shared, rows_used=rows_used,
+                             rows_dropped=int(y.size - rows_used), min_shared=min_shared)
         blocks = cluster_count_blocks(n_shared, n_boot, gen, width=values.shape[0] * s)
     else:
         caveat = (f"only {n_shared} of {k} inputs are answered by every system (fewer than {min_shared}): each "
                   f"system's inputs are resampled on their own, so differences between the inputs the systems "
                   f"answered confound the ranking")
-        design = InputDesign(False, k, n_shared, k, int(y.size), 0, min_shared, caveat)
+        design = InputDesign(paired=False, n_inputs=k, n_shared=n_shared, n_used=k, rows_used=int(y.size),
+                             rows_dropped=0, min_shared=min_shared, caveat=caveat)
         blocks = _within_system_count_blocks(present, n_boot, gen)
     point = _ratio(sums.sum(axis=2), counts.sum(axis=2))
     reps = [_ratio(_weighted(sums, c), _weighted(counts, c)) for c in blocks]
@@ -254,8 +255,9 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
         draws = gen.integers(0, s, size=(n_boot, s))
         weights = np.bincount((draws + s * np.arange(n_boot)[:, None]).ravel(),
                               minlength=n_boot * s).reshape(n_boot, s).T.astype(np.float64)
-    return SystemBootstrap(tuple(sys_names.tolist()), metrics, thr, point, replicates, counts.sum(axis=2),
-                           present.sum(axis=1), design, tuple(sorted(res_set)), int(n_boot), weights)
+    return SystemBootstrap(systems=tuple(sys_names.tolist()), metrics=metrics, thresholds=thr, point=point,
+                           replicates=replicates, n=counts.sum(axis=2), n_inputs=present.sum(axis=1), design=design,
+                           resample=tuple(sorted(res_set)), n_boot=int(n_boot), system_weights=weights)
 
 
 def percentile_cis(replicates: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -298,8 +300,6 @@ class SystemRow:
     mean: dict[str, Estimate]
     pass_rate: dict[str, Estimate]  # only metrics given a threshold
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def system_rows(res: SystemBootstrap, level: float = 0.95) -> list[SystemRow]:
@@ -316,13 +316,15 @@ def system_rows(res: SystemBootstrap, level: float = 0.95) -> list[SystemRow]:
     method = res.method.replace("+systems", "")
 
     def est(v: int, s: int) -> Estimate:
-        return Estimate(float(res.point[v, s]), float(lo[v, s]), float(hi[v, s]), int(res.n[v, s]),
-                        int(res.n_inputs[s]), method, res.n_boot, int(dropped[v, s]))
+        return Estimate(estimate=float(res.point[v, s]), ci_low=float(lo[v, s]), ci_high=float(hi[v, s]),
+                        n=int(res.n[v, s]), n_groups=int(res.n_inputs[s]), method=method, n_boot=res.n_boot,
+                        n_boot_dropped=int(dropped[v, s]))
 
     m = len(res.metrics)
     with_t = [j for j in range(m) if np.isfinite(res.thresholds[j])]
-    return [SystemRow(name, int(res.n_inputs[s]), est(0, s), {res.metrics[j]: est(1 + j, s) for j in range(m)},
-                      {res.metrics[j]: est(1 + m + j, s) for j in with_t})
+    return [SystemRow(system=name, n_inputs=int(res.n_inputs[s]), human=est(0, s),
+                      mean={res.metrics[j]: est(1 + j, s) for j in range(m)},
+                      pass_rate={res.metrics[j]: est(1 + m + j, s) for j in with_t})
             for s, name in enumerate(res.systems)]
 
 
@@ -437,10 +439,11 @@ def agreement_replicates(res: SystemBootstrap, summary: str = "mean",
     reps = agreement_stats(res.replicates[0], res.replicates[rows], res.system_weights)
     observed = np.broadcast_to(res.point[0][None, :, None], (1, *res.replicates.shape[1:]))
     ceiling = agreement_stats(res.replicates[0], observed, res.system_weights)
-    return AgreementReplicates(names, summary, {key: v[:, 0] for key, v in pts.items()}, reps,
-                               {key: ceiling[key][0] for key in RANK_STATS}, _ties(res.point[0]),
-                               tuple(_ties(res.point[v]) for v in rows), len(res.systems), res.design.n_used,
-                               res.n_boot, res.method)
+    return AgreementReplicates(metrics=names, summary=summary, point={key: v[:, 0] for key, v in pts.items()},
+                               replicates=reps, ceiling={key: ceiling[key][0] for key in RANK_STATS},
+                               human_ties=_ties(res.point[0]), metric_ties=tuple(_ties(res.point[v]) for v in rows),
+                               n_systems=len(res.systems), n_inputs=res.design.n_used, n_boot=res.n_boot,
+                               method=res.method)
 
 
 @dataclass(frozen=True)
@@ -461,8 +464,6 @@ class RankAgreement:
     human_ties: int  # system pairs with equal human pass rates (left out of pairwise_accuracy)
     metric_ties: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _estimates(agr: AgreementReplicates, point: np.ndarray, reps: np.ndarray, level: float, method: str,
@@ -472,8 +473,9 @@ def _estimates(agr: AgreementReplicates, point: np.ndarray, reps: np.ndarray, le
         median = np.array([np.median(r[np.isfinite(r)]) if np.isfinite(r).any() else np.nan for r in reps])
         lo, hi = np.clip(lo + point - median, -1.0, 1.0), np.clip(hi + point - median, -1.0, 1.0)
         method = method.replace("-percentile", "-recentred-percentile")
-    return [Estimate(float(point[q]), float(lo[q]), float(hi[q]), agr.n_systems, agr.n_inputs, method, agr.n_boot,
-                     int(dropped[q])) for q in range(point.size)]
+    return [Estimate(estimate=float(point[q]), ci_low=float(lo[q]), ci_high=float(hi[q]), n=agr.n_systems,
+                     n_groups=agr.n_inputs, method=method, n_boot=agr.n_boot,
+                     n_boot_dropped=int(dropped[q])) for q in range(point.size)]
 
 
 def rank_agreement(agr: AgreementReplicates, level: float = 0.95) -> list[RankAgreement]:
@@ -489,7 +491,9 @@ def rank_agreement(agr: AgreementReplicates, level: float = 0.95) -> list[RankAg
     cols = [_estimates(agr, agr.point[key], agr.replicates[key], level, agr.method, recentre=key == "pearson")
             for key in AGREEMENT_STATS]
     n_pairs = agr.n_systems * (agr.n_systems - 1) // 2
-    return [RankAgreement(name, agr.summary, *(c[q] for c in cols), n_pairs, agr.human_ties, agr.metric_ties[q])
+    tau, pairwise, acc_eq, pearson = cols
+    return [RankAgreement(metric=name, summary=agr.summary, tau=tau[q], pairwise_accuracy=pairwise[q], acc_eq=acc_eq[q],
+                          pearson=pearson[q], n_pairs=n_pairs, human_ties=agr.human_ties, metric_ties=agr.metric_ties[q])
             for q, name in enumerate(agr.metrics)]
 
 
@@ -518,8 +522,6 @@ class AgreementDifference:
     tau: Estimate
     pairwise_accuracy: Estimate
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def agreement_differences(agr: AgreementReplicates, level: float = 0.95,
@@ -542,7 +544,8 @@ def agreement_differences(agr: AgreementReplicates, level: float = 0.95,
     cols = [_estimates(agr, agr.point[key][ia] - agr.point[key][ib],
                        agr.replicates[key][ia] - agr.replicates[key][ib], level, method)
             for key in ("tau", "pairwise_accuracy")]
-    return [AgreementDifference(a, b, agr.summary, cols[0][q], cols[1][q]) for q, (a, b) in enumerate(pairs)]
+    return [AgreementDifference(metric_a=a, metric_b=b, summary=agr.summary, tau=cols[0][q],
+                                pairwise_accuracy=cols[1][q]) for q, (a, b) in enumerate(pairs)]
 
 
 # ---- pairs of systems: reversals and significance clusters ----------------------------------------------------
@@ -580,15 +583,16 @@ def pair_differences(res: SystemBootstrap, metric: str | None = None, summary: s
     v = res.row(metric, summary)
     i, j = np.triu_indices(len(res.systems), 1)
     lo, hi, dropped = percentile_cis(res.replicates[v, i] - res.replicates[v, j], level)
-    return PairDifferences(i, j, res.point[v, i] - res.point[v, j], lo, hi, dropped)
+    return PairDifferences(i=i, j=j, point=res.point[v, i] - res.point[v, j], low=lo, high=hi, dropped=dropped)
 
 
 def _oriented(res: SystemBootstrap, d: PairDifferences, q: int, sign: int, v: int) -> Estimate:
     """Estimate of (winner − loser) from pair q's i − j difference; sign −1 flips it."""
     lo, hi = (d.low[q], d.high[q]) if sign > 0 else (-d.high[q], -d.low[q])
-    return Estimate(float(sign * d.point[q]), float(lo), float(hi), int(res.n[v, d.i[q]] + res.n[v, d.j[q]]),
-                    res.design.n_used, "paired-" + res.method.replace("+systems", ""), res.n_boot,
-                    int(d.dropped[q]))
+    return Estimate(estimate=float(sign * d.point[q]), ci_low=float(lo), ci_high=float(hi),
+                    n=int(res.n[v, d.i[q]] + res.n[v, d.j[q]]), n_groups=res.design.n_used,
+                    method="paired-" + res.method.replace("+systems", ""), n_boot=res.n_boot,
+                    n_boot_dropped=int(d.dropped[q]))
 
 
 @dataclass(frozen=True)
@@ -602,8 +606,6 @@ class Reversal:
     human_difference: Estimate  # human rate of human_prefers − metric_prefers (> 0)
     metric_difference: Estimate  # metric summary of human_prefers − metric_prefers (< 0)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def reversals(res: SystemBootstrap, metric: str, summary: str = "mean", level: float = 0.95,
@@ -628,8 +630,9 @@ def reversals(res: SystemBootstrap, metric: str, summary: str = "mean", level: f
     for q in np.flatnonzero((hs != 0) & (ms == -hs)):
         sign = int(hs[q])
         a, b = (hd.i[q], hd.j[q]) if sign > 0 else (hd.j[q], hd.i[q])
-        out.append(Reversal(metric, summary, res.systems[a], res.systems[b], _oriented(res, hd, q, sign, 0),
-                            _oriented(res, md, q, sign, v)))
+        out.append(Reversal(metric=metric, summary=summary, human_prefers=res.systems[a], metric_prefers=res.systems[b],
+                            human_difference=_oriented(res, hd, q, sign, 0),
+                            metric_difference=_oriented(res, md, q, sign, v)))
     return sorted(out, key=lambda r: r.human_difference.estimate, reverse=True)
 
 
@@ -647,13 +650,12 @@ class SignificanceClusters:
     clusters: tuple[tuple[str, ...], ...]
     resolved: tuple[tuple[str, str], ...]
     n_pairs: int
+    record_derived: ClassVar[tuple[str, ...]] = ("share_resolved",)
 
     @property
     def share_resolved(self) -> float:
         return len(self.resolved) / self.n_pairs if self.n_pairs else float("nan")
 
-    def to_dict(self) -> dict:
-        return {**asdict(self), "share_resolved": self.share_resolved}
 
 
 def significance_clusters(res: SystemBootstrap, metric: str | None = None, summary: str = "mean",
@@ -683,10 +685,10 @@ def significance_clusters(res: SystemBootstrap, metric: str | None = None, summa
     rank = {name: q for q, name in enumerate(names)}
     resolved = sorted(((res.systems[a], res.systems[b]) for a, b in zip(*np.nonzero(beats))),
                       key=lambda p: (rank[p[0]], rank[p[1]]))
-    return SignificanceClusters("human" if metric is None else f"{metric}:{summary}", tuple(names),
-                                tuple(float(res.point[v, q]) for q in order),
-                                tuple(tuple(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])), tuple(resolved),
-                                s * (s - 1) // 2)
+    return SignificanceClusters(variable="human" if metric is None else f"{metric}:{summary}", order=tuple(names),
+                                values=tuple(float(res.point[v, q]) for q in order),
+                                clusters=tuple(tuple(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])),
+                                resolved=tuple(resolved), n_pairs=s * (s - 1) // 2)
 
 
 # ---- everything for one slice ---------------------------------------------------------------------------------
@@ -706,13 +708,6 @@ class SystemLevel:
     reversals: list[Reversal]
     human_clusters: SignificanceClusters
 
-    def to_dict(self) -> dict:
-        return {"design": self.design.to_dict(), "resample": list(self.resample), "level": self.level,
-                "n_boot": self.n_boot, "systems": [r.to_dict() for r in self.systems],
-                "agreement": [a.to_dict() for a in self.agreement],
-                "ceiling": {key: e.to_dict() for key, e in self.ceiling.items()},
-                "differences": [d.to_dict() for d in self.differences],
-                "reversals": [r.to_dict() for r in self.reversals], "human_clusters": self.human_clusters.to_dict()}
 
 
 def summarise_systems(res: SystemBootstrap, level: float = 0.95) -> SystemLevel:
@@ -754,5 +749,6 @@ def summarise_systems(res: SystemBootstrap, level: float = 0.95) -> SystemLevel:
         for name in names:
             revs += reversals(res, name, summary, level, human)
     clusters = significance_clusters(res, None, level=level)
-    return SystemLevel(res.design, res.resample, level, res.n_boot, system_rows(res, level), agreement, ceiling,
-                       differences, revs, clusters)
+    return SystemLevel(design=res.design, resample=res.resample, level=level, n_boot=res.n_boot,
+                       systems=system_rows(res, level), agreement=agreement, ceiling=ceiling, differences=differences,
+                       reversals=revs, human_clusters=clusters)

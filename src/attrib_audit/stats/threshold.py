@@ -34,8 +34,8 @@ exact only for equal weights, checked by simulation on a design whose weights go
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -88,9 +88,6 @@ class Target:
         if not np.isfinite(est.ci_low):
             return False
         return est.ci_low > self.level if self.kind == "false_pass" else est.ci_high < self.level
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "level": float(self.level)}
 
 
 def make_target(*, max_false_pass: float | None = None, min_precision: float | None = None,
@@ -469,7 +466,7 @@ def unit_risks(data: LabelledScores, target: Target, thresholds: np.ndarray, uni
         relevant = np.bincount(codes, weights=neg, minlength=k) if target.on_unsupported else size
         binary = bool((relevant[relevant > 0] == 1).all())
     risk, n_eff, n_units = _risk_and_n(m, data.weights is not None)
-    return Scan(t, risk, n_eff, n_units, np.full(t.size, np.nan)), binary
+    return Scan(thresholds=t, risk=risk, n_effective=n_eff, n_units=n_units, p_values=np.full(t.size, np.nan)), binary
 
 
 # --- certification ------------------------------------------------------------------------------------------
@@ -529,16 +526,17 @@ class Certificate:
     tested: int  # thresholds tested in the sequence
     candidates: int
     weighted: bool
-    scan: Scan | None = None
+    scan: Scan | None = field(default=None, metadata={"omit": True})
+    record_derived: ClassVar[tuple[str, ...]] = ("certified_rate",)
 
     @property
     def certified(self) -> bool:
         return self.threshold is not None
 
-    def to_dict(self) -> dict:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("scan", "target")}
-        return {"target": self.target.to_dict(), **out, "certified_rate": None if self.risk is None
-                else self.target.rate(self.risk)}
+    @property
+    def certified_rate(self) -> float | None:
+        """The in-sample risk of the certified threshold in the target's terms (None when none is certified)."""
+        return None if self.risk is None else self.target.rate(self.risk)
 
 
 def _resolve_unit(data: LabelledScores, unit: str) -> str:
@@ -611,15 +609,21 @@ def certify(data: LabelledScores, target: Target, delta: float = 0.1, *, unit: s
     note = assumption(target, unit, data.weights is not None, grid is not None)
 
     def result(idx: int | None, reason: str | None, tested: int, p: np.ndarray | None = None) -> Certificate:
-        sc = scan if p is None else Scan(scan.thresholds, scan.risk, scan.n_effective, scan.n_units, p)
-        if idx is None:
-            return Certificate(target, delta, None, reason, None, None, None, unit, method, note,
-                               int(scan.n_units.max()) if ts.size else 0, float(scan.n_effective.max()) if ts.size else 0.0,
-                               tested, ts.size, data.weights is not None, sc)
-        return Certificate(target, delta, float(ts[idx]), None, float(scan.risk[idx]),
-                           float(risk_upper_bound(scan.risk[idx], scan.n_effective[idx], delta, method)[0]),
-                           float(p[idx]), unit, method, note, int(scan.n_units[idx]), float(scan.n_effective[idx]),
-                           tested, ts.size, data.weights is not None, sc)
+        sc = scan if p is None else Scan(thresholds=scan.thresholds, risk=scan.risk, n_effective=scan.n_effective,
+                                         n_units=scan.n_units, p_values=p)
+        at = None if idx is None else float(ts[idx])
+        if idx is None or p is None:
+            risk = upper = p_at = None
+            n_units = int(scan.n_units.max()) if ts.size else 0
+            n_eff = float(scan.n_effective.max()) if ts.size else 0.0
+        else:
+            risk, p_at = float(scan.risk[idx]), float(p[idx])
+            upper = float(risk_upper_bound(scan.risk[idx], scan.n_effective[idx], delta, method)[0])
+            n_units, n_eff = int(scan.n_units[idx]), float(scan.n_effective[idx])
+        return Certificate(target=target, delta=delta, threshold=at, reason=reason, risk=risk, upper_bound=upper,
+                           p_value=p_at, unit=unit, p_value_method=method, assumption=note, n_units=n_units,
+                           n_effective=n_eff, tested=tested, candidates=int(ts.size), weighted=data.weights is not None,
+                           scan=sc)
 
     one = _one_class(data)
     if one:
@@ -661,8 +665,6 @@ class NaiveThreshold:
     rate: float | None  # its in-sample rate in the target's terms
     reason: str | None
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def naive_threshold(data: LabelledScores, target: Target) -> NaiveThreshold:
@@ -704,18 +706,14 @@ class GateRates:
     """A gate's pair-level rates on labelled pairs; `supported_pass` (share of supported pairs let through) is its cost."""
 
     threshold: float | None  # None: each pair judged by its own fold's threshold (cross-fitted)
+    n: int
     false_pass: Estimate
     catch: Estimate
     precision: Estimate
     supported_pass: Estimate
-    n: int
 
     def rate(self, kind: str) -> Estimate:
         return getattr(self, kind)
-
-    def to_dict(self) -> dict:
-        return {"threshold": self.threshold, "n": self.n,
-                **{k: getattr(self, k).to_dict() for k in ("false_pass", "catch", "precision", "supported_pass")}}
 
 
 def _resolve_ci(data: LabelledScores, ci: str) -> str:
@@ -752,13 +750,14 @@ def _rates(data: LabelledScores, passed: np.ndarray, include: np.ndarray, thresh
                     r = reps[:, j, num] / reps[:, j, den]
                 lo, hi, dropped = percentile_ci(r, level)
             label = "clopper-pearson" if method == "exact" else "clustered-bootstrap-percentile"
-            ests.append(Estimate(float(point), lo, hi, int(counts[j, den]), groups[j][den], label,
-                                 n_boot if method == "bootstrap" else 0, dropped))
+            ests.append(Estimate(estimate=float(point), ci_low=lo, ci_high=hi, n=int(counts[j, den]),
+                                 n_groups=groups[j][den], method=label, n_boot=n_boot if method == "bootstrap" else 0,
+                                 n_boot_dropped=dropped))
         fp, prec, sp = ests
-        catch = Estimate(1.0 - fp.estimate, 1.0 - fp.ci_high, 1.0 - fp.ci_low, fp.n, fp.n_groups, fp.method,
-                         fp.n_boot, fp.n_boot_dropped)
-        out.append(GateRates(None if thresholds[j] is None else float(thresholds[j]), fp, catch, prec, sp,
-                             int(include[j].sum())))
+        catch = Estimate(estimate=1.0 - fp.estimate, ci_low=1.0 - fp.ci_high, ci_high=1.0 - fp.ci_low, n=fp.n,
+                         n_groups=fp.n_groups, method=fp.method, n_boot=fp.n_boot, n_boot_dropped=fp.n_boot_dropped)
+        out.append(GateRates(threshold=None if thresholds[j] is None else float(thresholds[j]), n=int(include[j].sum()),
+                             false_pass=fp, catch=catch, precision=prec, supported_pass=sp))
     return out
 
 
@@ -810,8 +809,6 @@ class LabelNeed:
     more_labels: int | None
     assumption: str = "new labels show the same rates, mix and clustering as these"
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def label_need(data: LabelledScores, cert: Certificate, threshold: float | None = None) -> LabelNeed | None:
@@ -850,8 +847,9 @@ def _need(data: LabelledScores, cert: Certificate, scan: Scan, j: int, cap: int 
     if need is None and r == 0.0 and solve_zero:  # past the search, a rate of 0 still has its count
         need = units_needed_without_failures(cert.target.alpha, cert.delta, cert.p_value_method)
     labels = None if need is None or have <= 0 else int(math.ceil(need * data.n / have - 1e-9))
-    return LabelNeed(float(scan.thresholds[j]), r, _unit_noun(cert.target, cert.unit), have, need, data.n, labels,
-                     None if labels is None else max(0, labels - data.n))
+    return LabelNeed(threshold=float(scan.thresholds[j]), risk=r, unit=_unit_noun(cert.target, cert.unit),
+                     units_at_hand=have, units_needed=need, labels_at_hand=data.n, labels_needed=labels,
+                     more_labels=None if labels is None else max(0, labels - data.n))
 
 
 def fewest_labels(data: LabelledScores, cert: Certificate) -> LabelNeed | None:
@@ -905,12 +903,6 @@ class HeldOut:
     naive: GateRates | None
     reason: str | None = None
 
-    def to_dict(self) -> dict:
-        return {"folds": self.folds, "fold_thresholds": [list(p) for p in self.fold_thresholds],
-                "certified_folds": self.certified_folds, "naive_folds": self.naive_folds,
-                "certified": None if self.certified is None else self.certified.to_dict(),
-                "naive": None if self.naive is None else self.naive.to_dict(), "reason": self.reason}
-
 
 def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds: int = 5,
               rng: np.random.Generator | int = 0, unit: str = "auto", p_value: str = "auto", level: float = 0.95,
@@ -938,7 +930,8 @@ def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds
     unit = _resolve_unit(data, unit)
     k = int(data.codes.max()) + 1
     if k < 2:
-        return HeldOut(0, (), 0, 0, None, None, "cross-fitting needs at least two groups")
+        return HeldOut(folds=0, fold_thresholds=(), certified_folds=0, naive_folds=0, certified=None, naive=None,
+                       reason="cross-fitting needs at least two groups")
     fold = group_folds(data.codes, min(folds, k), gen)
     n_folds = int(fold.max()) + 1
     passed = np.zeros((2, data.n), dtype=bool)
@@ -955,8 +948,9 @@ def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds
                 include[g, test] = True
                 passed[g, test] = data.scores[test] >= t
     rates = _rates(data, passed, include, [None, None], level=level, ci=ci, n_boot=n_boot, rng=gen)
-    return HeldOut(n_folds, tuple(fitted), sum(c is not None for c, _ in fitted), sum(v is not None for _, v in fitted),
-                   rates[0] if include[0].any() else None, rates[1] if include[1].any() else None)
+    return HeldOut(folds=n_folds, fold_thresholds=tuple(fitted), certified_folds=sum(c is not None for c, _ in fitted),
+                   naive_folds=sum(v is not None for _, v in fitted), certified=rates[0] if include[0].any() else None,
+                   naive=rates[1] if include[1].any() else None)
 
 
 # --- one slice, everything a thresholds.json entry needs ------------------------------------------------------------
@@ -973,16 +967,6 @@ class SliceThresholds:
     label_need: LabelNeed | None  # to certify the threshold a team would pick by eye
     fewest_labels: LabelNeed | None  # to certify any candidate at all
 
-    def to_dict(self) -> dict:
-        return {"target": self.certified.target.to_dict(), "delta": self.certified.delta,
-                "certified_threshold": self.certified.threshold, "certified_reason": self.certified.reason,
-                "naive_threshold": self.naive.threshold, "naive_reason": self.naive.reason,
-                "certificate": self.certified.to_dict(), "naive": self.naive.to_dict(),
-                "in_sample": {"certified": None if self.certified_rates is None else self.certified_rates.to_dict(),
-                              "naive": None if self.naive_rates is None else self.naive_rates.to_dict()},
-                "held_out": self.held_out.to_dict(),
-                "label_need": None if self.label_need is None else self.label_need.to_dict(),
-                "fewest_labels": None if self.fewest_labels is None else self.fewest_labels.to_dict()}
 
 
 def slice_thresholds(data: LabelledScores, target: Target, delta: float = 0.1, *, folds: int = 5,
@@ -1017,7 +1001,8 @@ def slice_thresholds(data: LabelledScores, target: Target, delta: float = 0.1, *
     naive_rates = next(rates) if naive.threshold is not None else None
     held = cross_fit(data, target, delta, folds=folds, rng=gen, unit=unit, p_value=p_value, level=level, ci=ci,
                      n_boot=n_boot)
-    return SliceThresholds(cert, naive, cert_rates, naive_rates, held, label_need(data, cert), fewest_labels(data, cert))
+    return SliceThresholds(certified=cert, naive=naive, certified_rates=cert_rates, naive_rates=naive_rates,
+                           held_out=held, label_need=label_need(data, cert), fewest_labels=fewest_labels(data, cert))
 
 
 # --- transfer: each slice's threshold on every slice ------------------------------------------------------------------
@@ -1027,13 +1012,9 @@ class TransferCell:
     fitted_on: str
     applied_to: str
     threshold: float
-    rates: GateRates
     in_sample: bool  # the diagonal: the threshold judged on the pairs that chose it
     broken: bool  # the target's rate CI lies wholly on the wrong side of the target
-
-    def to_dict(self) -> dict:
-        return {"fitted_on": self.fitted_on, "applied_to": self.applied_to, "threshold": self.threshold,
-                "in_sample": self.in_sample, "broken": self.broken, **self.rates.to_dict()}
+    rates: GateRates = field(metadata={"inline": True})  # its keys sit beside these in JSON (the same threshold)
 
 
 @dataclass(frozen=True)
@@ -1057,10 +1038,6 @@ class TransferMatrix:
             out[pos[c.fitted_on], pos[c.applied_to]] = c.rates.rate(kind).estimate
         return out
 
-    def to_dict(self) -> dict:
-        return {"target": self.target.to_dict(), "slices": [str(s) for s in self.slices],
-                "thresholds": {str(k): None if v is None else float(v) for k, v in self.thresholds.items()},
-                "cells": [c.to_dict() for c in self.cells]}
 
 
 def transfer_matrix(slices: Mapping[str, LabelledScores], thresholds: Mapping[str, float | None], target: Target, *,
@@ -1098,7 +1075,8 @@ def transfer_matrix(slices: Mapping[str, LabelledScores], thresholds: Mapping[st
         rates = gate_rates(slices[b], [thresholds[a] for a in rows], level=level, ci=ci, n_boot=n_boot,
                            rng=slice_rng(seed, b))
         for a, r in zip(rows, rates):
-            cells.append(TransferCell(a, b, float(thresholds[a]), r, a == b, target.broken_by(r.rate(target.kind))))
+            cells.append(TransferCell(fitted_on=a, applied_to=b, threshold=float(thresholds[a]), in_sample=a == b,
+                                      broken=target.broken_by(r.rate(target.kind)), rates=r))
     order = {s: i for i, s in enumerate(names)}
     cells.sort(key=lambda c: (order[c.fitted_on], order[c.applied_to]))
     return TransferMatrix(target, names, {s: thresholds.get(s) for s in names}, tuple(cells))

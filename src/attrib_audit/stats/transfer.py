@@ -8,7 +8,7 @@ Each statistic is recomputed on every replicate at once (plug-in bootstrap).
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -76,8 +76,6 @@ class Portability:
     paired_portable: bool
     paired_breaks_on: tuple[str, ...]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -88,8 +86,6 @@ class DatasetBest:
     ci_low: float
     ci_high: float
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def best_per_dataset(mat: AurocMatrix, level: float = 0.95) -> list[DatasetBest]:
@@ -105,7 +101,8 @@ def best_per_dataset(mat: AurocMatrix, level: float = 0.95) -> list[DatasetBest]
     best = mat.point.argmax(axis=0)
     cols = np.arange(len(mat.datasets))
     lo, hi = _ci(mat.replicates[best, cols], level)
-    return [DatasetBest(ds, mat.metrics[best[j]], float(mat.point[best[j], j]), float(lo[j]), float(hi[j]))
+    return [DatasetBest(dataset=ds, best=mat.metrics[best[j]], auroc=float(mat.point[best[j], j]), ci_low=float(lo[j]),
+                        ci_high=float(hi[j]))
             for j, ds in enumerate(mat.datasets)]
 
 
@@ -130,8 +127,10 @@ def portability(mat: AurocMatrix, level: float = 0.95) -> list[Portability]:
     paired_ok = (d_lo <= 0) & (d_hi >= 0)
     out = []
     for i, name in enumerate(mat.metrics):
-        out.append(Portability(name, bool(within[i].all()), tuple(np.asarray(mat.datasets)[~within[i]].tolist()),
-                               bool(paired_ok[i].all()), tuple(np.asarray(mat.datasets)[~paired_ok[i]].tolist())))
+        out.append(Portability(metric=name, portable=bool(within[i].all()),
+                               breaks_on=tuple(np.asarray(mat.datasets)[~within[i]].tolist()),
+                               paired_portable=bool(paired_ok[i].all()),
+                               paired_breaks_on=tuple(np.asarray(mat.datasets)[~paired_ok[i]].tolist())))
     return out
 
 
@@ -152,8 +151,6 @@ class FixedRegret:
     max: float
     worst_dataset: str
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -168,8 +165,6 @@ class SelectorRegret:
     minus_best_fixed: float  # selector mean regret − lowest-regret fixed metric's (paired over replicates)
     minus_best_fixed_ci: tuple[float, float]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -180,10 +175,6 @@ class LodoRegret:
     n_boot: int
     n_boot_dropped: int
 
-    def to_dict(self) -> dict:
-        return {"fixed": [f.to_dict() for f in self.fixed], "selector": self.selector.to_dict(),
-                "lowest_regret_metric": self.lowest_regret_metric, "n_boot": self.n_boot,
-                "n_boot_dropped": self.n_boot_dropped}
 
 
 def regret_matrix(point: np.ndarray) -> np.ndarray:
@@ -237,18 +228,22 @@ def lodo_regret(mat: AurocMatrix, level: float = 0.95) -> LodoRegret:
     fixed = []
     for i, name in enumerate(mat.metrics):
         j = int(reg[i].argmax())
-        fixed.append(FixedRegret(name, dict(zip(mat.datasets, reg[i].tolist())), float(reg[i].mean()), float(lo[i]),
-                                 float(hi[i]), float(reg[i, j]), mat.datasets[j]))
+        fixed.append(FixedRegret(metric=name, per_dataset=dict(zip(mat.datasets, reg[i].tolist())),
+                                 mean=float(reg[i].mean()), ci_low=float(lo[i]), ci_high=float(hi[i]),
+                                 max=float(reg[i, j]), worst_dataset=mat.datasets[j]))
     best_fixed = int(reg.mean(axis=1).argmin())
     picks, sel = _selector(mat.point)
     _, sel_b = _selector(reps)
     sel_mean_b = sel_b.mean(axis=0)
     s_lo, s_hi = _ci(sel_mean_b, level)
     g_lo, g_hi = _ci(sel_mean_b - reg_b[best_fixed], level)
-    selector = SelectorRegret({ds: mat.metrics[p] for ds, p in zip(mat.datasets, picks)},
-                              dict(zip(mat.datasets, sel.tolist())), float(sel.mean()), float(s_lo), float(s_hi),
-                              float(sel.mean() - reg[best_fixed].mean()), (float(g_lo), float(g_hi)))
-    return LodoRegret(fixed, selector, mat.metrics[best_fixed], mat.n_boot, int((~ok).sum()))
+    selector = SelectorRegret(picks={ds: mat.metrics[p] for ds, p in zip(mat.datasets, picks)},
+                              per_dataset=dict(zip(mat.datasets, sel.tolist())), mean=float(sel.mean()),
+                              ci_low=float(s_lo), ci_high=float(s_hi),
+                              minus_best_fixed=float(sel.mean() - reg[best_fixed].mean()),
+                              minus_best_fixed_ci=(float(g_lo), float(g_hi)))
+    return LodoRegret(fixed=fixed, selector=selector, lowest_regret_metric=mat.metrics[best_fixed], n_boot=mat.n_boot,
+                      n_boot_dropped=int((~ok).sum()))
 
 
 def eps_regret_sweep(mat: AurocMatrix, grid: Sequence[float] = DEFAULT_EPS_GRID) -> list[dict]:
@@ -277,8 +272,6 @@ class PairedDiff:
     ci_high: float
     sign: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _pair_cis(mat: AurocMatrix, a: int, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -307,8 +300,9 @@ def paired_best_vs_rest(mat: AurocMatrix, level: float = 0.95) -> list[PairedDif
     for j, ds in enumerate(mat.datasets):
         diff, lo, hi = _pair_cis(mat, int(best[j]), level)
         sign = _sign(lo[:, j], hi[:, j])
-        out += [PairedDiff(ds, mat.metrics[best[j]], mat.metrics[i], float(diff[i, j]), float(lo[i, j]),
-                           float(hi[i, j]), int(sign[i])) for i in range(len(mat.metrics)) if i != best[j]]
+        out += [PairedDiff(dataset=ds, metric_a=mat.metrics[best[j]], metric_b=mat.metrics[i], diff=float(diff[i, j]),
+                           ci_low=float(lo[i, j]), ci_high=float(hi[i, j]),
+                           sign=int(sign[i])) for i in range(len(mat.metrics)) if i != best[j]]
     return out
 
 
@@ -321,8 +315,6 @@ class SignFlip:
     a_better_on: dict[str, float]  # dataset → a − b
     b_better_on: dict[str, float]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def sign_flips(mat: AurocMatrix, level: float = 0.95) -> list[SignFlip]:
@@ -371,8 +363,6 @@ class Decomposition:
     p_metric: float
     n_perm: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def decompose(mat: AurocMatrix, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> Decomposition:
@@ -403,6 +393,7 @@ def decompose(mat: AurocMatrix, n_perm: int = 10_000, rng: np.random.Generator |
     p_int = float((1 + ((ss_within - null_metric) >= ss_int - tol).sum()) / (1 + n_perm))
     p_met = float((1 + (null_metric >= ss_metric - tol).sum()) / (1 + n_perm))
     share = (lambda x: x / ss_total) if ss_total > 0 else (lambda x: float("nan"))
-    return Decomposition(mu, dict(zip(mat.datasets, col.tolist())), dict(zip(mat.metrics, row.tolist())),
-                         resid.tolist(), ss_total, share(ss_dataset), share(ss_metric), share(ss_int), p_int, p_met,
-                         n_perm)
+    return Decomposition(grand_mean=mu, dataset_effect=dict(zip(mat.datasets, col.tolist())),
+                         metric_effect=dict(zip(mat.metrics, row.tolist())), residual=resid.tolist(), ss_total=ss_total,
+                         share_dataset=share(ss_dataset), share_metric=share(ss_metric),
+                         share_interaction=share(ss_int), p_interaction=p_int, p_metric=p_met, n_perm=n_perm)

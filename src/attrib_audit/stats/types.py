@@ -1,7 +1,7 @@
 """Small frozen result records shared by the statistics functions."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,8 +36,6 @@ class Estimate:
     n_boot: int = 0
     n_boot_dropped: int = 0  # resamples that lost a class (statistic undefined) and were left out
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,7 +16,7 @@ A gate target (`--max-false-pass` etc.) asks instead how many labels certify a t
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -25,6 +25,7 @@ import numpy as np
 from attrib_audit.audit.results import read_results
 from attrib_audit.audit.thresholds import scored_from_results, slice_data
 from attrib_audit.errors import UsageError, saved_layout
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.auroc import auroc, average_ranks, ht_auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
 from attrib_audit.stats.threshold import MAX_UNITS, Target, certify, fewest_labels, label_need
@@ -302,7 +303,8 @@ def scenarios_from_results(folder: Path, opts: PlanOptions) -> list[Scenario]:
             notes.append("the audit has no multi-pair clusters to estimate the intra-cluster correlation: assuming 0 "
                          "(pass --icc)")
             icc = 0.0
-        out.append(Scenario(f"slice {sl}", pop, names, best, runner, m, icc, notes, gap))
+        out.append(Scenario(title=f"slice {sl}", pop=pop, names=names, best=best, runner=runner, m=m, icc=icc,
+                            notes=notes, gap=gap))
     return out
 
 
@@ -318,9 +320,9 @@ def scenario_from_assumptions(opts: PlanOptions) -> Scenario:
     names = [f"metric{i + 1}" for i in range(len(aurocs))]
     notes = [f"binormal scores, AUROC {', '.join(f'{a:g}' for a in aurocs)}, prevalence {opts.prevalence:g}, "
              f"metric correlation {opts.corr:g}"]
-    return Scenario("assumed", BinormalPopulation(tuple(aurocs), opts.prevalence, opts.corr), names, 0, runner,
-                    opts.pairs_per_cluster or 1, opts.icc or 0.0, notes,
-                    None if runner is None else round(aurocs[0] - aurocs[1], 4))
+    return Scenario(title="assumed", pop=BinormalPopulation(tuple(aurocs), opts.prevalence, opts.corr), names=names,
+                    best=0, runner=runner, m=opts.pairs_per_cluster or 1, icc=opts.icc or 0.0, notes=notes,
+                    gap=None if runner is None else round(aurocs[0] - aurocs[1], 4))
 
 
 def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOptions) -> dict:
@@ -329,7 +331,7 @@ def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOpt
     entry = {"title": sc.title, "best": sc.names[sc.best], "best_auroc": float(truth[sc.best]),
              "runner": sc.names[sc.runner] if sc.runner is not None else None, "notes": list(sc.notes),
              "pairs_per_cluster": sc.m, "icc": sc.icc, "sims": opts.sims, "n_boot": opts.n_boot,
-             "rows": [asdict(r) for r in rows], "recommended_n": rec,
+             "rows": [to_record(r) for r in rows], "recommended_n": rec,
              "goals": ([f"95% CI half-width ≤ {opts.half_width}"] if opts.half_width is not None else [])
              + ([f"power ≥ {TARGET_POWER} to show a {sc.gap} AUROC gap"] if sc.runner is not None else [])}
     if sc.title == "assumed" and opts.half_width is not None and sc.m == 1:  # the textbook formula, as a cross-check
@@ -406,7 +408,7 @@ def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
                      "reason": cert.reason, "label_need": None, "fewest_labels": None, "simulated": None}
             if cert.threshold is None and data.n and 0 < data.labels.sum() < data.n:
                 need, fewest = label_need(data, cert), fewest_labels(data, cert)
-                entry.update(label_need=need and need.to_dict(), fewest_labels=fewest and fewest.to_dict())
+                entry.update(label_need=need and to_record(need), fewest_labels=fewest and to_record(fewest))
                 # a count past the search's (a target like false-pass ≤ 1e-9) is stated, not simulated: no sample fits
                 if fewest and fewest.labels_needed is not None and (fewest.units_needed or 0) <= MAX_UNITS:
                     m = opts.pairs_per_cluster or (max(1, int(round(data.n / np.unique(data.codes).size)))
