@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, group_codes, percentile_ci
 from attrib_audit.stats.rng import as_generator
 from attrib_audit.stats.types import Estimate
 
 
-def _codes(a: Sequence, b: Sequence, labels: Sequence | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _codes(a: ArrayLike, b: ArrayLike, labels: Sequence | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"ratings {a.shape} and {b.shape} must be 1-D and the same length")
@@ -33,7 +34,8 @@ def _index(cats: np.ndarray, x: np.ndarray) -> np.ndarray:
         raise ValueError(f"rating {exc.args[0]!r} is not one of the labels {cats.tolist()}") from None
 
 
-def _kappa_from_sums(agree: np.ndarray, ma: np.ndarray, mb: np.ndarray, total: np.ndarray) -> np.ndarray:
+def _kappa_from_sums(agree: np.ndarray | float, ma: np.ndarray, mb: np.ndarray,
+                     total: np.ndarray | float) -> np.ndarray:
     """κ = (p_o − p_e) / (1 − p_e) from agreement counts and marginal totals; NaN where p_e = 1 or no rows."""
     with np.errstate(invalid="ignore", divide="ignore"):
         po = agree / total
@@ -41,7 +43,7 @@ def _kappa_from_sums(agree: np.ndarray, ma: np.ndarray, mb: np.ndarray, total: n
         return np.where((total > 0) & (pe < 1.0), (po - pe) / (1.0 - pe), np.nan)
 
 
-def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None) -> float:
+def cohen_kappa(a: ArrayLike, b: ArrayLike, labels: Sequence | None = None) -> float:
     """Unweighted Cohen's κ, as sklearn.metrics.cohen_kappa_score (NaN where undefined).
 
     Args:
@@ -65,7 +67,7 @@ def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None) -> flo
     return float(_kappa_from_sums(np.float64((ia == ib).sum()), ma, mb, np.float64(ia.size)))
 
 
-def confusion_matrix(a: Sequence, b: Sequence, labels: Sequence | None = None) -> tuple[list, np.ndarray]:
+def confusion_matrix(a: ArrayLike, b: ArrayLike, labels: Sequence | None = None) -> tuple[list, np.ndarray]:
     """(labels, counts) with counts[i, j] = rows rated labels[i] by a and labels[j] by b.
 
     Args:
@@ -89,7 +91,7 @@ def confusion_matrix(a: Sequence, b: Sequence, labels: Sequence | None = None) -
     return cats.tolist(), m
 
 
-def clustered_kappa_ci(a: Sequence, b: Sequence, groups: Sequence, *, labels: Sequence | None = None,
+def clustered_kappa_ci(a: ArrayLike, b: ArrayLike, groups: Sequence | np.ndarray, *, labels: Sequence | None = None,
                        n_boot: int = DEFAULT_B, seed: int | np.random.Generator = 0, level: float = 0.95) -> Estimate:
     """κ with a percentile CI from resampling clusters (`groups`) with replacement.
 

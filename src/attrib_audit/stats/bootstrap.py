@@ -201,7 +201,7 @@ def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
     if sm.shape[1] != y.size:
         raise ValueError("score_matrix columns must match labels")
     gen = as_generator(rng)
-    state = copy.deepcopy(gen.bit_generator.state)
+    state = dict(copy.deepcopy(gen.bit_generator.state))
     codes = group_codes(groups)
     finite = np.isfinite(sm)
     w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=np.float64)

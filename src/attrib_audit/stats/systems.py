@@ -387,7 +387,7 @@ def agreement_stats(human: np.ndarray, metric: np.ndarray,
             xc = xb - (w * xb).sum(axis=1, keepdims=True) / wsum
             r = (w * hc * xc).sum(axis=1) / np.sqrt((w * hc * hc).sum(axis=0) * (w * xc * xc).sum(axis=1))
         r[(dh == 0) | (dx == 0)] = np.nan  # a constant side (exactly: no pair ordered), whatever rounding left in hc
-        bad = np.isnan(xb).any(axis=1) | np.isnan(hb).any(axis=0)[None, :]
+        bad = np.isnan(xb).any(axis=1) | np.isnan(hb).any(axis=0, keepdims=True)
         for name, val in zip(AGREEMENT_STATS, (tau, acc, acc_eq, r)):
             out[name][:, sl] = np.where(bad | ~np.isfinite(val), np.nan, np.clip(val, -1.0, 1.0))
     return out
@@ -627,7 +627,7 @@ def reversals(res: SystemBootstrap, metric: str, summary: str = "mean", level: f
     md = pair_differences(res, metric, summary, level)
     hs, ms = hd.sign, md.sign
     out = []
-    for q in np.flatnonzero((hs != 0) & (ms == -hs)):
+    for q in np.flatnonzero((hs != 0) & (ms == -hs)).tolist():
         sign = int(hs[q])
         a, b = (hd.i[q], hd.j[q]) if sign > 0 else (hd.j[q], hd.i[q])
         out.append(Reversal(metric=metric, summary=summary, human_prefers=res.systems[a], metric_prefers=res.systems[b],
@@ -749,6 +749,7 @@ def summarise_systems(res: SystemBootstrap, level: float = 0.95) -> SystemLevel:
         for name in names:
             revs += reversals(res, name, summary, level, human)
     clusters = significance_clusters(res, None, level=level)
+    assert ceiling is not None  # the "mean" summary always runs and sets it
     return SystemLevel(design=res.design, resample=res.resample, level=level, n_boot=res.n_boot,
                        systems=system_rows(res, level), agreement=agreement, ceiling=ceiling, differences=differences,
                        reversals=revs, human_clusters=clusters)

@@ -743,8 +743,8 @@ def _rates(data: LabelledScores, passed: np.ndarray, include: np.ndarray, thresh
         for num, den in ((0, 1), (2, 3), (2, 4)):  # false-pass, precision, supported pass
             point = sums[j, num] / sums[j, den] if sums[j, den] > 0 else float("nan")
             if method == "exact":
-                lo, hi = clopper_pearson(counts[j, num], counts[j, den], level)
-                lo, hi, dropped = float(lo), float(hi), 0
+                exact = clopper_pearson(counts[j, num], counts[j, den], level)
+                lo, hi, dropped = float(exact[0]), float(exact[1]), 0
             else:
                 with np.errstate(invalid="ignore", divide="ignore"):
                     r = reps[:, j, num] / reps[:, j, den]
@@ -756,7 +756,7 @@ def _rates(data: LabelledScores, passed: np.ndarray, include: np.ndarray, thresh
         fp, prec, sp = ests
         catch = Estimate(estimate=1.0 - fp.estimate, ci_low=1.0 - fp.ci_high, ci_high=1.0 - fp.ci_low, n=fp.n,
                          n_groups=fp.n_groups, method=fp.method, n_boot=fp.n_boot, n_boot_dropped=fp.n_boot_dropped)
-        out.append(GateRates(threshold=None if thresholds[j] is None else float(thresholds[j]), n=int(include[j].sum()),
+        out.append(GateRates(threshold=None if (t_j := thresholds[j]) is None else float(t_j), n=int(include[j].sum()),
                              false_pass=fp, catch=catch, precision=prec, supported_pass=sp))
     return out
 
@@ -1067,15 +1067,16 @@ def transfer_matrix(slices: Mapping[str, LabelledScores], thresholds: Mapping[st
     names = tuple(slices)
     if set(thresholds) - set(names):
         raise ValueError(f"thresholds for unknown slices: {', '.join(sorted(set(thresholds) - set(names)))}")
-    rows = [a for a in names if thresholds.get(a) is not None]
+    fitted = {a: t for a in names if (t := thresholds.get(a)) is not None}
+    rows = list(fitted)
     cells = []
     for b in names:
         if not rows:
             break
-        rates = gate_rates(slices[b], [thresholds[a] for a in rows], level=level, ci=ci, n_boot=n_boot,
+        rates = gate_rates(slices[b], [fitted[a] for a in rows], level=level, ci=ci, n_boot=n_boot,
                            rng=slice_rng(seed, b))
         for a, r in zip(rows, rates):
-            cells.append(TransferCell(fitted_on=a, applied_to=b, threshold=float(thresholds[a]), in_sample=a == b,
+            cells.append(TransferCell(fitted_on=a, applied_to=b, threshold=float(fitted[a]), in_sample=a == b,
                                       broken=target.broken_by(r.rate(target.kind)), rates=r))
     order = {s: i for i, s in enumerate(names)}
     cells.sort(key=lambda c: (order[c.fitted_on], order[c.applied_to]))

@@ -4,9 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
-def group_codes(groups) -> np.ndarray:
+def group_codes(groups: ArrayLike) -> np.ndarray:
     """Cluster index per row, 0..K−1 in sorted order of the group names (as strings).
 
     Args:
