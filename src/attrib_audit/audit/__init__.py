@@ -5,6 +5,8 @@ construct, `sensitivity`) → `results` (results.json's model, its one writer an
 results: `select` (which metric for a new dataset), `check` (`audit --check`: rerun and compare) and
 `agreement` (Cohen's κ between raters). Nothing here prints or parses arguments.
 """
+from typing import Any
+
 from attrib_audit.audit.config import DEFAULT_SCORERS, AuditConfig
 from attrib_audit.audit.results import AuditResult, AuditResults, read_results
 from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
@@ -13,7 +15,7 @@ __all__ = ["DEFAULT_SCORERS", "AuditConfig", "AuditResult", "AuditResults", "Loc
            "read_results", "run_audit", "run_spec"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """`run_audit` and `run_spec` load the statistics (scipy) on first use, so reading a spec or results does not."""
     if name in ("run_audit", "run_spec"):
         from attrib_audit.audit import run

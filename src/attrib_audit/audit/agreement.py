@@ -7,7 +7,7 @@ rater has no rating (a failed judgement) are left out and counted.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,10 +17,13 @@ from attrib_audit.files.outdir import run_id_of, write_text_atomic
 from attrib_audit.stats.agreement import clustered_kappa_ci, confusion_matrix
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 LABELS = (0, 1)  # 0 = not attributable, 1 = attributable
 
 
-def ratings(frame, name: str, threshold: float) -> tuple[np.ndarray, str]:
+def ratings(frame: pd.DataFrame, name: str, threshold: float) -> tuple[np.ndarray, str]:
     """(0/1 ratings with -1 for missing, how they were derived) for one rater."""
     if name == "human":
         return frame["label"].to_numpy(np.int64), "human labels"
@@ -41,7 +44,7 @@ def ratings(frame, name: str, threshold: float) -> tuple[np.ndarray, str]:
     return np.where(np.isfinite(s), (s >= threshold).astype(np.int64), -1), f"score >= {threshold:g}"
 
 
-def _one(a: np.ndarray, b: np.ndarray, groups: np.ndarray, n_boot: int, rng) -> dict[str, Any]:
+def _one(a: np.ndarray, b: np.ndarray, groups: np.ndarray, n_boot: int, rng: np.random.Generator) -> dict[str, Any]:
     ok = (a >= 0) & (b >= 0)
     est = clustered_kappa_ci(a[ok], b[ok], groups[ok], labels=LABELS, n_boot=n_boot, seed=rng)
     _, cm = confusion_matrix(a[ok], b[ok], labels=LABELS)

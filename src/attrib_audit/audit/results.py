@@ -68,11 +68,6 @@ class ConfigRecord(TypedDict):
     precomputed: dict[str, dict[str, Any]]
 
 
-class Unavailable(TypedDict):
-    scorer: str
-    reason: str
-
-
 class SliceRow(TypedDict):
     slice: str
     n: int
@@ -184,7 +179,7 @@ class AuditResults(TypedDict):
     data: list[dict[str, Any]]  # one entry per input: path, format, sha256, rows, load options, skipped rows
     skipped: list[dict[str, Any]]
     scorers: list[dict[str, Any]]  # engine.runner.RunStats of each scorer, as a dict
-    unavailable: list[Unavailable]
+    unavailable: list[dict[str, str]]  # engine.table.build_scorers: scorer, reason
     precomputed: list[dict[str, Any]]
     slices: list[SliceRow]
     auroc: list[AurocRow]
@@ -279,10 +274,10 @@ def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot], run_id: str = "
         scorers=np.array(first.scorers if first else [], dtype=str),
         n_boot=first.boot.n_boot if first else 0,
         rng_states=np.array([json.dumps(boots[s].boot.rng_state) for s in names], dtype=str),
-        row_slice=np.concatenate([np.full(boots[s].rows.size, i) for i, s in enumerate(names)] or [[]]).astype(np.int64),
-        labels=np.concatenate([boots[s].boot.labels for s in names] or [[]]).astype(np.int64),
+        row_slice=np.concatenate([np.full(boots[s].rows.size, i) for i, s in enumerate(names)] or [np.zeros(0)]).astype(np.int64),
+        labels=np.concatenate([boots[s].boot.labels for s in names] or [np.zeros(0)]).astype(np.int64),
         weights=np.concatenate([np.ones(boots[s].rows.size) if boots[s].boot.weights is None else boots[s].boot.weights
-                                for s in names] or [[]]),
+                                for s in names] or [np.zeros(0)]),
         weighted=np.array([boots[s].boot.weights is not None for s in names], dtype=bool),
         groups=np.array([g for s in names for g in boots[s].groups], dtype=str),
         scores=np.concatenate([boots[s].boot.scores for s in names], axis=1) if names else np.zeros((0, 0)))

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 import time
 from itertools import combinations
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -106,12 +106,12 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                                "ci_high": hi, "n": int(finite.sum()), "n_pos": int(y[finite].sum()),
                                "n_groups": len({groups[i] for i in np.flatnonzero(finite)}),
                                "n_failed": int((~finite).sum()), "n_boot": config.n_boot, "n_boot_dropped": dropped})
-        for a, b in combinations(range(len(names)), 2):
-            d = paired_difference(boot, a, b, config.level)
-            paired_rows.append({"scorer_a": names[a], "scorer_b": names[b], "slice": sl, "diff": d.estimate,
+        for ja, jb in combinations(range(len(names)), 2):
+            d = paired_difference(boot, ja, jb, config.level)
+            paired_rows.append({"scorer_a": names[ja], "scorer_b": names[jb], "slice": sl, "diff": d.estimate,
                                 "ci_low": d.ci_low, "ci_high": d.ci_high, "n": d.n,
-                                "n_dropped": {names[a]: int(rows.size - boot.n[a]),
-                                              names[b]: int(rows.size - boot.n[b])},
+                                "n_dropped": {names[ja]: int(rows.size - boot.n[ja]),
+                                              names[jb]: int(rows.size - boot.n[jb])},
                                 "n_boot_dropped": d.n_boot_dropped,
                                 "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)})
     return SliceStatistics(slices=slices, auroc=auroc_rows, paired=paired_rows, truncation=trunc_rows,
@@ -215,7 +215,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         failures=stats.failures,
         transfer=transfer,
         sensitivity=sensitivity,
-        **({"systems": systems} if systems is not None else {}),
+        # mypy cannot check a conditional ** into a TypedDict (`systems` is NotRequired, written before elapsed_s)
+        **({"systems": systems} if systems is not None else {}),  # type: ignore[typeddict-item]
         elapsed_s=round(time.time() - t0, 3),
     )
     if spec is not None:
@@ -227,13 +228,14 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
 
 # ---- the system level: when rows name the system that generated them -----------------------------------------
 
-def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBatch], auroc_rows: list[dict],
-                 config: AuditConfig, log: Callable[[str], None] = print):
+def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBatch],
+                 auroc_rows: Sequence[Mapping[str, Any]], config: AuditConfig,
+                 log: Callable[[str], None] = print) -> dict[str, Any] | None:
     """The system-level section (audit.systems), or None when no row names a system; says how long it took."""
     if not table.has_systems:
         return None
     t0 = time.perf_counter()
-    section = systems_section(keys, table.labels, table.groups, table.systems, {n: b.scores for n, b in scores.items()},
+    section = systems_section(keys, table.labels, table.groups, table.systems or [], {n: b.scores for n, b in scores.items()},
                               auroc_rows, SystemSettings(n_boot=config.n_boot, seed=config.seed, level=config.level,
                                                          resample=tuple(config.system_resample)))
     if section is None:
@@ -243,7 +245,7 @@ def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBa
     return to_record(section)
 
 
-def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print):
+def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print) -> dict[str, Any] | None:
     """`attrib-audit systems DATA`: score the spec's data (through the cache), then only the per-slice AUROC (for the
     item-vs-system comparison) and the system-level section."""
     table = load_data(spec.data, log=None if local.quiet else log)
@@ -313,10 +315,13 @@ def window_variants(scorers: Mapping[str, Scorer], config: AuditConfig, window: 
 def rescore_at_window(table: PairTable, scorers: Mapping[str, Scorer], scores: Mapping[str, ScoreBatch],
                       config: AuditConfig, log: Callable[[str], None] = print) -> WindowRescore:
     """Every scorer with a token window rescored at `config.window_sensitivity` tokens (through the cache)."""
+    if config.window_sensitivity is None:
+        raise ValueError("rescore_at_window needs config.window_sensitivity")
     window = int(config.window_sensitivity)
     built, info, skipped = window_variants(scorers, config, window, log)
     skipped += [{"scorer": n, "reason": "precomputed scores: nothing to rescore"} for n in scores if n not in scorers]
-    alt_scores, run_stats = {}, []
+    alt_scores: dict[str, ScoreBatch] = {}
+    run_stats: list[RunStats] = []
     if built:
         opts = {n: {**config.scorer_options.get(n, {}), "window": window} for n in built}
         alt_config = dataclasses.replace(config, scorer_options={**config.scorer_options, **opts})

@@ -52,7 +52,7 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
     sel = lodo.selector
     agree = sum(p == m for p in sel.picks.values())
     portable = [p.metric for p in port.values() if p.portable]
-    worst_sel = max(sel.per_dataset, key=sel.per_dataset.get)
+    worst_sel = max(sel.per_dataset, key=lambda d: sel.per_dataset[d])
     width = float(np.mean([b.ci_high - b.ci_low for b in best_per_dataset(mat, LEVEL)]))
     held_out = (f"choosing the best-on-average metric from the other datasets cost {sel.mean:.3f} AUROC on the held-out "
                 f"dataset on average (95% CI [{sel.ci_low:.3f}, {sel.ci_high:.3f}]; worst {sel.per_dataset[worst_sel]:.3f} "
@@ -148,7 +148,7 @@ class AuditInputs:
         for d in datasets:
             i = self.slices.index(d)
             r = self.row_slice == i
-            out[d] = bootstrap_aurocs(self.scores[np.ix_(idx, np.flatnonzero(r))], self.labels[r], self.groups[r],
+            out[d] = bootstrap_aurocs(self.scores[np.ix_(np.asarray(idx), np.flatnonzero(r))], self.labels[r], self.groups[r],
                                       n_boot=self.n_boot, rng=replay_rng(self.rng_states[i]),
                                       weights=self.weights[r] if self.weighted[i] else None)
         return out

@@ -20,8 +20,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from attrib_audit.audit.config import AuditConfig
 from attrib_audit.audit.select import recommend
 from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups, evidence_words
+from attrib_audit.data.records import PairTable
 from attrib_audit.engine.runner import RunStats
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.records import to_record
@@ -31,8 +33,9 @@ from attrib_audit.stats.bootstrap import (
 )
 from attrib_audit.stats.sensitivity import (
     assign_bins, class_spearman, drop_dataset, exchangeability_test, median_halves, quantile_edges, ranking,
-    subset_bootstrap,
+    SubsetAUROC, subset_bootstrap,
 )
+from attrib_audit.stats.transfer import AurocMatrix
 
 N_LENGTH_BINS = 3
 MIN_PER_CLASS = 5  # a bin or half names a best metric only with at least this many rows of each label
@@ -45,13 +48,14 @@ EXCHANGEABILITY_CAVEAT = (
 
 # ---- verdicts of one "world" of metrics (used by window, chunking and lodo) ----
 
-def construct_matrix(datasets: Sequence[str], metrics: Sequence[str], boots: Mapping[str, BootstrapAUROC]):
+def construct_matrix(datasets: Sequence[str], metrics: Sequence[str], boots: Mapping[str, BootstrapAUROC]) -> AurocMatrix | None:
     """The construct's metric × dataset matrix from per-dataset bootstraps whose rows follow `metrics` (or None)."""
     mat, _, _ = build_matrix(datasets, list(metrics), boots)
     return mat if mat is not None and len(mat.metrics) >= 2 else None
 
 
-def world_boots(table, rows: Mapping[str, np.ndarray], world: Mapping[str, np.ndarray], config) -> dict[str, BootstrapAUROC]:
+def world_boots(table: PairTable, rows: Mapping[str, np.ndarray], world: Mapping[str, np.ndarray],
+                config: AuditConfig) -> dict[str, BootstrapAUROC]:
     """Per slice, the bootstrap of the scores in `world` (name → scores of every row) on the audit's draws."""
     return {sl: bootstrap_aurocs(np.vstack([v[r] for v in world.values()]), table.labels[r].astype(np.int64),
                                  [table.groups[i] for i in r], n_boot=config.n_boot, rng=slice_rng(config.seed, sl),
@@ -59,7 +63,7 @@ def world_boots(table, rows: Mapping[str, np.ndarray], world: Mapping[str, np.nd
             for sl, r in rows.items()}
 
 
-def _weights(table, r: np.ndarray) -> np.ndarray | None:
+def _weights(table: PairTable, r: np.ndarray) -> np.ndarray | None:
     """A sampled file's Horvitz–Thompson row weights (1/π) on rows `r`, as the audit's own bootstrap uses them."""
     return None if table.weights is None else table.weights[r]
 
@@ -75,7 +79,7 @@ def world_verdicts(groups: Mapping[str, list[str]], metrics: Sequence[str],
     return out
 
 
-def _verdict(construct: str, mat) -> dict:
+def _verdict(construct: str, mat: AurocMatrix) -> dict:
     r = recommend(construct, mat)
     return {"recommended": r.metric, "verdict": r.verdict, "portable": list(r.portable_metrics)}
 
@@ -112,9 +116,9 @@ def _trunc(batch: ScoreBatch, rows: np.ndarray) -> dict:
             "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0, "n_failed": sum(f is not None for f in b.failures)}
 
 
-def window_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
+def window_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
                    alt_scores: Mapping[str, ScoreBatch], groups: Mapping[str, list[str]], info: list[dict],
-                   skipped: list[dict], window: int, config) -> dict:
+                   skipped: list[dict], window: int, config: AuditConfig) -> dict:
     """AUROC at both windows per slice, paired differences, ranking and verdict changes."""
     names = list(scores)
     base = world_boots(table, rows, {n: scores[n].scores for n in names}, config)
@@ -147,8 +151,8 @@ def chunk_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
     return [(n[: -len(CHUNK_SUFFIX)], n) for n in names if n.endswith(CHUNK_SUFFIX) and n[: -len(CHUNK_SUFFIX)] in names]
 
 
-def chunk_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch], boots: Mapping[str, Any],
-                  groups: Mapping[str, list[str]], pairs: list[tuple[str, str]], config) -> dict:
+def chunk_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch], boots: Mapping[str, Any],
+                  groups: Mapping[str, list[str]], pairs: list[tuple[str, str]], config: AuditConfig) -> dict:
     """Chunked − truncated AUROC per slice on the audit's own draws, truncation before/after, verdict change."""
     names = list(scores)
     out = []
@@ -178,14 +182,14 @@ def chunk_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, Sc
 
 # ---- 3 + 6: evidence length ----
 
-def length_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
-                   groups: Mapping[str, list[str]], words: np.ndarray, config) -> dict:
+def length_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
+                   groups: Mapping[str, list[str]], words: np.ndarray, config: AuditConfig) -> dict:
     """AUROC per shared length bin (slices of a construct) and per within-slice half, on the slice's audit draws."""
     names = list(scores)
     construct_of = {d: c for c, ds in groups.items() for d in ds}
     edges = {c: quantile_edges(np.concatenate([words[rows[d]] for d in ds]), N_LENGTH_BINS) for c, ds in groups.items()}
-    cells: dict[str, list] = {c: [] for c in groups}
-    best: dict[str, dict[int, dict[str, str]]] = {c: {} for c in groups}
+    cells: dict[str | None, list] = {c: [] for c in groups}  # no construct (None): no bin, never read
+    best: dict[str | None, dict[int, dict[str, str]]] = {c: {} for c in groups}
     halves = []
     for sl, r in rows.items():
         c = construct_of.get(sl)
@@ -214,7 +218,8 @@ def length_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, S
     return {"measure": "evidence words", "n_bins": N_LENGTH_BINS, "bins": bins, "halves": halves}
 
 
-def _halves_row(dataset: str, construct: str | None, w: np.ndarray, names: list[str], res, k: int) -> dict:
+def _halves_row(dataset: str, construct: str | None, w: np.ndarray, names: list[str], res: SubsetAUROC,
+                k: int) -> dict:
     short, long = k, k + 1
     per = []
     for i, n in enumerate(names):
@@ -229,7 +234,7 @@ def _halves_row(dataset: str, construct: str | None, w: np.ndarray, names: list[
             "best_short": rs[0], "best_long": rl[0], "ranking_changed": rs != rl}
 
 
-def spearman_rows(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch], words: np.ndarray) -> list[dict]:
+def spearman_rows(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch], words: np.ndarray) -> list[dict]:
     names = list(scores)
     out = []
     for sl, r in rows.items():
@@ -244,7 +249,7 @@ def spearman_rows(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, Sc
 
 def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str], boots: Mapping[str, Any]) -> list[dict]:
     """Per construct: the recommendation on all datasets, then with each one dropped."""
-    out = []
+    out: list[dict[str, Any]] = []
     for c, datasets in sorted(groups.items()):
         mat = construct_matrix(datasets, names, {d: boots[d].boot for d in datasets})
         if mat is None or len(datasets) < 3:
@@ -263,8 +268,9 @@ def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str], boots: M
     return out
 
 
-def exchangeability_section(table, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
-                            groups: Mapping[str, list[str]], transfer: dict, config) -> list[dict]:
+def exchangeability_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
+                            groups: Mapping[str, list[str]], transfer: Mapping[str, Any],
+                            config: AuditConfig) -> list[dict]:
     out = []
     for c, datasets in sorted(groups.items()):
         entry = transfer.get("constructs", {}).get(c, {})
@@ -285,8 +291,9 @@ def exchangeability_section(table, rows: Mapping[str, np.ndarray], scores: Mappi
 
 # ---- the section ----
 
-def sensitivity_section(table, keys: Sequence[str], scores: Mapping[str, ScoreBatch], boots: Mapping[str, Any],
-                        slices: Sequence[dict], transfer: dict, config, window: WindowRescore | None = None,
+def sensitivity_section(table: PairTable, keys: Sequence[str], scores: Mapping[str, ScoreBatch], boots: Mapping[str, Any],
+                        slices: Sequence[Mapping[str, Any]], transfer: Mapping[str, Any], config: AuditConfig,
+                        window: WindowRescore | None = None,
                         words: np.ndarray | None = None) -> dict:
     """The `sensitivity` block of results.json; `window` is the audit's rescoring at another token window; `words`:
     evidence_words of every row, when the caller counted them already."""

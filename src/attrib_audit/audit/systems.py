@@ -132,7 +132,7 @@ def item_vs_system(auroc_rows: Sequence[Mapping[str, Any]], agreement: Sequence[
 
 
 def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray, groups: Sequence[str],
-                  systems: Sequence[str], scores: Mapping[str, np.ndarray], thresholds: dict[str, dict[str, Any]],
+                  systems: Sequence[str | None], scores: Mapping[str, np.ndarray], thresholds: dict[str, dict[str, Any]],
                   auroc_rows: Sequence[Mapping[str, Any]], settings: SystemSettings) -> SystemsSlice:
     """The system-level statistics of one slice (`rows` are its rows that name a system)."""
     names = sorted({systems[i] for i in rows})
@@ -205,7 +205,7 @@ class RankerPick:
 
 
 
-def _difference(entry: Mapping[str, Any], a: str, b: str) -> tuple[float, float] | None:
+def _difference(entry: Mapping[str, Any], a: str, b: str) -> tuple[float | None, float | None] | None:
     """The CI of τ(a) − τ(b) (mean score) from the saved paired differences, either way round."""
     for d in entry["differences"]:
         if d["summary"] != "mean":

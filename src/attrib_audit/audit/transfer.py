@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from attrib_audit.audit.results import TransferBlock
 from attrib_audit.engine.cache import ScoreCache, text_key
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.records import to_record
@@ -35,7 +36,7 @@ THRESHOLD_NOTE = ("balanced accuracy uses, for each held-out dataset, the thresh
                   "on the pooled rows of the OTHER datasets of the construct; it is never tuned on the slice itself")
 
 
-def construct_groups(slices: Sequence[dict]) -> tuple[dict[str, list[str]], list[dict]]:
+def construct_groups(slices: Sequence[Mapping[str, Any]]) -> tuple[dict[str, list[str]], list[dict]]:
     """Usable slices per construct, and every other slice with the reason it is left out."""
     groups: dict[str, list[str]] = {}
     excluded = []
@@ -79,10 +80,10 @@ def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
         idx = idx[idx != worst]
     if idx.size == 0:
         return None, dropped, {}
-    mat = AurocMatrix.from_columns([metrics[i] for i in idx], datasets, [al[d].point for d in datasets],
+    mat = AurocMatrix.from_columns([metrics[i] for i in idx.tolist()], datasets, [al[d].point for d in datasets],
                                    [al[d].replicates for d in datasets])
     rows = {d: {"n": int(boots[d].labels.size), "n_used": al[d].n,
-                "dropped_by": {metrics[i]: int(k) for i, k in zip(idx, al[d].dropped)}} for d in datasets}
+                "dropped_by": {metrics[i]: int(k) for i, k in zip(idx.tolist(), al[d].dropped)}} for d in datasets}
     return mat, dropped, rows
 
 
@@ -162,7 +163,7 @@ def evidence_lengths(words: np.ndarray, sents: np.ndarray) -> dict:
             "sentences_mean": float(sents.mean()), "sentences_median": float(np.median(sents))}
 
 
-def slice_companions(slices: Sequence[dict], rows: Mapping[str, np.ndarray], labels: np.ndarray,
+def slice_companions(slices: Sequence[Mapping[str, Any]], rows: Mapping[str, np.ndarray], labels: np.ndarray,
                      evidences: Sequence[str], scores: Mapping[str, np.ndarray],
                      weights: np.ndarray | None = None,
                      counts: tuple[np.ndarray, np.ndarray] | None = None) -> list[dict]:
@@ -222,11 +223,11 @@ def length_correlates(mat: AurocMatrix, companions: Sequence[dict]) -> list[dict
     return out
 
 
-def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: Sequence[str],
+def transfer_section(slices: Sequence[Mapping[str, Any]], boots: Mapping[str, Any], metrics: Sequence[str],
                      rows: Mapping[str, np.ndarray], labels: np.ndarray, evidences: Sequence[str],
                      scores: Mapping[str, np.ndarray], *, seed: int, n_perm: int = DEFAULT_N_PERM,
                      weights: np.ndarray | None = None,
-                     counts: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
+                     counts: tuple[np.ndarray, np.ndarray] | None = None) -> TransferBlock:
     """The whole `transfer` block of results.json; `boots` maps slice → SliceBoot (paired replicates); `counts`:
     evidence_counts of every row, when the caller counted them already."""
     groups, excluded = construct_groups(slices)

@@ -10,7 +10,7 @@ mod:make`, `--hf ID`); the machine's own settings (`LOCAL_OPTIONS`) come from th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from attrib_audit.errors import SpecError
 from attrib_audit.scorers.plugins import is_import_path
@@ -41,7 +41,7 @@ class Asked:
         return cls(frozenset(s.strip() for s in (scorers or "").split(",") if s.strip()), hf or None)
 
 
-def refuse_local_options(where: str, options: dict[str, Any]) -> None:
+def refuse_local_options(where: str, options: Mapping[str, Any]) -> None:
     """A spec never holds this machine's settings (paths, endpoint, key variable): refused wherever it came from."""
     local = sorted(LOCAL_OPTIONS & set(options))
     if local:

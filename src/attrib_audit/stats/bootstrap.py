@@ -151,7 +151,7 @@ class BootstrapAUROC:
     rng_state: dict  # bit-generator state before the draws
     weights: np.ndarray | None = None  # (n,) Horvitz–Thompson row weights (1/inclusion probability), if any
 
-    def aligned(self, scorers: Sequence[int]) -> AlignedAUROC:
+    def aligned(self, scorers: Sequence[int] | np.ndarray) -> AlignedAUROC:
         """Scorers `scorers` on the rows where all of them are finite, with the cluster draws of `replicates`."""
         idx = tuple(int(j) for j in scorers)
         finite = np.isfinite(self.scores[list(idx)])
