@@ -7,7 +7,7 @@ import numpy as np
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.blocks import Note, Para, Section, Table, guard
+from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 
 
 def pairs(agreement: dict) -> list[dict]:
@@ -58,7 +58,7 @@ def confusion_plot(pair: dict, plots: Path):
 def pair_blocks(pair: dict, plots: Path) -> list:
     rows = [{"slice": "all slices (pooled)", **pair["overall"]}] if pair.get("overall") else []
     rows += pair.get("slices", [])
-    out = [Table(["slice", "Cohen's κ [95% CI]", "raw agreement", "n", "excluded (no rating)"],
+    out: list[Block] = [Table(["slice", "Cohen's κ [95% CI]", "raw agreement", "n", "excluded (no rating)"],
                  [[r["slice"], fmt.ci(r.get("kappa"), r.get("ci_low"), r.get("ci_high")) if fmt.finite(r.get("kappa"))
                    else "undefined", fmt.pct(r.get("raw_agreement")), str(r.get("n", fmt.DASH)),
                    str(r.get("n_excluded", fmt.DASH))] for r in rows],

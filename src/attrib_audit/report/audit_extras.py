@@ -20,8 +20,8 @@ def _winners(view: AuditView) -> list[str]:
         tally: dict[str, int] = defaultdict(int)
         defined = 0
         for sl in slices:
-            vals = {n: view.cell(n, sl).get("auroc") for n in view.scorers}
-            vals = {n: v for n, v in vals.items() if fmt.finite(v)}
+            raw = {n: view.cell(n, sl).get("auroc") for n in view.scorers}
+            vals = {n: v for n, v in raw.items() if fmt.finite(v)}
             if vals:
                 defined += 1
                 top = max(vals.values())

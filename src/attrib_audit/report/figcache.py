@@ -24,7 +24,7 @@ import re
 import tempfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -122,7 +122,11 @@ def _prune(folder: Path) -> None:
             p.unlink()
 
 
-def cached_figure(draw: Callable[..., Figure | None]) -> Callable[..., Figure | None]:
+_P = ParamSpec("_P")
+_R = TypeVar("_R", bound="Figure | None")
+
+
+def cached_figure(draw: Callable[_P, _R]) -> Callable[_P, _R]:
     """Wrap a plot function `draw(..., plots, ...)` that saves one figure under `plots` (via style.save)."""
     signature = inspect.signature(draw)
 

@@ -3,12 +3,12 @@ numbers alike; a missing value is always `—`."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 DASH = "—"
 
 
-def finite(x: Any) -> bool:
+def finite(x: Any) -> TypeGuard[float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from attrib_audit.audit.results import AuditResults, read_results
 from attrib_audit.audit.thresholds import thresholds_file
@@ -32,7 +32,7 @@ class ReportInputs:
 
     @property
     def run_id(self) -> str | None:
-        rid = (self.results or {}).get("run_id")
+        rid = self.results.get("run_id") if self.results else None
         return rid if isinstance(rid, str) and rid else None
 
     def source(self, key: str) -> str:
@@ -71,8 +71,9 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
         raise ReportError(f"{folder}: no such results folder")
     inputs = ReportInputs(folder)
     for key, name in FILES.items():
-        path = Path(explicit[key]) if explicit.get(key) else folder / name
-        if explicit.get(key) and not path.is_file():
+        given = explicit.get(key)
+        path = Path(given) if given else folder / name
+        if given and not path.is_file():
             raise ReportError(f"{path}: no such file (given for {key})")
         if path.is_file():
             setattr(inputs, key, read_results(folder, "report", ReportError) if key == "results" else
@@ -81,8 +82,9 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
             if is_sealed(getattr(inputs, key)):
                 inputs.sealed_files.add(path)
     _drop_other_runs(inputs)
-    if inputs.agreement is None and isinstance((inputs.results or {}).get("agreement"), dict):
-        inputs.agreement = inputs.results["agreement"]
+    saved: Mapping[str, Any] = inputs.results or {}  # an older results.json may hold the agreement block
+    if inputs.agreement is None and isinstance(saved.get("agreement"), dict):
+        inputs.agreement = saved["agreement"]
         inputs.sources["agreement"] = inputs.sources["results"]
     if not inputs.sources:
         raise ReportError(f"{folder}: holds none of {', '.join(FILES.values())}; run `attrib-audit audit --out {folder}` first")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.blocks import Para, Section, Table, guard
+from attrib_audit.report.blocks import Block, Para, Section, Table, guard
 
 REWRITE_LABELS = {"altered": "share of answers altered", "token_jaccard": "mean token Jaccard (tuned vs base)",
                   "heavy_rewrite": "share heavily rewritten"}
@@ -52,7 +52,7 @@ def probe_plot(probe: dict, plots: Path):
 
 
 def probe_blocks(probe: dict, plots: Path) -> list:
-    out = [Para(probe["verdict"])] if probe.get("verdict") else []
+    out: list[Block] = [Para(probe["verdict"])] if probe.get("verdict") else []
     out.append(Table(["metric", "base", "tuned", "tuned − base [95% CI]", "moved"],
                      [[r["metric"], _est(r["base"]), _est(r["tuned"]), _est(r["diff"], signed=True),
                        "yes" if r["diff"].get("excludes_zero") else "no"] for r in probe["metrics"]],

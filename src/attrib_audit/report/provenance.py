@@ -9,7 +9,7 @@ import numpy as np
 from attrib_audit.report import fmt, style
 from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.agreement import _slug
-from attrib_audit.report.blocks import Note, Para, Section, Table, guard
+from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 
 
 def _est(e: dict | None, signed: bool = False) -> str:
@@ -87,7 +87,7 @@ def dataset_blocks(d: dict, plots: Path) -> list:
     clean, conf = d["clean"], d.get("confusable") or {}
     summary = conf.get("summary") or {}
     skipped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in (d.get("skipped") or {}).items())
-    out = [Para(f"{d['dataset']}: {d.get('n_examples', '?')} examples, {clean.get('n_units', '?')} answer units, "
+    out: list[Block] = [Para(f"{d['dataset']}: {d.get('n_examples', '?')} examples, {clean.get('n_units', '?')} answer units, "
                 f"{fmt.num(clean.get('mean_pool_size'), 1)} candidate passages per unit on average"
                 + (f"; skipped: {skipped}" if skipped else "") + ".")]
     rows = []

@@ -8,7 +8,7 @@ import numpy as np
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.blocks import Note, Para, Section, Table, guard
+from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 
 _FLAGS = ("recommended_changed", "verdict_changed", "portability_changed")
 
@@ -35,7 +35,7 @@ def window_blocks(w: dict) -> list:
     if not w["rows"]:
         return [Para(f"Window sensitivity at {n} tokens: no scorer of this run has a token window to vary ("
                      + "; ".join(f"{x['scorer']}: {x['reason']}" for x in w["skipped"]) + ").")]
-    out = [Table(["slice", "scorer", "AUROC (own window)", f"AUROC @{n}", f"@{n} − own [95% CI]", "pairs cut", "failed"],
+    out: list[Block] = [Table(["slice", "scorer", "AUROC (own window)", f"AUROC @{n}", f"@{n} − own [95% CI]", "pairs cut", "failed"],
                  [[r["slice"], r["scorer"], fmt.num(r["auroc"]), fmt.num(r["auroc_alt"]), _diff(r),
                    f"{r['pairs_truncated']} → {r['pairs_truncated_alt']}", f"{r['n_failed']} → {r['n_failed_alt']}"]
                   for r in w["rows"]],
@@ -63,7 +63,7 @@ def chunk_blocks(ch: dict) -> list:
 
 
 def length_blocks(ln: dict) -> list:
-    out = []
+    out: list[Block] = []
     for b in ln["bins"]:
         e = b["edges"]
         labels = [f"{e[j]:.0f}–{e[j + 1]:.0f} words" if len(e) > 1 else f"{e[0]:.0f} words" for j in range(b["n_bins"])]
@@ -88,7 +88,7 @@ def length_blocks(ln: dict) -> list:
 
 
 def lodo_blocks(rows: list[dict]) -> list:
-    out = []
+    out: list[Block] = []
     for x in rows:
         if x["status"] != "ok":
             out.append(Para(f"{x['construct']}: leave-one-dataset-out verdict not computed ({x['reason']})."))
@@ -104,7 +104,7 @@ def lodo_blocks(rows: list[dict]) -> list:
 
 
 def exchangeability_blocks(rows: list[dict]) -> list:
-    out = []
+    out: list[Block] = []
     for x in rows:
         out.append(Para(f"{x['construct']}: exchangeability permutation of dataset assignment (clusters shuffled "
                         f"across datasets, {x['n_perm']} permutations): p(interaction) = {fmt.num(x['p_interaction'], 4)}, "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.blocks import Note, Para, Section, Table, guard
+from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.report.verdict import pick
 
 
@@ -38,7 +38,8 @@ def verdict(construct: str, e: dict, caveats: dict[tuple[str, str], str] | None 
         head = (f"{construct} ({n} datasets): no single metric is safe — every metric falls outside the best "
                 f"metric's CI on at least one dataset. The lowest-regret choice, {best}, loses on average "
                 f"{_regret_text(f)} on a held-out dataset, and {fmt.num(f['max'])} on {f['worst_dataset']}.")
-    cut = [f"{d} ({caveats[(p.metric, d)]})" for d in e["datasets"] if (p.metric, d) in (caveats or {})]
+    known = caveats or {}
+    cut = [f"{d} ({known[(p.metric, d)]})" for d in e["datasets"] if (p.metric, d) in known]
     if cut:
         head += f" Caveat: {p.metric}'s AUROC rests on truncated evidence on " + "; ".join(cut) + "."
     s = reg["selector"]
@@ -96,7 +97,7 @@ def regret_plot(transfer: dict, plots: Path):
 
 
 def construct_blocks(c: str, e: dict) -> list:
-    out = [Para(f"Construct {c}: {len(e['datasets'])} datasets ({', '.join(e['datasets'])}); metrics "
+    out: list[Block] = [Para(f"Construct {c}: {len(e['datasets'])} datasets ({', '.join(e['datasets'])}); metrics "
                 f"{', '.join(e['metrics'])}.")]
     for x in e.get("excluded_metrics", []):
         out.append(Note(f"Left out: {x['scorer']} ({x['reason']})."))

@@ -27,7 +27,8 @@ def format_reproduce(rep: Mapping[str, Any]) -> str:
     """`reproduce`: per paper row and scorer that ran, the paper's AUROC beside ours with the difference and whether
     the paper's number lies outside our CI; then what could not run (data, weights) and why."""
     head = ["table", "row", "data", "n", "scorer", "paper", "ours [95% CI]", "ours − paper", "vs our CI"]
-    rows, stand_ins = [], {}
+    rows: list[list[str]] = []
+    stand_ins: dict[str, int] = {}
     for r in rep["rows"]:
         d = r["data"]
         if not d:

@@ -23,7 +23,7 @@ def format_systems_brief(block: Mapping[str, Any]) -> str:
             out.append(f"  {e['slice']}: not computed ({e['reason']})")
             continue
         p = pick_ranker(e)
-        if p.metric is None:
+        if p.metric is None or p.ceiling is None:
             out.append(f"  {e['slice']} ({_inputs(e)}): no recommendation ({p.caveat})")
             continue
         tied = f"; not separable from {', '.join(p.tied_with)}" if p.tied_with else ""
