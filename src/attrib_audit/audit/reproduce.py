@@ -451,12 +451,12 @@ def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None 
             t.parent.mkdir(parents=True, exist_ok=True)
         if "hf_file" in ds.source:
             src = ds.source["hf_file"]
-            text, sha = _fetching(ds.title, lambda: dl.hf_file(src["repo"], src["path"], src.get("revision")))
+            text, sha = _fetching(ds.title, partial(dl.hf_file, src["repo"], src["path"], src.get("revision")))
             write_text_atomic(targets[0], text)
             item = {"dataset": key, "from": f"hf:{src['repo']}/{src['path']}", "revision": sha}
         elif "hf_dataset" in ds.source:
             src = ds.source["hf_dataset"]
-            records, sha = _fetching(ds.title, lambda: dl.hf_dataset(src["id"], src["split"], src.get("revision")))
+            records, sha = _fetching(ds.title, partial(dl.hf_dataset, src["id"], src["split"], src.get("revision")))
             write_text_atomic(targets[0], "".join(json.dumps(rec, ensure_ascii=False, default=str) + "\n"
                                                   for rec in records))
             item = {"dataset": key, "from": f"hf:{src['id']}[{src['split']}]", "revision": sha}
@@ -464,7 +464,7 @@ def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None 
             src = {**ds.source["github"], "revision": ds.source["github"]["commit"]}
             for path, target in zip(src["paths"], targets):
                 url = f"https://raw.githubusercontent.com/{src['repo']}/{src['commit']}/{path}"
-                write_text_atomic(target, _fetching(ds.title, lambda: dl.url(url)))
+                write_text_atomic(target, _fetching(ds.title, partial(dl.url, url)))
             item = {"dataset": key, "from": f"github:{src['repo']}", "revision": src["commit"]}
         else:
             raise ManifestError(f"dataset {key} has no source to download from")

@@ -8,8 +8,8 @@ scores and only compute statistics.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 import time
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Callable, Mapping, Sequence
 
@@ -17,7 +17,15 @@ import numpy as np
 
 from attrib_audit.audit.config import AuditConfig
 from attrib_audit.audit.results import (
-    AuditResult, AuditResults, AurocRow, FailureRow, PairedRow, SliceBoot, SliceRow, TruncationRow, tool_info,
+    AuditResult,
+    AuditResults,
+    AurocRow,
+    FailureRow,
+    PairedRow,
+    SliceBoot,
+    SliceRow,
+    TruncationRow,
+    tool_info,
 )
 from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
@@ -26,18 +34,18 @@ from attrib_audit.audit.transfer import evidence_counts, transfer_section
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import load_data
-from attrib_audit.errors import UsageError
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import RunStats
 from attrib_audit.engine.table import build_scorers, no_scorer_ran, score_table
+from attrib_audit.errors import UsageError
 from attrib_audit.external.precomputed import Precomputed
 from attrib_audit.external.sources import ScoreSource, precomputed_scores
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.outdir import new_run_id
 from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
-from attrib_audit.scorers.judge.http import public_options
 from attrib_audit.scorers.catalog import get_scorer
+from attrib_audit.scorers.judge.http import public_options
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
 
 

@@ -29,11 +29,23 @@ from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import (
-    BootstrapAUROC, bootstrap_aurocs, paired_auroc_difference, paired_difference, percentile_ci, slice_rng,
+    BootstrapAUROC,
+    bootstrap_aurocs,
+    paired_auroc_difference,
+    paired_difference,
+    percentile_ci,
+    slice_rng,
 )
 from attrib_audit.stats.sensitivity import (
-    assign_bins, class_spearman, drop_dataset, exchangeability_test, median_halves, quantile_edges, ranking,
-    SubsetAUROC, subset_bootstrap,
+    SubsetAUROC,
+    assign_bins,
+    class_spearman,
+    drop_dataset,
+    exchangeability_test,
+    median_halves,
+    quantile_edges,
+    ranking,
+    subset_bootstrap,
 )
 from attrib_audit.stats.transfer import AurocMatrix
 

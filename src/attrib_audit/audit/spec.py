@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.trust import LOCAL_OPTIONS, Asked, check_file_spec, refuse_local_options
 from attrib_audit.data.sources import DataSpec, is_int, need, strict
 from attrib_audit.engine.ray_engine import RayOptions
 from attrib_audit.errors import SpecError
 from attrib_audit.external.sources import ScoreSource
 from attrib_audit.files.jsonfile import lone_surrogate
 from attrib_audit.files.paths import default_cache_path
-from attrib_audit.audit.trust import LOCAL_OPTIONS, Asked, check_file_spec, refuse_local_options
-from attrib_audit.scorers.plugins import is_import_path
 from attrib_audit.scorers.catalog import check_options
+from attrib_audit.scorers.plugins import is_import_path
 from attrib_audit.stats.bootstrap import DEFAULT_B
 
 SPEC_VERSION = 1

@@ -29,10 +29,24 @@ from attrib_audit.files.records import from_record, to_record
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 from attrib_audit.stats.calibration import (
-    METHODS, CalibrationCell, Recalibration, Reliability, calibration_transfer, recalibrate, reliability,
+    METHODS,
+    CalibrationCell,
+    Recalibration,
+    Reliability,
+    calibration_transfer,
+    recalibrate,
+    reliability,
 )
 from attrib_audit.stats.threshold import (
-    UNITS, Certificate, GateRates, HeldOut, LabelNeed, NaiveThreshold, Target, TransferCell, slice_thresholds,
+    UNITS,
+    Certificate,
+    GateRates,
+    HeldOut,
+    LabelNeed,
+    NaiveThreshold,
+    Target,
+    TransferCell,
+    slice_thresholds,
     transfer_matrix,
 )
 from attrib_audit.stats.types import LabelledScores

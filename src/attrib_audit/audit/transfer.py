@@ -22,8 +22,15 @@ from attrib_audit.stats.bootstrap import BootstrapAUROC, slice_rng
 from attrib_audit.stats.classification import average_precision, transferred_balanced_accuracy
 from attrib_audit.stats.rank import kendall_tau_matrix, kendall_w_test, spearman
 from attrib_audit.stats.transfer import (
-    DEFAULT_EPS_GRID, AurocMatrix, best_per_dataset, decompose, eps_regret_sweep, lodo_regret, paired_best_vs_rest,
-    portability, sign_flips,
+    DEFAULT_EPS_GRID,
+    AurocMatrix,
+    best_per_dataset,
+    decompose,
+    eps_regret_sweep,
+    lodo_regret,
+    paired_best_vs_rest,
+    portability,
+    sign_flips,
 )
 from attrib_audit.text import sentences, tokenize
 from attrib_audit.text.sentences import split_sentences

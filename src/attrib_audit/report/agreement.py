@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.report import fmt, style
-from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
+from attrib_audit.report.figcache import cached_figure
 
 
 def pairs(agreement: dict) -> list[dict]:

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.report import fmt, style
-from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Note, Para, Section, Table
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.transfer import headline_blocks
 from attrib_audit.report.view import AuditView
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.report import fmt, style
-from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Note, Para, Section, Table
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.view import AuditView
 from attrib_audit.stats.auroc import average_ranks
 
@@ -113,7 +113,7 @@ def forest(view: AuditView, plots: Path):
                                  gridspec_kw={"height_ratios": heights})
         for ax, (construct, slices) in zip(axes[:, 0], view.constructs.items()):
             point, lo, hi, cut = _grid(view, slices)
-            for j, name in enumerate(view.scorers):
+            for j in range(m):
                 y = np.arange(len(slices)) + (j - (m - 1) / 2) * step
                 ok = np.isfinite(point[:, j]) & np.isfinite(lo[:, j]) & np.isfinite(hi[:, j])
                 err = np.vstack([point[ok, j] - lo[ok, j], hi[ok, j] - point[ok, j]])

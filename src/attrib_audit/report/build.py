@@ -11,7 +11,16 @@ from typing import Callable
 from attrib_audit.errors import LAYOUT_ERRORS as BROAD_LAYOUT_ERRORS
 from attrib_audit.files.outdir import REPORT_FILES, check_out_dir, staged_dir
 from attrib_audit.report import (
-    agreement, audit_extras, auroc, probe, provenance, reproduce, sensitivity, systems, thresholds, transfer,
+    agreement,
+    audit_extras,
+    auroc,
+    probe,
+    provenance,
+    reproduce,
+    sensitivity,
+    systems,
+    thresholds,
+    transfer,
 )
 from attrib_audit.report.blocks import LAYOUT_ERRORS, Note, Section
 from attrib_audit.report.inputs import ReportInputs, load_inputs

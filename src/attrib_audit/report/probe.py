@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from attrib_audit.report import fmt, style
-from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Block, Para, Section, Table, guard
+from attrib_audit.report.figcache import cached_figure
 
 REWRITE_LABELS = {"altered": "share of answers altered", "token_jaccard": "mean token Jaccard (tuned vs base)",
                   "heavy_rewrite": "share heavily rewritten"}

@@ -12,8 +12,8 @@ import numpy as np
 
 from attrib_audit.audit.systems import pick_ranker
 from attrib_audit.report import fmt, style
-from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.stats.auroc import average_ranks
 
 REVERSAL_COLOUR = "#D55E00"  # Okabe–Ito vermillion: a system in a reversal of this metric

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from attrib_audit.report import fmt, style
-from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.verdict import pick
 
 

@@ -261,7 +261,8 @@ def risk_upper_bound(risk: np.ndarray, n: np.ndarray, delta: float, method: str)
         >>> round(float(risk_upper_bound(np.array([0.0]), np.array([22.0]), 0.1, "binomial")[0]), 4)
         0.0994
     """
-    from scipy import optimize, stats as sps  # deferred like binomial_cdf's
+    from scipy import optimize  # deferred like binomial_cdf's
+    from scipy import stats as sps
 
     r = np.atleast_1d(np.asarray(risk, dtype=np.float64))
     n = np.broadcast_to(np.asarray(n, dtype=np.float64), r.shape)
@@ -272,7 +273,7 @@ def risk_upper_bound(risk: np.ndarray, n: np.ndarray, delta: float, method: str)
     else:
         ub = np.ones_like(r)
         for i in np.flatnonzero(n > 0):  # p falls continuously as α rises: one root per bound
-            gap = lambda a: float(pvalues(r[i], n[i], a, method)) - delta  # noqa: E731
+            gap = lambda a, i=i: float(pvalues(r[i], n[i], a, method)) - delta  # noqa: E731
             lo = min(max(float(r[i]), 1e-12), 1.0 - 1e-12)
             ub[i] = lo if gap(lo) <= 0 else optimize.brentq(gap, lo, 1.0 - 1e-12, xtol=1e-12)
     return np.where(n > 0, ub, 1.0)

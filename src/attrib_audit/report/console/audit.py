@@ -10,6 +10,7 @@ from attrib_audit.report.console.systems import format_systems, format_systems_b
 from attrib_audit.report.console.transfer import format_transfer
 from attrib_audit.report.verdict import pick
 
+
 def format_verdicts(results: Mapping[str, Any]) -> str:
     """Per construct: the metric to use, whether it is portable, and what it costs on a new dataset."""
     tr = results.get("transfer")

@@ -6,6 +6,7 @@ from typing import Any, Mapping, Sequence
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, grid
 
+
 def format_models(entries: Sequence[Mapping[str, Any]]) -> str:
     """`models list`: per scorer one aligned line (name, ready/absent, what it computes), then indented: where its
     weights resolve, what else it needs, how to install it, and its last known-answer check."""

@@ -6,6 +6,7 @@ from typing import Any, Mapping
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _ci, _num, grid
 
+
 def format_probe_table(results: Mapping[str, Any]) -> str:
     """Metric rows: base mean, tuned mean, tuned − base [CI]; then the rewrite statistics and the verdict."""
     rows = []

@@ -6,6 +6,7 @@ from typing import Any, Mapping
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import _ci, grid
 
+
 def format_recommendation(r: Mapping[str, Any]) -> str:
     """One `select` recommendation (audit.select.Recommendation.to_dict())."""
     lines = [f"construct '{r['construct']}' ({len(r['datasets'])} datasets: {', '.join(r['datasets'])})"]

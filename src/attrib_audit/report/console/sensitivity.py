@@ -6,6 +6,7 @@ from typing import Any, Mapping
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _num, _signed, grid, short_names
 
+
 def _diff(r: Mapping[str, Any]) -> str:
     return _signed(r) + (" *" if r.get("diff") is not None and r.get("excludes_zero") else "")
 

@@ -7,6 +7,7 @@ from attrib_audit.audit.systems import pick_ranker
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _est, grid
 
+
 # ---- system level: do the metrics rank the systems as the labels do? ----------------------------------------------
 def _inputs(entry: Mapping[str, Any]) -> str:
     d = entry["design"]
