@@ -49,9 +49,11 @@ def _one(a: np.ndarray, b: np.ndarray, groups: np.ndarray, n_boot: int, rng: np.
     est = clustered_kappa_ci(a[ok], b[ok], groups[ok], labels=LABELS, n_boot=n_boot, seed=rng)
     _, cm = confusion_matrix(a[ok], b[ok], labels=LABELS)
     return {"kappa": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
-            "n_groups": est.n_groups, "n_excluded": int((~ok).sum()), "raw_agreement": np.mean(a[ok] == b[ok]) if ok.any() else None,
+            "n_groups": est.n_groups, "n_excluded": int((~ok).sum()),
+            "raw_agreement": np.mean(a[ok] == b[ok]) if ok.any() else None,
             "n_boot_dropped": est.n_boot_dropped,
-            "confusion": {"rows": "a", "cols": "b", "labels": ["not_attributable", "attributable"], "counts": cm.tolist()}}
+            "confusion": {"rows": "a", "cols": "b", "labels": ["not_attributable", "attributable"],
+                          "counts": cm.tolist()}}
 
 
 def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5, n_boot: int = DEFAULT_B,
@@ -75,7 +77,8 @@ def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5
     ra, how_a = ratings(frame, a, threshold)
     rb, how_b = ratings(frame, b, threshold)
     slices = frame["slice"].astype(str).to_numpy(object)
-    out: dict[str, Any] = {"run_id": run_id, "a": a, "b": b, "a_from": how_a, "b_from": how_b, "n_boot": n_boot, "seed": seed,
+    out: dict[str, Any] = {"run_id": run_id, "a": a, "b": b, "a_from": how_a, "b_from": how_b,
+                           "n_boot": n_boot, "seed": seed,
                            "ci": "95% percentile, clustered bootstrap over `group`",
                            "overall": _one(ra, rb, groups, n_boot, slice_rng(seed, "__overall__")), "slices": []}
     for sl in sorted(set(slices)):

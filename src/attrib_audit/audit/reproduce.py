@@ -64,7 +64,8 @@ class DatasetUse:
     title: str
     local: tuple[str, ...]  # files under --data-dir, all needed
     format: str
-    source: Mapping[str, Any] = field(default_factory=dict)  # {"hf_file"|"hf_dataset"|"github": {...}}; none: local only
+    # {"hf_file"|"hf_dataset"|"github": {...}}; none: local only
+    source: Mapping[str, Any] = field(default_factory=dict)
     paper_n: int | None = None
     note: str | None = None
     stand_in: bool = False
@@ -347,7 +348,8 @@ def _report(manifest: Manifest, rows: Sequence[Row], choices: Mapping[str, DataC
         for k in r.scorers:
             use, paper, ours = manifest.scorers[k], r.paper.get(k), results.get((r.id, k))
             cells.append({"scorer": k, "paper_name": use.paper, "model": use.model,
-                          "paper": None if paper is None else {"text": paper.text(), "low": paper.low, "high": paper.high,
+                          "paper": None if paper is None else {"text": paper.text(),
+                                                               "low": paper.low, "high": paper.high,
                                                                "value": paper.value, "quote": paper.quote,
                                                                "where": paper.where, "derived": paper.derived},
                           "ours": ours, **compare(paper, ours),
@@ -492,5 +494,6 @@ def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None 
                 _fetching(key, partial(dl.model, use.also["model"], use.also.get("revision"), target,
                                        use.also.get("files")))
             done.append({"scorer": key, "from": f"hf:{use.model}", "revision": sha, "pinned": bool(use.revision)})
-            log(f"fetch: {key}: {use.model} @ {sha}" + ("" if use.revision else " (no revision pinned in the manifest)"))
+            log(f"fetch: {key}: {use.model} @ {sha}" +
+                ("" if use.revision else " (no revision pinned in the manifest)"))
     return done

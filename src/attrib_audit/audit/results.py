@@ -274,7 +274,8 @@ def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot], run_id: str = "
         scorers=np.array(first.scorers if first else [], dtype=str),
         n_boot=first.boot.n_boot if first else 0,
         rng_states=np.array([json.dumps(boots[s].boot.rng_state) for s in names], dtype=str),
-        row_slice=np.concatenate([np.full(boots[s].rows.size, i) for i, s in enumerate(names)] or [np.zeros(0)]).astype(np.int64),
+        row_slice=np.concatenate([np.full(boots[s].rows.size, i) for i, s in enumerate(names)]
+                                 or [np.zeros(0)]).astype(np.int64),
         labels=np.concatenate([boots[s].boot.labels for s in names] or [np.zeros(0)]).astype(np.int64),
         weights=np.concatenate([np.ones(boots[s].rows.size) if boots[s].boot.weights is None else boots[s].boot.weights
                                 for s in names] or [np.zeros(0)]),

@@ -60,7 +60,8 @@ EXCHANGEABILITY_CAVEAT = (
 
 # ---- verdicts of one "world" of metrics (used by window, chunking and lodo) ----
 
-def construct_matrix(datasets: Sequence[str], metrics: Sequence[str], boots: Mapping[str, BootstrapAUROC]) -> AurocMatrix | None:
+def construct_matrix(datasets: Sequence[str], metrics: Sequence[str],
+                     boots: Mapping[str, BootstrapAUROC]) -> AurocMatrix | None:
     """The construct's metric × dataset matrix from per-dataset bootstraps whose rows follow `metrics` (or None)."""
     mat, _, _ = build_matrix(datasets, list(metrics), boots)
     return mat if mat is not None and len(mat.metrics) >= 2 else None
@@ -125,7 +126,8 @@ class WindowRescore:
 def _trunc(batch: ScoreBatch, rows: np.ndarray) -> dict:
     b = batch.take(rows)
     return {"pairs_truncated": int((b.truncated_tokens > 0).sum()), "tokens_truncated": int(b.truncated_tokens.sum()),
-            "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0, "n_failed": sum(f is not None for f in b.failures)}
+            "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0,
+            "n_failed": sum(f is not None for f in b.failures)}
 
 
 def window_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
@@ -160,10 +162,12 @@ def window_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Map
 
 def chunk_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
     """(truncating scorer, chunked variant) for every `<name>-chunk` run beside its `<name>`."""
-    return [(n[: -len(CHUNK_SUFFIX)], n) for n in names if n.endswith(CHUNK_SUFFIX) and n[: -len(CHUNK_SUFFIX)] in names]
+    return [(n[: -len(CHUNK_SUFFIX)], n) for n in names
+            if n.endswith(CHUNK_SUFFIX) and n[: -len(CHUNK_SUFFIX)] in names]
 
 
-def chunk_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch], boots: Mapping[str, Any],
+def chunk_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
+                  boots: Mapping[str, Any],
                   groups: Mapping[str, list[str]], pairs: list[tuple[str, str]], config: AuditConfig) -> dict:
     """Chunked − truncated AUROC per slice on the audit's own draws, truncation before/after, verdict change."""
     names = list(scores)
@@ -188,7 +192,8 @@ def chunk_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapp
     verdicts = []
     for base, chunked in pairs:
         after = verdicts_of([chunked if n == base else n for n in plain])
-        verdicts += [{"scorer": base, "chunked": chunked, **row} for row in compare_verdicts(before, after, {base: chunked})]
+        verdicts += [{"scorer": base, "chunked": chunked, **row} for row in
+                     compare_verdicts(before, after, {base: chunked})]
     return {"pairs": [{"scorer": b, "chunked": c} for b, c in pairs], "rows": out, "verdicts": verdicts}
 
 
@@ -209,7 +214,8 @@ def length_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Map
         b = assign_bins(words[r], edges[c]) if c else np.zeros(r.size, dtype=np.int64)
         masks = np.vstack([b == j for j in range(k)] + list(median_halves(words[r])))
         res = subset_bootstrap(np.vstack([scores[n].scores[r] for n in names]), table.labels[r],
-                               [table.groups[i] for i in r], masks, n_boot=config.n_boot, rng=slice_rng(config.seed, sl))
+                               [table.groups[i] for i in r], masks, n_boot=config.n_boot,
+                               rng=slice_rng(config.seed, sl))
         for j in range(k):
             for i, n in enumerate(names):
                 lo, hi, _ = percentile_ci(res.replicates[i, j], LEVEL)
@@ -226,7 +232,8 @@ def length_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Map
         bins.append({"construct": c, "edges": e.tolist(), "n_bins": k, "cells": cells[c],
                      "best": [{"bin": j, "range": [float(e[j]), float(e[min(j + 1, e.size - 1)])],
                                "best_per_dataset": best[c].get(j, {}),
-                               "same_best": len(best[c].get(j, {})) >= 2 and len(set(best[c][j].values())) == 1} for j in range(k)]})
+                               "same_best": len(best[c].get(j, {})) >= 2 and len(set(best[c][j].values())) == 1}
+                               for j in range(k)]})
     return {"measure": "evidence words", "n_bins": N_LENGTH_BINS, "bins": bins, "halves": halves}
 
 
@@ -246,7 +253,8 @@ def _halves_row(dataset: str, construct: str | None, w: np.ndarray, names: list[
             "best_short": rs[0], "best_long": rl[0], "ranking_changed": rs != rl}
 
 
-def spearman_rows(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch], words: np.ndarray) -> list[dict]:
+def spearman_rows(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
+                  words: np.ndarray) -> list[dict]:
     names = list(scores)
     out = []
     for sl, r in rows.items():
@@ -295,15 +303,18 @@ def exchangeability_section(table: PairTable, rows: Mapping[str, np.ndarray], sc
         uniq, row_cluster = np.unique(keys.astype(str), return_inverse=True)
         cluster_ds = np.array([int(u.split("\x1f", 1)[0]) for u in uniq])
         res = exchangeability_test(np.vstack([scores[m].scores[r] for m in metrics]), table.labels[r], row_cluster,
-                                   cluster_ds, config.n_perm, slice_rng(config.seed, f"sensitivity:exchangeability:{c}"))
+                                   cluster_ds, config.n_perm,
+                                   slice_rng(config.seed, f"sensitivity:exchangeability:{c}"))
         out.append({"construct": c, "datasets": datasets, "metrics": metrics, **to_record(res),
-                    "p_interaction_residual": entry["decomposition"]["p_interaction"], "caveat": EXCHANGEABILITY_CAVEAT})
+                    "p_interaction_residual": entry["decomposition"]["p_interaction"],
+                    "caveat": EXCHANGEABILITY_CAVEAT})
     return out
 
 
 # ---- the section ----
 
-def sensitivity_section(table: PairTable, keys: Sequence[str], scores: Mapping[str, ScoreBatch], boots: Mapping[str, Any],
+def sensitivity_section(table: PairTable, keys: Sequence[str], scores: Mapping[str, ScoreBatch],
+                        boots: Mapping[str, Any],
                         slices: Sequence[Mapping[str, Any]], transfer: Mapping[str, Any], config: AuditConfig,
                         window: WindowRescore | None = None,
                         words: np.ndarray | None = None) -> dict:

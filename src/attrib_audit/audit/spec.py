@@ -241,5 +241,6 @@ def audit_config(spec: RunSpec, local: Local) -> AuditConfig:
                        on_error=spec.data.on_error)
 
 
-__all__ = ["Asked", "EngineSpec", "LOCAL_OPTIONS", "Local", "RunSpec", "ScorerChoice", "SpecError", "StatsSpec", "audit_config",
+__all__ = ["Asked", "EngineSpec", "LOCAL_OPTIONS", "Local", "RunSpec", "ScorerChoice", "SpecError",
+           "StatsSpec", "audit_config",
            "load_spec_file"]

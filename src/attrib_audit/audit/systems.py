@@ -27,7 +27,8 @@ from attrib_audit.stats.classification import best_threshold
 from attrib_audit.stats.systems import DEFAULT_MIN_SHARED, summarise_systems, system_bootstrap
 
 THRESHOLD_RULE = ("a metric's pass rate counts score ≥ t, with t the threshold that maximises the metric's balanced "
-                  "accuracy on the pooled rows of the OTHER slices of this audit (never the slice itself); a slice with "
+                  "accuracy on the pooled rows of the OTHER slices of this audit (never the slice itself); "
+                  "a slice with "
                   "no other slice holding both classes gets no pass rate")
 ESTIMAND = ("agreement (τ-b, pairwise accuracy, acc_eq, Pearson r) is stated as measured with these inputs: systems "
             "within each other's label noise pull it below 1 even for a perfect ranker, so each slice also gives the "
@@ -132,7 +133,8 @@ def item_vs_system(auroc_rows: Sequence[Mapping[str, Any]], agreement: Sequence[
 
 
 def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray, groups: Sequence[str],
-                  systems: Sequence[str | None], scores: Mapping[str, np.ndarray], thresholds: dict[str, dict[str, Any]],
+                  systems: Sequence[str | None], scores: Mapping[str, np.ndarray],
+                  thresholds: dict[str, dict[str, Any]],
                   auroc_rows: Sequence[Mapping[str, Any]], settings: SystemSettings) -> SystemsSlice:
     """The system-level statistics of one slice (`rows` are its rows that name a system)."""
     names = sorted({systems[i] for i in rows})
@@ -310,7 +312,8 @@ def systems_from_results(folder: str | Path, overrides: Mapping[str, Any] | None
                          "rerun the audit into this folder")
     settings = _settings(results, folder)
     if overrides:
-        settings = SystemSettings.checked({**to_record(settings), **{k: v for k, v in overrides.items() if v is not None}},
+        settings = SystemSettings.checked({**to_record(settings),
+                                           **{k: v for k, v in overrides.items() if v is not None}},
                                           "systems")
     try:
         frame = pd.read_parquet(path)

@@ -228,7 +228,8 @@ def scored_from_results(folder: str | Path, command: str = "threshold") -> tuple
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as exc:  # arrow errors are OSError/ValueError subclasses
-        raise InputError(f"{command}: {path}: not a readable scores file ({' '.join(str(exc).split())[:200]})") from None
+        raise InputError(f"{command}: {path}: not a readable scores file "
+                         f"({' '.join(str(exc).split())[:200]})") from None
     with saved_layout(folder / "results.json", command):
         run_id, names = results["run_id"], [s["scorer"] for s in results["scorers"]]
     if run_id_of(path) != run_id:
@@ -242,7 +243,8 @@ def scored_from_results(folder: str | Path, command: str = "threshold") -> tuple
         raise InputError(f"{command}: {path}: column 'label' holds values other than 0 and 1")
     weights = frame["weight"].to_numpy(np.float64) if "weight" in frame.columns else None
     if weights is not None and not (np.isfinite(weights).all() and (weights > 0).all()):
-        raise InputError(f"{command}: {path}: column 'weight' must hold positive finite weights (1/inclusion probability)")
+        raise InputError(f"{command}: {path}: column 'weight' must hold positive finite weights "
+                         "(1/inclusion probability)")
     constructs = frame["construct"].astype(object).where(frame["construct"].notna(), None).to_numpy(object)
     return ScoredPairs(slices=frame["slice"].astype(str).to_numpy(object),
                        constructs=np.array([c or "unspecified" for c in constructs], dtype=object),
@@ -373,7 +375,8 @@ def _transfer(entries: list[ThresholdEntry], datas: dict[str, LabelledScores], c
 
 def _transfer_reason(construct: str, two_class: int) -> str | None:
     if construct == "unspecified":
-        return "construct not declared (set --construct or a construct column): slices of unknown construct are never compared"
+        return ("construct not declared (set --construct or a construct column): "
+                "slices of unknown construct are never compared")
     if construct.startswith("mixed:"):
         return "the slice mixes constructs; constructs are never pooled"
     if two_class < 2:
@@ -414,7 +417,8 @@ def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Ma
              "Learn-then-Test: candidate thresholds from the most conservative down, each tested with a valid p-value, "
              "fixed-sequence testing",
              "unit of exchangeability: " + ("as asked, " + opts.unit if opts.unit != "auto" else
-                                             "the group where a slice's groups hold several pairs (its risk is the mean "
+                                             "the group where a slice's groups hold several pairs "
+                                             "(its risk is the mean "
                                              "over groups), else the pair") + "; each entry states its own",
              f"held-out rates: thresholds fitted without each of up to {opts.folds} folds of whole groups, judged on "
              "that fold (cross-fitting)",

@@ -106,7 +106,8 @@ def matrix_statistics(mat: AurocMatrix, *, construct: str, seed: int, n_perm: in
         "best_per_dataset": [to_record(b) for b in best_per_dataset(mat, LEVEL)],
         "portability": [to_record(p) for p in portability(mat, LEVEL)],
         "kendall_tau": {"datasets": list(mat.datasets), "tau": tau.tau, "p": tau.pvalue, "method": tau.method.tolist(),
-                        "note": "τ-b between two datasets' rankings of the metrics by AUROC; p as scipy.stats.kendalltau"},
+                        "note": "τ-b between two datasets' rankings of the metrics by AUROC; "
+                        "p as scipy.stats.kendalltau"},
         "kendall_w": to_record(w),
         "regret": to_record(lodo_regret(mat, LEVEL)),
         "eps_regret": eps_regret_sweep(mat, eps_grid),

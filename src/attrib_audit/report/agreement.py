@@ -66,7 +66,8 @@ def pair_blocks(pair: dict, plots: Path) -> list:
                  f"{pair.get('ci', 'clustered bootstrap CI')}.")]
     excluded = sum(r.get("n_excluded") or 0 for r in pair.get("slices", []))
     if excluded:
-        out.append(Note(f"{excluded} rows had no rating from one rater (e.g. a failed judgement) and are left out of κ."))
+        out.append(Note(f"{excluded} rows had no rating from one rater (e.g. a failed judgement) "
+                        "and are left out of κ."))
     out += guard(f"The confusion matrices of {pair['a']} vs {pair['b']}", lambda: [confusion_plot(pair, plots)])
     return out
 

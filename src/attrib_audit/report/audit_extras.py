@@ -103,7 +103,8 @@ def paired_plot(view: AuditView, paired: list[dict], plots: Path):
                 if not shown:
                     continue
                 y = np.array([i for i, _ in shown]) + (k - (len(pairs) - 1) / 2) * step
-                x, lo, hi = (np.array([p[f] for _, p in shown], dtype=np.float64) for f in ("diff", "ci_low", "ci_high"))
+                x, lo, hi = (np.array([p[f] for _, p in shown], dtype=np.float64)
+                             for f in ("diff", "ci_low", "ci_high"))
                 filled = np.array([bool(p.get("excludes_zero")) for _, p in shown])
                 ax.errorbar(x, y, xerr=np.vstack([x - lo, hi - x]), fmt="none", ecolor=style.colour(k), elinewidth=1.1,
                             capsize=2)
@@ -143,7 +144,8 @@ def paired(inputs, plots: Path) -> Section | None:
                      "on another slice of the same construct."))
     sec.add(paired_plot(view, rows, plots))
     order = {sl: i for i, sl in enumerate(view.slices)}
-    body = [[f"{p['scorer_a']} − {p['scorer_b']}", p["slice"], fmt.ci(p["diff"], p.get("ci_low"), p.get("ci_high"), signed=True),
+    body = [[f"{p['scorer_a']} − {p['scorer_b']}", p["slice"],
+             fmt.ci(p["diff"], p.get("ci_low"), p.get("ci_high"), signed=True),
              str(p.get("n", fmt.DASH)), _direction(p)]
             for p in sorted(rows, key=lambda p: (p["scorer_a"], p["scorer_b"], order.get(p["slice"], 1 << 30)))]
     sec.add(Table(["pair (A − B)", "slice", "difference [95% CI]", "n", "reading"], body))
@@ -184,7 +186,9 @@ def evidence(inputs, plots: Path) -> Section | None:
                     examples.append(f"{name} on {sl}: " + " | ".join(map(str, f["examples"])))
             trows.append(tr)
             frows.append(fr)
-    sec.add(Table(header, trows, "Truncation per scorer and slice: pairs cut at the window (share of input tokens cut); mean evidence windows when chunked."))
+    sec.add(Table(header, trows, "Truncation per scorer and slice: pairs cut at the window "
+                  "(share of input tokens cut); "
+                  "mean evidence windows when chunked."))
     if any(f.get("n_failed") or f.get("n_clamped") for f in view.failures.values()):
         sec.add(Table(header, frows, "Failed rows per scorer and slice (excluded from AUROC); clamped: judge answers "
                                      "outside [0, 1] set to the nearest end and kept."))

@@ -25,13 +25,15 @@ def auroc_table(view: AuditView, ci_text: str) -> Table:
             for name in view.scorers:
                 c = view.cell(name, sl)
                 if not c or not fmt.finite(c.get("auroc")):
-                    row.append(c.get("note") or ("undefined (one class)" if meta.get("status") == "one_class" else fmt.DASH))
+                    row.append(c.get("note") or
+                               ("undefined (one class)" if meta.get("status") == "one_class" else fmt.DASH))
                     continue
                 caveat = view.caveat(name, sl)
                 row.append(fmt.ci(c["auroc"], c.get("ci_low"), c.get("ci_high")) + (f" ({caveat})" if caveat else ""))
             rows.append(row)
     return Table(header, rows, f"AUROC [{ci_text}] per slice; a caveat in brackets says how much of the evidence "
-                               "behind that number was cut at the scorer's window, how many rows failed, or how many judge "
+                               "behind that number was cut at the scorer's window, how many rows failed, "
+                               "or how many judge "
                                "answers fell outside [0, 1] and were clamped.")
 
 
@@ -67,7 +69,8 @@ def heatmap(view: AuditView, plots: Path):
     title = max(len(c) for c in view.constructs) * 0.09 + 1.0
     with style.rc():
         fig, axes = plt.subplots(len(heights), 1, squeeze=False, layout="constrained",
-                                 figsize=(max(label + 1.15 * m, title) + 1.6, 0.9 + 0.62 * sum(heights) + 0.35 * len(heights)),
+                                 figsize=(max(label + 1.15 * m, title) + 1.6,
+                                          0.9 + 0.62 * sum(heights) + 0.35 * len(heights)),
                                  gridspec_kw={"height_ratios": heights})
         for ax, (construct, slices) in zip(axes[:, 0], view.constructs.items()):
             point, lo, hi, cut = grids[construct]
@@ -117,7 +120,8 @@ def forest(view: AuditView, plots: Path):
                 y = np.arange(len(slices)) + (j - (m - 1) / 2) * step
                 ok = np.isfinite(point[:, j]) & np.isfinite(lo[:, j]) & np.isfinite(hi[:, j])
                 err = np.vstack([point[ok, j] - lo[ok, j], hi[ok, j] - point[ok, j]])
-                ax.errorbar(point[ok, j], y[ok], xerr=err, fmt="none", ecolor=style.colour(j), elinewidth=1.2, capsize=2)
+                ax.errorbar(point[ok, j], y[ok], xerr=err, fmt="none", ecolor=style.colour(j),
+                            elinewidth=1.2, capsize=2)
                 hollow = ok & (cut[:, j] >= MAJORITY_CUT)
                 for mask, face in ((ok & ~hollow, style.colour(j)), (hollow, "white")):
                     ax.plot(point[mask, j], y[mask], linestyle="none", marker=style.marker(j), markersize=5,

@@ -73,7 +73,8 @@ class PageCheck:
 
     def summary(self) -> str:
         lines = [f"browser check: {'ok' if self.ok else 'FAILED'} — {len(self.images)} images "
-                 f"({len(self.broken_images)} broken), {self.svgs} inline svg, {len(self.console_errors)} console errors, "
+                 f"({len(self.broken_images)} broken), {self.svgs} inline svg, "
+                 f"{len(self.console_errors)} console errors, "
                  f"{len(self.network)} network requests; page {WIDTH}x{self.height}px; screenshot: {self.screenshot}"]
         lines += [f"  console: {e}" for e in self.console_errors] + [f"  network: {u}" for u in self.network]
         return "\n".join(lines)
@@ -93,9 +94,11 @@ class _DevTools:
         to_child, self._out = os.pipe()
         self._in, from_child = os.pipe()
         to_child, from_child = _above_4(to_child), _above_4(from_child)
-        # bash (dash cannot name descriptors above 9) moves our pipe ends to fds 3 (commands in) and 4 (replies out), as --remote-debugging-pipe expects
+        # bash (dash cannot name descriptors above 9) moves our pipe ends to fds 3 (commands in) and 4 (replies out),
+        # as --remote-debugging-pipe expects
         script = f'exec "$0" "$@" 3<&{to_child} 4>&{from_child} {to_child}<&- {from_child}>&-'
-        self.proc = subprocess.Popen([shutil.which("bash") or "/bin/bash", "-c", script, exe, *FLAGS, f"--user-data-dir={profile}",
+        self.proc = subprocess.Popen([shutil.which("bash") or "/bin/bash", "-c", script, exe, *FLAGS,
+                                      f"--user-data-dir={profile}",
                                       f"--window-size={WIDTH},900", "about:blank"],
                                      pass_fds=(to_child, from_child), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -165,7 +168,8 @@ def _console_errors(events: list[dict]) -> list[str]:
             d = p.get("exceptionDetails", {})
             out.append(d.get("exception", {}).get("description") or d.get("text", "exception"))
         elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
-            out.append(f"{p['entry'].get('source', '')}: {p['entry'].get('text', '')} {p['entry'].get('url', '')}".strip())
+            out.append(f"{p['entry'].get('source', '')}: {p['entry'].get('text', '')} "
+                       f"{p['entry'].get('url', '')}".strip())
     return out
 
 
@@ -227,7 +231,8 @@ class Tab:
         clip = min(height, MAX_HEIGHT)
         self.resize(clip)
         shot = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
-                                                    "clip": {"x": 0, "y": 0, "width": WIDTH, "height": clip, "scale": 1}})
+                                                    "clip": {"x": 0, "y": 0,
+                                                             "width": WIDTH, "height": clip, "scale": 1}})
         path = Path(path)
         with output_file(path, "--screenshot") as tmp:
             tmp.write_bytes(base64.b64decode(shot["data"]))
@@ -248,7 +253,8 @@ class Browser:
     def __init__(self, timeout: float = 60.0):
         exe = find_chromium()
         if not exe:
-            raise BrowserError("no Chromium found: install it (Debian: apt-get install chromium) or set $ATTRIB_AUDIT_CHROMIUM")
+            raise BrowserError("no Chromium found: install it (Debian: apt-get install chromium) "
+                               "or set $ATTRIB_AUDIT_CHROMIUM")
         self.timeout = timeout
         self._profile = tempfile.TemporaryDirectory(prefix="attrib-audit-chromium-")
         self._tools = _DevTools(exe, self._profile.name)

@@ -44,7 +44,8 @@ def evidence_caveat(trunc: dict | None, n_failed: int | None, n: int | None, n_c
         parts.append(f"{pct(share)} of pairs truncated{tok}")
     if n_failed:
         total = (n or 0) + n_failed
-        parts.append(f"{n_failed} failed rows excluded ({pct(n_failed / total)})" if total else f"{n_failed} failed rows excluded")
+        parts.append(f"{n_failed} failed rows excluded ({pct(n_failed / total)})" if total else
+                     f"{n_failed} failed rows excluded")
     if n_clamped:
         parts.append(f"{n_clamped} answers outside [0, 1] clamped")
     return "; ".join(parts)

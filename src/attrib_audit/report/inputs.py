@@ -77,7 +77,8 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
             raise ReportError(f"{path}: no such file (given for {key})")
         if path.is_file():
             setattr(inputs, key, read_results(folder, "report", ReportError) if key == "results" else
-                    thresholds_file(path, "report", ReportError)[1] if key == "thresholds" else read_json(path, ReportError))
+                    thresholds_file(path, "report", ReportError)[1] if key == "thresholds" else
+                    read_json(path, ReportError))
             inputs.sources[key] = path
             if is_sealed(getattr(inputs, key)):
                 inputs.sealed_files.add(path)
@@ -87,5 +88,6 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
         inputs.agreement = saved["agreement"]
         inputs.sources["agreement"] = inputs.sources["results"]
     if not inputs.sources:
-        raise ReportError(f"{folder}: holds none of {', '.join(FILES.values())}; run `attrib-audit audit --out {folder}` first")
+        raise ReportError(f"{folder}: holds none of {', '.join(FILES.values())}; "
+                          f"run `attrib-audit audit --out {folder}` first")
     return inputs

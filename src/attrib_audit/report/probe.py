@@ -64,8 +64,9 @@ def probe_blocks(probe: dict, plots: Path) -> list:
     out += guard("The probe plot", lambda: [probe_plot(probe, plots)])
     cov = probe.get("coverage") or {}
     if cov:
-        out.append(Para(f"{cov.get('n_compared', '?')} examples compared; left out: {cov.get('n_only_base', 0)} only in "
-                        f"base, {cov.get('n_only_tuned', 0)} only in tuned, {cov.get('n_unanswered', 0)} answered by neither."))
+        out.append(Para(f"{cov.get('n_compared', '?')} examples compared; left out: "
+                        f"{cov.get('n_only_base', 0)} only in base, {cov.get('n_only_tuned', 0)} only in tuned, "
+                        f"{cov.get('n_unanswered', 0)} answered by neither."))
     files = [[k, str(v["path"]), str(v.get("sha256", ""))] for k, v in (probe.get("data") or {}).items()
              if isinstance(v, dict) and "path" in v]
     if files:

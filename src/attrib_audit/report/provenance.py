@@ -41,7 +41,8 @@ def provenance_plot(d: dict, plots: Path):
                         fmt="o", color=style.colour(0), capsize=2)
             s = summary.get(name)
             if s:
-                ax.errorbar(s["top1"]["mean"], i + 0.12, xerr=s["top1"]["sd"], fmt="s", color=style.colour(1), capsize=2)
+                ax.errorbar(s["top1"]["mean"], i + 0.12, xerr=s["top1"]["sd"],
+                            fmt="s", color=style.colour(1), capsize=2)
                 ax.errorbar(s["fooled"]["mean"], i + 0.12, xerr=s["fooled"]["sd"], fmt="^", color=style.colour(3),
                             markerfacecolor="white", capsize=2)
         ax.axvline(clean["random_baseline"]["estimate"], color="#555555", linestyle="--", linewidth=0.9)
@@ -87,7 +88,8 @@ def dataset_blocks(d: dict, plots: Path) -> list:
     clean, conf = d["clean"], d.get("confusable") or {}
     summary = conf.get("summary") or {}
     skipped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in (d.get("skipped") or {}).items())
-    out: list[Block] = [Para(f"{d['dataset']}: {d.get('n_examples', '?')} examples, {clean.get('n_units', '?')} answer units, "
+    out: list[Block] = [Para(f"{d['dataset']}: {d.get('n_examples', '?')} examples, "
+                             f"{clean.get('n_units', '?')} answer units, "
                 f"{fmt.num(clean.get('mean_pool_size'), 1)} candidate passages per unit on average"
                 + (f"; skipped: {skipped}" if skipped else "") + ".")]
     rows = []
@@ -124,7 +126,8 @@ def build(inputs, plots: Path) -> Section | None:
                          f"tokens ({t.get('tokens_truncated', '?')} tokens lost)."))
     for name, f in (prov.get("scorer_failures") or {}).items():
         if isinstance(f, dict) and (f.get("failed_pairs") or f.get("truncated_pairs")):
-            sec.add(Note(f"{name}: {f.get('failed_pairs', 0)} failed and {f.get('truncated_pairs', 0)} truncated pairs."))
+            sec.add(Note(f"{name}: {f.get('failed_pairs', 0)} failed and "
+                         f"{f.get('truncated_pairs', 0)} truncated pairs."))
     for d in prov["datasets"]:
         sec.add(*guard(f"Provenance for {d.get('dataset', '?')}", dataset_blocks, d, plots))
     signatures = (prov.get("config") or {}).get("signatures") or {}

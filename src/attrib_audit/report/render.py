@@ -14,7 +14,8 @@ body{font-family:"DejaVu Sans","Liberation Sans",Arial,sans-serif;color:#1a1a1a;
 padding:24px 32px 64px;line-height:1.45;font-size:15px}
 h1{font-size:26px;margin:0 0 4px}h2{font-size:20px;margin:36px 0 10px;padding-top:8px;border-top:2px solid #0072B2}
 .meta{color:#555;font-size:13px;margin:0 0 12px}
-nav{background:#f4f7fa;border:1px solid #dbe3ea;padding:8px 14px;border-radius:4px;font-size:14px;display:flex;flex-wrap:wrap;gap:4px 16px}
+nav{background:#f4f7fa;border:1px solid #dbe3ea;padding:8px 14px;border-radius:4px;font-size:14px;
+display:flex;flex-wrap:wrap;gap:4px 16px}
 nav a{color:#0057a0;text-decoration:none;white-space:nowrap}
 #headline>p:not(.note){font-size:16px}
 .method{color:#444;font-size:13px}
@@ -26,7 +27,8 @@ th{background:#eef2f6}tr:nth-child(even) td{background:#fafbfc}
 caption{caption-side:top;text-align:left;color:#444;font-size:13px;padding:0 0 4px}
 figure{margin:18px 0}figure img{max-width:100%;height:auto;border:1px solid #eee;background:#fff}
 figcaption{color:#444;font-size:13px;margin-top:4px;max-width:900px}
-pre{background:#f6f8fa;border:1px solid #d0d7de;padding:8px 12px;white-space:pre-wrap;word-break:break-all;font-size:13px}
+pre{background:#f6f8fa;border:1px solid #d0d7de;padding:8px 12px;white-space:pre-wrap;
+word-break:break-all;font-size:13px}
 """
 
 

@@ -14,7 +14,8 @@ _FLAGS = ("recommended_changed", "verdict_changed", "portability_changed")
 
 
 def _diff(r: dict) -> str:
-    return fmt.ci(r.get("diff"), r.get("ci_low"), r.get("ci_high"), signed=True) + (" *" if r.get("excludes_zero") else "")
+    return (fmt.ci(r.get("diff"), r.get("ci_low"), r.get("ci_high"), signed=True)
+            + (" *" if r.get("excludes_zero") else ""))
 
 
 def _changed(v: dict) -> str:
@@ -35,11 +36,13 @@ def window_blocks(w: dict) -> list:
     if not w["rows"]:
         return [Para(f"Window sensitivity at {n} tokens: no scorer of this run has a token window to vary ("
                      + "; ".join(f"{x['scorer']}: {x['reason']}" for x in w["skipped"]) + ").")]
-    out: list[Block] = [Table(["slice", "scorer", "AUROC (own window)", f"AUROC @{n}", f"@{n} − own [95% CI]", "pairs cut", "failed"],
+    out: list[Block] = [Table(["slice", "scorer", "AUROC (own window)", f"AUROC @{n}",
+                               f"@{n} − own [95% CI]", "pairs cut", "failed"],
                  [[r["slice"], r["scorer"], fmt.num(r["auroc"]), fmt.num(r["auroc_alt"]), _diff(r),
                    f"{r['pairs_truncated']} → {r['pairs_truncated_alt']}", f"{r['n_failed']} → {r['n_failed_alt']}"]
                   for r in w["rows"]],
-                 f"Window sensitivity: every scorer with a token window rescored at {n} tokens (* the paired CI excludes 0).")]
+                 f"Window sensitivity: every scorer with a token window rescored at {n} tokens "
+                 "(* the paired CI excludes 0).")]
     for x in w["skipped"]:
         out.append(Para(f"Not varied: {x['scorer']} ({x['reason']})."))
     flips = [r for r in w["ranking"] if r["changed"]]
@@ -95,7 +98,8 @@ def lodo_blocks(rows: list[dict]) -> list:
             continue
         f = x["full"]
         out.append(Table(["dropped", "recommended", "verdict", "portable", "changed"],
-                         [["none (all datasets)", f["recommended"], f["verdict"], ", ".join(f["portable"]) or fmt.DASH, ""]]
+                         [["none (all datasets)", f["recommended"], f["verdict"],
+                           ", ".join(f["portable"]) or fmt.DASH, ""]]
                          + [[d["dropped"], d["recommended"], d["verdict"], ", ".join(d["portable"]) or fmt.DASH,
                              _changed(d)] for d in x["drops"]],
                          f"{x['construct']}: the recommended metric and portable metrics with each dataset dropped — "
@@ -107,7 +111,8 @@ def exchangeability_blocks(rows: list[dict]) -> list:
     out: list[Block] = []
     for x in rows:
         out.append(Para(f"{x['construct']}: exchangeability permutation of dataset assignment (clusters shuffled "
-                        f"across datasets, {x['n_perm']} permutations): p(interaction) = {fmt.num(x['p_interaction'], 4)}, "
+                        f"across datasets, {x['n_perm']} permutations): "
+                        f"p(interaction) = {fmt.num(x['p_interaction'], 4)}, "
                         f"p(dataset) = {fmt.num(x['p_dataset'], 4)}; beside it, the residual permutation of the "
                         f"transfer section gives p(interaction) = {fmt.num(x['p_interaction_residual'], 4)}."))
     if rows:
@@ -121,7 +126,8 @@ def spearman_table(rows: list[dict]) -> list:
     names = list(dict.fromkeys(r["scorer"] for r in rows))
     cell = {(r["slice"], r["scorer"]): r for r in rows}
     return [Table(["slice", *names],
-                  [[sl, *(f"{fmt.num(cell[(sl, n)]['rho_neg'], 2)} / {fmt.num(cell[(sl, n)]['rho_pos'], 2)}" for n in names)]
+                  [[sl, *(f"{fmt.num(cell[(sl, n)]['rho_neg'], 2)} / {fmt.num(cell[(sl, n)]['rho_pos'], 2)}"
+                          for n in names)]
                    for sl in dict.fromkeys(r["slice"] for r in rows)],
                   "Spearman ρ of score with evidence words within each label class (label 0 / label 1): a score "
                   "that tracks length inside a class is partly measuring length.")]

@@ -76,7 +76,8 @@ def scatter(e: Mapping[str, Any], plots: Path, index: int):
                 ax.annotate(rows[q]["system"], (x[q, 0], human[q, 0]), xytext=(3, 2), textcoords="offset points",
                             fontsize=6.5, color="#333333", parse_math=False)
             t = agree[m]["tau"]
-            ax.set_title(f"{m}: τ-b {fmt.ci(t['estimate'], t['ci_low'], t['ci_high'], 2)}", loc="left", parse_math=False)
+            ax.set_title(f"{m}: τ-b {fmt.ci(t['estimate'], t['ci_low'], t['ci_high'], 2)}", loc="left",
+                         parse_math=False)
             ax.set_xlabel(f"mean {m} score", parse_math=False)
             ax.grid(color="#eeeeee", linewidth=0.6)
         return _save(fig, axes, "human pass rate (share labelled supported)", plots, f"scatter_{index}", e,

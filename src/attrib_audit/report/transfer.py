@@ -45,7 +45,9 @@ def verdict(construct: str, e: dict, caveats: dict[tuple[str, str], str] | None 
     s = reg["selector"]
     gap = s.get("minus_best_fixed_ci") or [None, None]
     head += (f" Picking the metric that was best on the other datasets (the naive selector) costs "
-             f"{_regret_text(s)}; its extra regret over always using {best} is {fmt.ci(s.get('minus_best_fixed'), gap[0], gap[1], signed=True)}.")
+             f"{_regret_text(s)}; "
+             f"its extra regret over always using {best} is "
+             f"{fmt.ci(s.get('minus_best_fixed'), gap[0], gap[1], signed=True)}.")
     return head
 
 
@@ -82,7 +84,8 @@ def regret_plot(transfer: dict, plots: Path):
                 colour = "#777777" if selector else style.colour(metrics.index(name))
                 lo, hi = r.get("ci_low"), r.get("ci_high")
                 err = [[r["mean"] - lo], [hi - r["mean"]]] if fmt.finite(lo) and fmt.finite(hi) else None
-                ax.barh(i, r["mean"], color="white" if selector else colour, edgecolor=colour, hatch="///" if selector else None,
+                ax.barh(i, r["mean"], color="white" if selector else colour, edgecolor=colour,
+                        hatch="///" if selector else None,
                         height=0.6, xerr=err, error_kw={"ecolor": "#222222", "capsize": 3, "elinewidth": 1})
             ax.set_yticks(range(len(items)), [n for n, _ in items])
             ax.set_ylim(len(items) - 0.4, -0.6)
@@ -123,13 +126,16 @@ def construct_blocks(c: str, e: dict) -> list:
                         "ε-regret: no metric is within any grid ε of the best on every dataset."))
     w, dc = e.get("kendall_w"), e.get("decomposition")
     if w:
-        out.append(Para(f"Rank agreement across datasets: Kendall's W = {fmt.num(w['w'])} over {w['n_items']} metrics × "
+        out.append(Para(f"Rank agreement across datasets: Kendall's W = {fmt.num(w['w'])} "
+                        f"over {w['n_items']} metrics × "
                         f"{w['n_raters']} datasets (permutation p for concordance {fmt.num(w['p_concordance'], 4)}, "
                         f"{w['n_perm']} permutations; null mean {fmt.num(w.get('null_mean'))})."))
     if dc:
-        out.append(Para(f"Variance of AUROC: datasets {fmt.pct(dc['share_dataset'])}, metrics {fmt.pct(dc['share_metric'])}, "
+        out.append(Para(f"Variance of AUROC: datasets {fmt.pct(dc['share_dataset'])}, "
+                        f"metrics {fmt.pct(dc['share_metric'])}, "
                         f"metric × dataset interaction {fmt.pct(dc['share_interaction'])} (residual permutation "
-                        f"p = {fmt.num(dc['p_interaction'], 4)}). A large interaction means the metrics' order depends on the dataset."))
+                        f"p = {fmt.num(dc['p_interaction'], 4)}). "
+                        "A large interaction means the metrics' order depends on the dataset."))
     flips = e.get("sign_flips", [])
     out.append(Note(f"{c}: sign flips — " + "; ".join(
         f"{f['metric_a']} − {f['metric_b']} is clearly positive on {', '.join(f['a_better_on'])} but clearly "
@@ -151,7 +157,8 @@ def companions(transfer: dict) -> list:
         return []
     names = list(slices[0]["auprc"])
     rows = [[s["slice"], fmt.num(s["prevalence"], 2), *(fmt.num(s["auprc"][n]["auprc"]) for n in names),
-             f"{s['evidence_length']['words_mean']:.0f}", f"{s['evidence_length']['sentences_mean']:.1f}"] for s in slices]
+             f"{s['evidence_length']['words_mean']:.0f}",
+             f"{s['evidence_length']['sentences_mean']:.1f}"] for s in slices]
     return [Table(["slice", "prevalence", *(f"AUPRC {n}" for n in names), "evidence words (mean)",
                    "evidence sentences (mean)"], rows, "AUPRC per slice (chance = prevalence) and evidence length.")]
 

@@ -17,5 +17,6 @@ from attrib_audit.stats.bootstrap import (
 from attrib_audit.stats.types import Estimate
 
 __all__ = ["DEFAULT_B", "AlignedAUROC", "BootstrapAUROC", "Estimate", "auroc", "average_ranks", "bootstrap_aurocs",
-           "cluster_auroc", "cluster_count_blocks", "cluster_weight_blocks", "clustered_auroc_ci", "group_codes", "ht_auroc", "paired_auroc_difference",
+           "cluster_auroc", "cluster_count_blocks", "cluster_weight_blocks", "clustered_auroc_ci",
+           "group_codes", "ht_auroc", "paired_auroc_difference",
            "paired_difference", "percentile_ci", "slice_rng", "weighted_auroc"]

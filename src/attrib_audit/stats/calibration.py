@@ -56,7 +56,8 @@ def _bins(scores: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 def _check_probabilities(scores: np.ndarray) -> None:
     if scores.size and (scores.min() < 0.0 or scores.max() > 1.0):
-        raise ValueError(f"scores span [{scores.min():.4g}, {scores.max():.4g}], not [0, 1]: they are not probabilities; "
+        raise ValueError(f"scores span [{scores.min():.4g}, {scores.max():.4g}], "
+                         "not [0, 1]: they are not probabilities; "
                          "recalibrate them (fit_calibration) before reading a reliability diagram")
 
 
@@ -350,7 +351,8 @@ def recalibrate(data: LabelledScores, *, method: str = "isotonic", folds: int = 
 @dataclass(frozen=True)
 class CalibrationCell:
     """The map fitted on `fitted_on` applied to `applied_to`: its ECE there, and the excess over that slice's own
-    held-out map (paired CI); `holds` unless the excess CI lies above 0. The diagonal is the slice's own held-out ECE."""
+    held-out map (paired CI); `holds` unless the excess CI lies above 0. The diagonal is the slice's own held-out
+    ECE."""
 
     fitted_on: str
     applied_to: str

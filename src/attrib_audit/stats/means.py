@@ -71,7 +71,8 @@ def bootstrap_means(matrix: np.ndarray, groups: Sequence, *, n_boot: int = DEFAU
     return BootstrapMeans(point=point, replicates=replicates, n=n, n_groups=k, n_boot=n_boot)
 
 
-def mean_estimate(res: BootstrapMeans, j: int, level: float = 0.95, method: str = "clustered-bootstrap-percentile") -> Estimate:
+def mean_estimate(res: BootstrapMeans, j: int, level: float = 0.95,
+                  method: str = "clustered-bootstrap-percentile") -> Estimate:
     """Variable j's mean with its percentile interval.
 
     Args:
@@ -89,7 +90,8 @@ def mean_estimate(res: BootstrapMeans, j: int, level: float = 0.95, method: str 
 
 
 def paired_mean_difference(a: np.ndarray, b: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
-                           rng: np.random.Generator | int = 0, level: float = 0.95) -> tuple[Estimate, Estimate, Estimate]:
+                           rng: np.random.Generator | int = 0,
+                           level: float = 0.95) -> tuple[Estimate, Estimate, Estimate]:
     """(mean a, mean b, mean of a−b) with CIs from one set of cluster draws.
 
     The difference is taken per row, so a row where either side is NaN is left out of it.

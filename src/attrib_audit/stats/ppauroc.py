@@ -101,7 +101,8 @@ def kernel_sums_linear(index: RankIndex, m: np.ndarray, a: np.ndarray, b: np.nda
 
 
 def pair_sum_product(a: np.ndarray, b: np.ndarray, m: np.ndarray | None = None) -> np.ndarray | float:
-    """Σ_{i≠j} a_i b_j (the K ≡ 1 sum); with (B, N) multiplicities `m`, one per resample (copies as in `kernel_sums`)."""
+    """Σ_{i≠j} a_i b_j (the K ≡ 1 sum); with (B, N) multiplicities `m`, one per resample (copies as in
+    `kernel_sums`)."""
     if m is None:
         return float(a.sum() * b.sum() - a @ b)
     return (m @ a) * (m @ b) - m @ (a * b)
@@ -342,9 +343,9 @@ def bootstrap_fit(indexes: tuple[RankIndex, ...], p_hat: np.ndarray, draws: Draw
     """(K, B) bootstrap replicates of every metric's augmented AUROC, on shared draws (so differences are paired).
 
     The two parts are resampled separately, each by clusters (`pool_codes`: cluster of each pool pair):
-    the proxy sum over the pool's clusters (its numerator to first order, `kernel_sums_linear`), and the labelled correction
-    over the clusters of the visited pairs (the walk's coin flips, labelled or not, so the random number of
-    labels is part of the spread).
+    the proxy sum over the pool's clusters (its numerator to first order, `kernel_sums_linear`), and the labelled
+    correction over the clusters of the visited pairs (the walk's coin flips, labelled or not, so the random
+    number of labels is part of the spread).
     """
     p = np.asarray(p_hat, dtype=np.float64)
     codes = np.unique(np.asarray(pool_codes), return_inverse=True)[1].reshape(-1)

@@ -157,7 +157,8 @@ def class_spearman(score_matrix: np.ndarray, lengths: np.ndarray, labels: np.nda
 
 
 def two_way_ss(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(SS_dataset, SS_metric, SS_interaction) of (..., m metrics, d datasets) AUROC tables, as `decompose` splits them."""
+    """(SS_dataset, SS_metric, SS_interaction) of (..., m metrics, d datasets) AUROC tables, as `decompose` splits
+    them."""
     a = np.asarray(a, dtype=np.float64)
     m, d = a.shape[-2:]
     mu = a.mean(axis=(-2, -1), keepdims=True)
