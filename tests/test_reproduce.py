@@ -3,6 +3,7 @@ absent, the comparison rule, and `--download` wired to pinned revisions (with a 
 the network)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -192,6 +193,24 @@ class FakeHub:
     def model(self, repo, revision, dest, files=None):
         self.calls.append(("model", repo, revision, Path(dest).name, tuple(files or ())))
         return revision or "d" * 40
+
+
+def test_download_asks_the_hub_for_no_model_a_manifest_scorer_does_not_name(tmp_path, monkeypatch):
+    """A scorer on the registry's default model (no repository in the manifest) that is not installed here is not
+    downloadable: it was a hub call for repository None."""
+    from types import SimpleNamespace
+
+    import attrib_audit.audit.reproduce as reproduce_module
+
+    m = load_manifest()
+    key = next(k for k, u in m.scorers.items() if u.model is not None and not u.weights)
+    m = dataclasses.replace(m, scorers={**m.scorers, key: dataclasses.replace(m.scorers[key], model=None)})
+    monkeypatch.setattr(reproduce_module, "scorer_spec",
+                        lambda _name: SimpleNamespace(check=lambda: (False, "weights not installed")))
+    hub, lines = FakeHub(), []
+    fetch(m, tmp_path, tables=[r.table for r in m.rows if key in r.scorers][:1], downloader=hub, log=lines.append)
+    assert all(c[1] is not None for c in hub.calls if c[0] == "model")
+    assert f"fetch: {key}: not installed here and the manifest names no model repository to download" in lines
 
 
 def test_download_fetches_pinned_revisions_into_the_layout_data_dir_reads(tmp_path):
