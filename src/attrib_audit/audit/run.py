@@ -51,7 +51,8 @@ from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, pe
 
 @dataclass(frozen=True)
 class SliceStatistics:
-    """Every slice's rows of results.json (slices, auroc, paired, truncation, failures) and the bootstraps behind them."""
+    """Every slice's rows of results.json (slices, auroc, paired, truncation, failures) and the bootstraps behind
+    them."""
 
     slices: list[SliceRow]
     auroc: list[AurocRow]
@@ -92,7 +93,8 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                                "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0})
             failed = [f for f in b.failures if f is not None]
             fail_rows.append({"scorer": name, "slice": sl, "n": int(rows.size), "n_failed": len(failed),
-                              "n_clamped": sum(bool(c) for c in b.extras.get("clamped", [])),  # judge answers outside [0, 1]
+                              # n_clamped: judge answers outside [0, 1]
+                              "n_clamped": sum(bool(c) for c in b.extras.get("clamped", [])),
                               "examples": failed[:3]})
         if status != "ok" or not names:
             for name in names:
@@ -243,7 +245,8 @@ def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBa
     if not table.has_systems:
         return None
     t0 = time.perf_counter()
-    section = systems_section(keys, table.labels, table.groups, table.systems or [], {n: b.scores for n, b in scores.items()},
+    section = systems_section(keys, table.labels, table.groups, table.systems or [],
+                              {n: b.scores for n, b in scores.items()},
                               auroc_rows, SystemSettings(n_boot=config.n_boot, seed=config.seed, level=config.level,
                                                          resample=tuple(config.system_resample)))
     if section is None:

@@ -28,7 +28,8 @@ class Recommendation:
     datasets: list[str]
     candidates: list[str]
     metric: str | None
-    verdict: str  # transfers | near-best-unproven | does-not-transfer | best-on-target | tied-on-target | no-recommendation
+    # transfers | near-best-unproven | does-not-transfer | best-on-target | tied-on-target | no-recommendation
+    verdict: str
     in_sample_regret: float | None
     in_sample_regret_ci: tuple[float, float] | None
     worst_regret: float | None
@@ -38,7 +39,8 @@ class Recommendation:
     folds_agreeing: int | None
     portable_metrics: list[str]
     caveat: str
-    rows: dict[str, dict] = field(default_factory=dict)  # per dataset: rows used, rows each candidate's failures removed
+    # per dataset: rows used, rows each candidate's failures removed
+    rows: dict[str, dict] = field(default_factory=dict)
 
 
 
@@ -54,10 +56,13 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
     portable = [p.metric for p in port.values() if p.portable]
     worst_sel = max(sel.per_dataset, key=lambda d: sel.per_dataset[d])
     width = float(np.mean([b.ci_high - b.ci_low for b in best_per_dataset(mat, LEVEL)]))
-    held_out = (f"choosing the best-on-average metric from the other datasets cost {sel.mean:.3f} AUROC on the held-out "
-                f"dataset on average (95% CI [{sel.ci_low:.3f}, {sel.ci_high:.3f}]; worst {sel.per_dataset[worst_sel]:.3f} "
+    held_out = (f"choosing the best-on-average metric from the other datasets cost {sel.mean:.3f} "
+                "AUROC on the held-out "
+                f"dataset on average (95% CI [{sel.ci_low:.3f}, {sel.ci_high:.3f}]; "
+                f"worst {sel.per_dataset[worst_sel]:.3f} "
                 f"on {worst_sel}); the rule picked {m} in {agree} of {d} folds")
-    committed = (f"always using {m} cost {fixed.mean:.3f} [{fixed.ci_low:.3f}, {fixed.ci_high:.3f}] against the per-dataset "
+    committed = (f"always using {m} cost {fixed.mean:.3f} [{fixed.ci_low:.3f}, {fixed.ci_high:.3f}] "
+                 "against the per-dataset "
                  f"best, up to {fixed.max:.3f} on {fixed.worst_dataset}")
     few = " Only two datasets: each fold learns from a single dataset." if d == 2 else ""
     if port[m].portable and port[m].paired_portable and sel.ci_high <= eps:
@@ -68,14 +73,16 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
         verdict = "near-best-unproven"
         caveat = (f"{m} is within the best metric's 95% CI on every audited dataset of '{construct}' (those CIs are "
                   f"{width:.2f} AUROC wide on average, so this screen is only as sharp as they are), but {held_out}. "
-                  f"That CI does not rule out a regret above ε = {eps:g}; {committed}. Use {m} as a provisional default "
+                  f"That CI does not rule out a regret above ε = {eps:g}; {committed}. "
+                  f"Use {m} as a provisional default "
                   "and validate it on labelled pairs of the new dataset.")
     else:
         verdict = "does-not-transfer"
         lead = (f"No audited metric is portable across the {d} datasets of '{construct}'" if not portable else
                 f"{m} has the lowest mean regret but is not portable (breaks on {', '.join(port[m].breaks_on)}); "
                 f"portable: {', '.join(portable)}")
-        caveat = (f"{lead}. {held_out[0].upper() + held_out[1:]}; {committed}. {m} is only a provisional default: label a "
+        caveat = (f"{lead}. {held_out[0].upper() + held_out[1:]}; {committed}. "
+                  f"{m} is only a provisional default: label a "
                   "sample of the new dataset and audit it before trusting any metric.")
     return Recommendation(construct=construct, datasets=list(mat.datasets), candidates=list(mat.metrics), metric=m,
                           verdict=verdict, in_sample_regret=fixed.mean,
@@ -119,7 +126,8 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
     else:
         verdict = "best-on-target"
         caveat = (f"{names[best]} beats every other candidate on {dataset} (AUROC {point:.3f}; each paired 95% CI "
-                  "excludes zero). This holds for this dataset only; a dataset that was not audited needs its own labels.")
+                  "excludes zero). This holds for this dataset only; "
+                  "a dataset that was not audited needs its own labels.")
     return Recommendation(construct=construct, datasets=[dataset], candidates=[names[j] for j in ok],
                           metric=names[best], verdict=verdict, in_sample_regret=None, in_sample_regret_ci=None,
                           worst_regret=None, worst_dataset=None, selector_regret=None, selector_regret_ci=None,
@@ -148,7 +156,8 @@ class AuditInputs:
         for d in datasets:
             i = self.slices.index(d)
             r = self.row_slice == i
-            out[d] = bootstrap_aurocs(self.scores[np.ix_(np.asarray(idx), np.flatnonzero(r))], self.labels[r], self.groups[r],
+            out[d] = bootstrap_aurocs(self.scores[np.ix_(np.asarray(idx), np.flatnonzero(r))],
+                                      self.labels[r], self.groups[r],
                                       n_boot=self.n_boot, rng=replay_rng(self.rng_states[i]),
                                       weights=self.weights[r] if self.weighted[i] else None)
         return out
@@ -244,7 +253,8 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
         mat, dropped, rows = build_matrix(datasets, pick, boots)
         if mat is None or len(mat.metrics) < 2:
             why = "; ".join(f"{x['scorer']}: {x['reason']}" for x in dropped)
-            out.append(no_recommendation(c, datasets, "fewer than two candidate metrics are defined on every dataset (regret is "
+            out.append(no_recommendation(c, datasets,
+                                         "fewer than two candidate metrics are defined on every dataset (regret is "
                                          "measured against the best candidate, so one alone says nothing)"
                                          + (f" ({why})" if why else "")))
             continue

@@ -34,7 +34,8 @@ def slice_rng(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([int(seed), zlib.crc32(name.encode("utf-8"))])
 
 
-def cluster_count_blocks(n_clusters: int, n_boot: int, rng: np.random.Generator, width: int | None = None) -> Iterator[np.ndarray]:
+def cluster_count_blocks(n_clusters: int, n_boot: int, rng: np.random.Generator,
+                         width: int | None = None) -> Iterator[np.ndarray]:
     """Yield (b, K) blocks of cluster multiplicities for n_boot resamples of K clusters with replacement.
 
     Blocks bound memory (`stats.rng.block_rows`): b × max(K, width) cells at once. The draws are

@@ -493,7 +493,8 @@ def rank_agreement(agr: AgreementReplicates, level: float = 0.95) -> list[RankAg
     n_pairs = agr.n_systems * (agr.n_systems - 1) // 2
     tau, pairwise, acc_eq, pearson = cols
     return [RankAgreement(metric=name, summary=agr.summary, tau=tau[q], pairwise_accuracy=pairwise[q], acc_eq=acc_eq[q],
-                          pearson=pearson[q], n_pairs=n_pairs, human_ties=agr.human_ties, metric_ties=agr.metric_ties[q])
+                          pearson=pearson[q], n_pairs=n_pairs,
+                          human_ties=agr.human_ties, metric_ties=agr.metric_ties[q])
             for q, name in enumerate(agr.metrics)]
 
 

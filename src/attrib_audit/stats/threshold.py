@@ -63,7 +63,8 @@ class Target:
         if self.kind not in KINDS:
             raise ValueError(f"target kind must be one of {', '.join(KINDS)}, not {self.kind!r}")
         if not 0.0 < float(self.level) < 1.0:
-            raise ValueError(f"the {self.kind.replace('_', '-')} target must lie strictly between 0 and 1, got {self.level}")
+            raise ValueError(f"the {self.kind.replace('_', '-')} target must lie strictly between 0 and 1, "
+                             f"got {self.level}")
 
     @property
     def alpha(self) -> float:
@@ -366,7 +367,8 @@ def _tail_sums(scores: np.ndarray, values: np.ndarray, thresholds: np.ndarray) -
 
 def _group_moments(scores: np.ndarray, codes: np.ndarray, w: np.ndarray, neg: np.ndarray, unit_weight: np.ndarray,
                    thresholds: np.ndarray, on_unsupported: bool) -> np.ndarray:
-    """(T, 6) loss moments over groups (as `_risk_and_n` reads them), a group's loss its weighted share at each threshold.
+    """(T, 6) loss moments over groups (as `_risk_and_n` reads them), a group's loss its weighted share at each
+    threshold.
 
     False-pass: a group with an unsupported pair has loss = share of its unsupported pairs passing t.
     Precision: a group with a passed pair has loss = share of its passed pairs that are unsupported.
@@ -490,7 +492,8 @@ def assumption(target: Target, unit: str, weighted: bool, fixed_grid: bool) -> s
     Returns:
         One line, clauses joined by semicolons.
     """
-    what = {"false_pass": "share of {u} unsupported pairs that pass", "catch": "share of {u} unsupported pairs that pass",
+    what = {"false_pass": "share of {u} unsupported pairs that pass",
+            "catch": "share of {u} unsupported pairs that pass",
             "precision": "share of {u} passed pairs that are unsupported"}[target.kind]
     if unit == "group":
         parts = ["groups are exchangeable (i.i.d. draws of the questions/documents the gate will see); pairs within "
@@ -633,7 +636,8 @@ def certify(data: LabelledScores, target: Target, delta: float = 0.1, *, unit: s
     have = float(np.nanmax(scan.n_effective)) if ts.size else 0.0
     noun = _unit_noun(target, unit)
     if have + 1e-9 < n_min:
-        counted = noun if target.on_unsupported else ("groups" if unit == "group" else "pairs")  # all pass at the lowest t
+        # all pass at the lowest t
+        counted = noun if target.on_unsupported else ("groups" if unit == "group" else "pairs")
         return result(None, f"too few labels: {have:.4g} {counted}, but showing {target.describe()} at delta {delta:g} "
                             f"needs at least {n_min} even when none fails", 0)
     # precision: thresholds passing fewer units than any certificate needs are never tested (a count of scores)
@@ -651,7 +655,8 @@ def certify(data: LabelledScores, target: Target, delta: float = 0.1, *, unit: s
         r0 = scan.risk[start]
         ub = float(risk_upper_bound(r0, scan.n_effective[start], delta, method)[0])
         return result(None, f"not certified at delta {delta:g}: the most conservative candidate t={ts[start]:.4g} has "
-                            f"{target.kind.replace('_', '-')} {target.rate(r0):.3g} over {scan.n_effective[start]:.4g} {noun}, "
+                            f"{target.kind.replace('_', '-')} {target.rate(r0):.3g} "
+                            f"over {scan.n_effective[start]:.4g} {noun}, "
                             f"and its risk bound {ub:.3g} is above {alpha:g}", 1, p)
     return result(start + m - 1, None, min(m + 1, rejected.size), p)
 
@@ -704,7 +709,8 @@ def naive_threshold(data: LabelledScores, target: Target) -> NaiveThreshold:
 
 @dataclass(frozen=True)
 class GateRates:
-    """A gate's pair-level rates on labelled pairs; `supported_pass` (share of supported pairs let through) is its cost."""
+    """A gate's pair-level rates on labelled pairs; `supported_pass` (share of supported pairs let through) is its
+    cost."""
 
     threshold: float | None  # None: each pair judged by its own fold's threshold (cross-fitted)
     n: int
@@ -958,7 +964,8 @@ def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds
 
 @dataclass(frozen=True)
 class SliceThresholds:
-    """Certified and naive thresholds of one scorer on one slice, their in-sample and held-out rates, and labels needed."""
+    """Certified and naive thresholds of one scorer on one slice, their in-sample and held-out rates, and labels
+    needed."""
 
     certified: Certificate
     naive: NaiveThreshold

@@ -29,9 +29,11 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
         else:
             head = f"  {c} ({where}): no metric is portable; lowest regret: {p.metric}"
         out.append(f"{head}; regret {fmt.ci(f['mean'], f['ci_low'], f['ci_high'])}, worst {_num(f['max'])} on "
-                   f"{short.get(f['worst_dataset'], f['worst_dataset'])}; naive selector {fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
+                   f"{short.get(f['worst_dataset'], f['worst_dataset'])}; "
+                   f"naive selector {fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
     if tr["excluded_slices"]:
-        out.append(f"  left out of transfer: {', '.join(x['slice'] for x in tr['excluded_slices'])} (reasons in the report)")
+        out.append(f"  left out of transfer: {', '.join(x['slice'] for x in tr['excluded_slices'])} "
+                   "(reasons in the report)")
     if not tr["constructs"]:
         out.append("  no construct with a usable slice; nothing was pooled (declare constructs with --construct)")
     return "\n".join(out)
@@ -57,7 +59,8 @@ def format_table(results: Mapping[str, Any]) -> str:
             mark += f" ⊓{clamped[(name, sl['slice'])]}" if clamped.get((name, sl["slice"])) else ""
             row.append(_ci(r, "auroc") + mark)
         rows.append(row)
-    notes = ["AUROC [95% clustered-bootstrap CI]; ✂k = k pairs cut at the scorer's window; ✗k = k failed rows excluded."]
+    notes = ["AUROC [95% clustered-bootstrap CI]; ✂k = k pairs cut at the scorer's window; "
+             "✗k = k failed rows excluded."]
     if any(clamped.values()):
         notes.append("⊓k = k judge answers outside [0, 1], clamped to the nearest end and kept.")
     for u in results.get("unavailable", []):

@@ -49,7 +49,8 @@ def format_reproduce(rep: Mapping[str, Any]) -> str:
     lines += grid(head, rows, rule=True) if rows else ["no row of the paper could run here"]
     lines += ["", f"{s['cells_run']} cells run; {s['compared']} of the paper's {s['paper_numbers']} stated numbers "
                   f"compared, {s['differ']} outside our CI (DIFFERS). CI: {rep['settings']['ci']}. A paper number is "
-                  "an interval: ± half its last digit, or the range the text gives; * = derived from a stated difference."]
+                  "an interval: ± half its last digit, or the range the text gives; "
+                  "* = derived from a stated difference."]
     for note, i in stand_ins.items():
         lines.append(f"{'†' * i} {note}")
     for r in rep["rows"]:
@@ -61,5 +62,6 @@ def format_reproduce(rep: Mapping[str, Any]) -> str:
     if rep["absent_scorers"]:
         lines += ["", "absent scorers (not run):"]
         lines += [f"  {a['scorer']} ({a['model'] or 'built in'}; {a['paper_numbers']} paper number"
-                  f"{'s' if a['paper_numbers'] != 1 else ''} not compared): {a['reason']}" for a in rep["absent_scorers"]]
+                  f"{'s' if a['paper_numbers'] != 1 else ''} not compared): {a['reason']}"
+                  for a in rep["absent_scorers"]]
     return "\n".join(lines)

@@ -28,23 +28,28 @@ def format_plan(plan: Mapping[str, Any]) -> str:
         lines.append(f"  recommendation: more than {plan['rows'][-1]['n']} pairs are needed for {goals}; "
                      "widen --grid or relax the targets")
     if "hanley_mcneil_n" in plan:
-        lines.append(f"  cross-check: the Hanley–McNeil formula (independent pairs) needs n ≈ {plan['hanley_mcneil_n']}")
+        lines.append(f"  cross-check: the Hanley–McNeil formula (independent pairs) "
+                     f"needs n ≈ {plan['hanley_mcneil_n']}")
     return "\n".join(lines)
 
 
 def format_gate_plan(plan: Mapping[str, Any]) -> str:
     """One slice and scorer of `plan` with a gate target (validate.plan.gate_plans)."""
     head = f"plan for {plan['title']}: a threshold certified for {plan['target']} at delta {plan['delta']:g} " \
-           f"(unit: {plan['unit']}; {plan['n']} pairs" + (f", {plan['n_failed']} failed" if plan["n_failed"] else "") + ")"
+           f"(unit: {plan['unit']}; {plan['n']} pairs" \
+           + (f", {plan['n_failed']} failed" if plan["n_failed"] else "") + ")"
     if plan["certified_threshold"] is not None:
-        return f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])} (attrib-audit threshold gives its rates)"
+        return (f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])} "
+                "(attrib-audit threshold gives its rates)")
     lines = [head, f"  not certified: {plan['reason']}"]
-    for key, what in (("fewest_labels", "the cheapest threshold"), ("label_need", "the loosest threshold under the target")):
+    for key, what in (("fewest_labels", "the cheapest threshold"),
+                      ("label_need", "the loosest threshold under the target")):
         n = plan[key]
         if n:
             lines.append(f"  {what} t={_threshold(n['threshold'])} ({n['unit']}: risk {_num(n['risk'])}): "
                          + (f"label {n['labels_needed']} pairs in all ({n['more_labels']} more), {n['assumption']}"
-                            if n["labels_needed"] is not None else "no number of labels certifies it (risk not below the target)"))
+                            if n["labels_needed"] is not None else
+                            "no number of labels certifies it (risk not below the target)"))
     sim = plan["simulated"]
     if sim:
         lines.append(f"  simulated: {sim['sims']} samples of {sim['n']} pairs from this slice's scores "

@@ -58,7 +58,8 @@ def format_provenance(results: Mapping[str, Any]) -> str:
             lines += ["", f"alpha sweep: {sw['formula']}"]
             s = sw["series"]
             conf_cols = "confusable_top1_mean" in s
-            rows = [[f"{a:.1f}", _ci(c)] + ([f"{_num(s['confusable_top1_mean'][i])} ± {_num(s['confusable_top1_sd'][i])}",
+            rows = [[f"{a:.1f}", _ci(c)] +
+                    ([f"{_num(s['confusable_top1_mean'][i])} ± {_num(s['confusable_top1_sd'][i])}",
                                             _num(s["confusable_fooled_mean"][i])] if conf_cols else [])
                     for i, (a, c) in enumerate(zip(sw["alpha"], sw["clean"]))]
             lines += grid(["alpha", "clean top-1 [95% CI]"] + (["confusable top-1", "fooled"] if conf_cols else []),

@@ -39,5 +39,6 @@ def format_agreement(res: Mapping[str, Any]) -> str:
         rows.append([row["slice"], "undefined" if row["kappa"] is None else _ci(row, "kappa"), str(row["n"]),
                      str(row["n_excluded"]), f"[[{cm[0][0]}, {cm[0][1]}], [{cm[1][0]}, {cm[1][1]}]]"])
     return "\n".join([f"Cohen's kappa: {res['a']} ({res['a_from']}) vs {res['b']} ({res['b_from']})",
-                      *grid(["slice", "kappa [95% CI]", "n", "excluded", f"confusion (rows {res['a']}, cols {res['b']}; 0, 1)"],
+                      *grid(["slice", "kappa [95% CI]", "n", "excluded",
+                             f"confusion (rows {res['a']}, cols {res['b']}; 0, 1)"],
                             rows, indent="  ")])

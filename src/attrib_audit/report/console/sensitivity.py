@@ -100,7 +100,8 @@ def format_sensitivity(results: Mapping[str, Any]) -> str:
         names = list(dict.fromkeys(r["scorer"] for r in sp))
         rho = {(r["slice"], r["scorer"]): r for r in sp}
         out.append("Spearman ρ of score with evidence words within each label class (label 0 / label 1):")
-        out += grid(["slice", *names], [[sl, *(f"{_num(rho[(sl, n)]['rho_neg'], 2)} / {_num(rho[(sl, n)]['rho_pos'], 2)}"
+        out += grid(["slice", *names],
+                    [[sl, *(f"{_num(rho[(sl, n)]['rho_neg'], 2)} / {_num(rho[(sl, n)]['rho_pos'], 2)}"
                                               for n in names)] for sl in dict.fromkeys(r["slice"] for r in sp)],
                     indent="  ")
     return "\n".join(out)

@@ -56,7 +56,8 @@ def format_systems(block: Mapping[str, Any]) -> str:
         passed = list(e["systems"][0]["pass_rate"]) if e["systems"] else []
         out.append("Per system, highest human pass rate first: human pass rate and each metric's mean score [95% CI "
                    "over inputs]" + (" and pass rate" if passed else "") + ":")
-        order = sorted(e["systems"], key=lambda r: -(r["human"]["estimate"] if fmt.finite(r["human"]["estimate"]) else -1))
+        order = sorted(e["systems"],
+                       key=lambda r: -(r["human"]["estimate"] if fmt.finite(r["human"]["estimate"]) else -1))
         out += grid(["system", "inputs", "human", *metrics, *(f"{m} pass" for m in passed)],
                     [[r["system"], str(r["n_inputs"]), _est(r["human"]), *(_est(r["mean"][m]) for m in metrics),
                       *(_est(r["pass_rate"][m]) for m in passed)] for r in order], indent="  ")
@@ -82,7 +83,8 @@ def format_systems(block: Mapping[str, Any]) -> str:
             out.append("Metric vs metric (a − b, paired over the same draws; * = CI excludes 0):")
             star = lambda d: " *" if d["ci_low"] is not None and (d["ci_low"] > 0 or d["ci_high"] < 0) else ""  # noqa: E731
             out += grid(["a − b", "summary", "τ-b", "pairwise acc"],
-                        [[f"{d['metric_a']} − {d['metric_b']}", d["summary"], _est(d["tau"], signed=True) + star(d["tau"]),
+                        [[f"{d['metric_a']} − {d['metric_b']}", d["summary"],
+                          _est(d["tau"], signed=True) + star(d["tau"]),
                           _est(d["pairwise_accuracy"], signed=True) + star(d["pairwise_accuracy"])]
                          for d in e["differences"]], indent="  ")
         out.append("Reversals (labels prefer A, the metric B; both paired CIs exclude 0; not corrected for the "
