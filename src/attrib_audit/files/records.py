@@ -120,7 +120,7 @@ def _hints(cls: type) -> dict[str, Any]:
 def _json_names(cls: type) -> set[str]:
     """The keys a record of `cls` may write (inline parts' keys included)."""
     out: set[str] = set()
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in dataclasses.fields(cls):
         if f.metadata.get("inline"):
             out |= {n for a in (_hints(cls)[f.name], *typing.get_args(_hints(cls)[f.name]))
                     if dataclasses.is_dataclass(a) and isinstance(a, type) for n in _json_names(a)}
