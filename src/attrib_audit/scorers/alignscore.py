@@ -11,7 +11,8 @@ transformers' RobertaModel and `tri_layer` into a Linear(hidden, 3), and run the
 - each (chunk, claim sentence) is a pair `tokenizer(chunk, sentence, truncation='only_first',
   max_length=512)`, read as softmax(tri_layer(pooler_output))[:, 0] (P(aligned));
 - score = max over chunks for each claim sentence, then the mean over claim sentences.
-Sentences come from our offline splitter, not NLTK's Punkt. The RoBERTa config and tokenizer come from
+Sentences (chunks and claim) come from `nltk.sent_tokenize` as the authors split: NLTK's Punkt, run offline
+by text.punkt. The RoBERTa config and tokenizer come from
 a folder beside the checkpoint (config.json + tokenizer files) when present, else the hub id the
 checkpoint's hyper-parameters name (roberta-large), from the cache or the hub when online.
 """
@@ -25,12 +26,14 @@ import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, ScorerLoadError, ScorerSpec, ScorerUnavailable, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
-from attrib_audit.scorers.hfmodels import check_resolved, env_var, refuse_hub_offline, require, torch_device
+from attrib_audit.scorers.hfmodels import (
+    check_resolved, env_var, refuse_hub_offline, require, require_punkt, torch_device,
+)
 from attrib_audit.scorers.pairclf import Head, PairClassifier
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable, offline
 from attrib_audit.text.chunk import alignscore_chunks
-from attrib_audit.text.sentences import split_sentences
+from attrib_audit.text.punkt import PUNKT, punkt_sentences
 
 ALIGNSCORE_HUB = "yzha/AlignScore"
 ALIGNSCORE_FILE = "AlignScore-large.ckpt"
@@ -120,6 +123,7 @@ class AlignScoreScorer:
 
         device = torch_device(device, self.name)
         refuse_hub_offline(resolved, self.name, install_hint)
+        splitter = require_punkt(self.name)
         self.resolved = resolved
 
         def load(loc: str):
@@ -147,10 +151,10 @@ class AlignScoreScorer:
             input="pair(premise=context chunk, hypothesis=claim sentence), RoBERTa pair template",
             window=window, cut="evidence (only_first)", chunk_unit="sentences", chunk_size=350,
             chunk_rule="n = words // 350 + 1 chunks of len(sentences) // n consecutive sentences",
-            claim_split="sentences", aggregation="max over chunks, then mean over claim sentences",
+            claim_split="sentences", sentences=PUNKT, aggregation="max over chunks, then mean over claim sentences",
             label="softmax(tri_layer(pooler_output))[0] (aligned), nli_sp mode",
             source="yuh-zha/AlignScore src/alignscore/inference.py + model.py (BERTAlignModel)")
-        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')},{splitter}"
 
     @property
     def signature(self) -> str:
@@ -161,7 +165,7 @@ class AlignScoreScorer:
         chunks = {e: alignscore_chunks(e) for e in dict.fromkeys(evidences)}
         owner, sentences, windows = [], [], []
         for i, (c, e) in enumerate(zip(claims, evidences)):
-            for s in split_sentences(c) or [c]:
+            for s in punkt_sentences(c) or [c]:
                 owner.append(i)
                 sentences.append(s)
                 windows.append(chunks[e])
@@ -203,4 +207,5 @@ register(ScorerSpec("alignscore", _build,
                     "AlignScore-large P(aligned), nli_sp: max over ~350-word chunks, mean over claim sentences",
                     "fact-check", _check, INSTALL, ("path", "device", "model_batch"),
                     ("needs the roberta-large config + tokenizer files beside the checkpoint",
-                     "no --trust-remote-code: the Lightning checkpoint's state dict is read weights-only, run natively")))
+                     "no --trust-remote-code: the Lightning checkpoint's state dict is read weights-only, run natively"),
+                    sentences=PUNKT))

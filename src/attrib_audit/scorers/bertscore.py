@@ -12,6 +12,7 @@ from attrib_audit.scorers.chunked import PairWindows, aggregate, check_aggregati
 from attrib_audit.scorers.embedding import MINILM_INSTALL, chunk_option, count_tokens, local_identity, resolve_minilm
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
+from attrib_audit.text.sentences import SPLITTER
 
 
 class BertScoreScorer:
@@ -122,4 +123,5 @@ register(ScorerSpec("bertscore", _bertscore(), "BERTScore F1 (MiniLM encoder, la
                     lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity))
 register(ScorerSpec("bertscore-chunk", _bertscore(chunked=True),
                     "BERTScore F1, max over sentence windows of the evidence", "embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity))
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity,
+                    sentences=SPLITTER))

@@ -4,9 +4,11 @@
   {claim}"] with the generation prompt (minicheck/utils.py), tokenised without adding special tokens again.
 - Label: one decoding step; P(yes) = the sum of the probabilities among the 5 most likely next tokens whose
   decoded text, lower-cased, is "yes" (vLLM logprobs=5 in the authors' code).
-- Chunks: newline blocks and sentences packed greedily up to 32768 - 300 tokens (the model's tokenizer).
+- Chunks: newline blocks and sentences (`nltk.sent_tokenize`: NLTK's Punkt, run offline by text.punkt) packed
+  greedily up to 32768 - 300 tokens (the model's tokenizer).
 - Aggregation: max over chunks; a multi-sentence claim is split into sentences ("the claim should first be
-  broken up into sentences", model card) and the pair scores the min over them (every sentence must hold).
+  broken up into sentences", model card; Punkt, as for the chunks) and the pair scores the min over them
+  (every sentence must hold).
 The model is InternLM2 with custom code in its repository: it runs only with --trust-remote-code. It is
 run with transformers (no vLLM), in bfloat16 on a GPU; on a CPU it is very slow.
 """
@@ -20,11 +22,13 @@ from attrib_audit.scorers.alignscore import per_claim
 from attrib_audit.scorers.base import ScoreBatch, register
 from attrib_audit.scorers.chunked import aggregate
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
-from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, torch_device
+from attrib_audit.scorers.hfmodels import (
+    hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, require_punkt, torch_device,
+)
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 from attrib_audit.text.chunk import minicheck_chunks
-from attrib_audit.text.sentences import split_sentences
+from attrib_audit.text.punkt import PUNKT, punkt_sentences
 
 BESPOKE_HUB = "bespokelabs/Bespoke-MiniCheck-7B"
 SYSTEM_PROMPT = ("Determine whether the provided claim is consistent with the corresponding document. Consistency "
@@ -47,6 +51,7 @@ class BespokeMiniCheckScorer:
 
         self.device = torch_device(device, self.name)
         refuse_hub_offline(resolved, self.name, install_hint)
+        splitter = require_punkt(self.name)
         self.resolved, self.window = resolved, int(window)
         self.chunk_size = self.window - 300  # the authors reserve 300 tokens for the prompt and claim
 
@@ -69,10 +74,10 @@ class BespokeMiniCheckScorer:
             input="chat template(system=SYSTEM_PROMPT, user='Document: {chunk}\\nClaim: {claim}') + generation prompt",
             window=self.window, cut="none (chunks leave 300 tokens for prompt and claim)", chunk_unit="tokens",
             chunk_size=self.chunk_size, chunk_rule="newline blocks, then sentences; greedy whole-sentence packing",
-            claim_split="sentences", aggregation="max over chunks, then min over claim sentences",
+            claim_split="sentences", sentences=PUNKT, aggregation="max over chunks, then min over claim sentences",
             label=f"sum of P(next token) over the top {TOP_LOGPROBS} whose decoded text lower() == 'yes'",
             source="Liyan06/MiniCheck minicheck/inference.py (LLMCheck) + utils.py prompts; model card")
-        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')},{splitter}"
 
     @property
     def signature(self) -> str:
@@ -112,7 +117,7 @@ class BespokeMiniCheckScorer:
         probs, chunk_owner, rows = [], [], 0
         sentence_owner = []
         for i, (c, e) in enumerate(zip(claims, evidences)):
-            for s in split_sentences(c) or [c]:
+            for s in punkt_sentences(c) or [c]:
                 sentence_owner.append(i)
                 for ch in split[e]:
                     chunk_owner.append(rows)
@@ -128,4 +133,5 @@ class BespokeMiniCheckScorer:
 register(hub_scorer_spec("bespoke-minicheck", BESPOKE_HUB,
                          "Bespoke-MiniCheck-7B P(yes): max over chunks, min over claim sentences", "fact-check",
                          BespokeMiniCheckScorer,
+                         sentences=PUNKT,
                          needs=("needs --trust-remote-code (the checkpoint's InternLM2 code runs)", "needs a GPU with ~16 GB")))

@@ -119,7 +119,7 @@ class CrossEncoderScorer:
             + ", the tokenizer's pair template",
             window=self.window, cut="evidence (" + ("only_first" if self.nli else "only_second") + ")",
             chunk_unit="none", chunk_size=0, chunk_rule="none: the model's own cut", claim_split="none",
-            aggregation="single input", label=head,
+            sentences="none", aggregation="single input", label=head,
             source="sentence-transformers CrossEncoder (v6 API); NLI heads premise first as trained")
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('sentence-transformers', 'transformers', 'torch')}"
 

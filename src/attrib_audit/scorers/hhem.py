@@ -92,7 +92,8 @@ class HHEMScorer:
         self.recipe = Recipe(
             input=f"text({self.prompt!r}.format(text1=evidence, text2=claim)), the foundation's tokenizer",
             window=None, cut="none (the authors do not truncate; T5 has relative positions)",
-            chunk_unit="none", chunk_size=0, chunk_rule="none", claim_split="none", aggregation="single input",
+            chunk_unit="none", chunk_size=0, chunk_rule="none", claim_split="none", sentences="none",
+            aggregation="single input",
             label="softmax(logits[:, 0, :])[1] of T5ForTokenClassification (P(consistent))",
             source="vectara/hallucination_evaluation_model modeling_hhem_v2.py (HHEMv2ForSequenceClassification.predict)")
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"

@@ -1,6 +1,7 @@
 """MiniCheck (Tang et al., 2024) exactly as its authors run it (Liyan06/MiniCheck, minicheck/inference.py).
 
-- Chunks: the document is split into newline blocks and sentences, packed greedily into chunks of at
+- Chunks: the document is split into newline blocks and sentences (`nltk.sent_tokenize`: NLTK's Punkt, run
+  offline by text.punkt), packed greedily into chunks of at
   most 500 words (Flan-T5) or 400 model tokens (RoBERTa, DeBERTa-v3); a sentence is never split.
 - Input: ONE text, `doc_chunk + eos_token + claim` (Flan-T5: "predict: " in front), tokenised as a single
   sequence: `<s> chunk </s> claim </s>` for RoBERTa, `[CLS] chunk [SEP] claim [SEP]` for DeBERTa-v3,
@@ -20,13 +21,14 @@ from typing import Sequence
 from attrib_audit.scorers.base import ScoreBatch, register
 from attrib_audit.scorers.chunked import check_aggregation
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
-from attrib_audit.scorers.hfmodels import hub_scorer_spec
+from attrib_audit.scorers.hfmodels import hub_scorer_spec, require_punkt
 from attrib_audit.scorers.pairclf import (
     Head, ModelConfigError, PairClassifier, entailment_index, load_pair_model, model_window,
 )
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved
 from attrib_audit.text.chunk import minicheck_chunks
+from attrib_audit.text.punkt import PUNKT
 
 MINICHECK_HUB = "lytang/MiniCheck-Flan-T5-Large"
 SOURCE = "Liyan06/MiniCheck minicheck/inference.py + minicheck.py (Inferencer)"
@@ -63,6 +65,7 @@ class MiniCheckScorer:
                  install_hint: str = "") -> None:
         self.resolved = resolved
         self.chunk = check_aggregation(chunk, self.name)
+        splitter = require_punkt(self.name)
         tokenizer, model = load_pair_model(resolved, device, what=self.name, install_hint=install_hint,
                                            trust_remote_code=trust_remote_code)
         head = minicheck_head(tokenizer, model.config, f"{self.name} ({resolved.location})")
@@ -83,8 +86,8 @@ class MiniCheckScorer:
             window=win, cut="evidence (chunk tail; the claim is never cut)",
             chunk_unit="words" if t5 else "tokens", chunk_size=self.chunk_size,
             chunk_rule="newline blocks, then sentences; greedy whole-sentence packing (no sentence split)",
-            claim_split="none", aggregation=f"{self.chunk} over chunks", label=label, source=SOURCE)
-        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
+            claim_split="none", sentences=PUNKT, aggregation=f"{self.chunk} over chunks", label=label, source=SOURCE)
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')},{splitter}"
 
     @property
     def window(self) -> int:
@@ -114,4 +117,4 @@ class MiniCheckScorer:
 
 register(hub_scorer_spec("minicheck", MINICHECK_HUB,
                          "MiniCheck P(supported), max over 500-word (Flan-T5) / 400-token chunks", "fact-check",
-                         MiniCheckScorer))
+                         MiniCheckScorer, sentences=PUNKT))

@@ -21,6 +21,7 @@ from attrib_audit.scorers.pairclf import Head, PairClassifier, entailment_index,
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved
 from attrib_audit.text.chunk import sentence_windows
+from attrib_audit.text.sentences import SPLITTER
 
 MODES = ("truncate", "chunk")
 
@@ -49,7 +50,8 @@ class NLIScorer:
             chunk_size=0 if mode == "truncate" else win,
             chunk_rule="none: the model's own cut" if mode == "truncate"
             else "sentence windows that fit beside the claim (over-long sentences split by words)",
-            claim_split="none", aggregation="single input" if mode == "truncate" else f"{self.chunk} over windows",
+            claim_split="none", sentences="none" if mode == "truncate" else SPLITTER,
+            aggregation="single input" if mode == "truncate" else f"{self.chunk} over windows",
             label=f"softmax(logits)[{index}] ({label!r} of {self.n_labels}-way id2label)",
             source="MNLI convention: premise first (transformers pair encoding)")
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
@@ -79,7 +81,7 @@ class NLIScorer:
 
 def _spec(name: str, hub_id: str, description: str) -> ScorerSpec:
     return hub_scorer_spec(name, hub_id, description, "nli", lambda resolved, **kw: NLIScorer(name, resolved, **kw),
-                           NLIScorer)
+                           NLIScorer, sentences=f"none (mode=chunk: {SPLITTER})")
 
 
 NLI_MNLI_HUB = "roberta-large-mnli"

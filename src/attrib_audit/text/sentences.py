@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+SPLITTER = "built-in rule splitter (text.sentences)"  # what a recipe that windows evidence with it names
 _ABBREV = {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co",
            "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "no", "fig", "al"}
 _LONGEST = max(map(len, _ABBREV))  # str.lower never shortens a string, so a longer word is no abbreviation
