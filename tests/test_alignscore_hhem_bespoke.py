@@ -243,3 +243,29 @@ def test_bespoke_claim_sentences_and_chunks_are_punkt_token_for_token(causal, se
     seen = tiny_hf.record_inputs(s.model)
     s.score([text], [text])
     assert sorted(seen) == sorted(s.prompt(c, x) for x in sent_tokenize(text) for c in chunks)
+
+
+def test_hhem_keeps_t5_wo_in_float32_under_float16(hhem):
+    """HHEM is loaded through from_pretrained, so T5's `_keep_in_fp32_modules` guard holds: in float16 the `wo`
+    layers (whose activations overflow float16) stay float32; built-then-cast, they were float16."""
+    folder, model = hhem
+    default = get_scorer("hhem", path=str(folder))
+    assert {p.dtype for p in default.model.parameters()} == {torch.float32} and default.recipe.precision.startswith("float32")
+    half = get_scorer("hhem", path=str(folder), dtype="float16")
+    dtypes = {n: p.dtype for n, p in half.model.named_parameters()}
+    wo = [n for n in dtypes if n.endswith("DenseReluDense.wo.weight")]
+    assert wo and all(dtypes[n] == torch.float32 for n in wo)
+    assert all(d == torch.float16 for n, d in dtypes.items() if n not in wo)
+    assert half.signature != default.signature and half.recipe.precision.startswith("float16")
+    evidence = "Paris is the capital of France."
+    full, low = default.score([CLAIM], [evidence]).scores[0], half.score([CLAIM], [evidence]).scores[0]
+    assert np.isfinite(low) and abs(full - low) < 0.05  # the same model, read at lower precision
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_alignscore_half_precision_only_when_asked(alignscore, dtype):
+    folder, _, _ = alignscore
+    s = get_scorer("alignscore", path=str(folder))
+    assert {p.dtype for p in s.clf.model.base.parameters()} == {torch.float32} and s.recipe.precision == "float32"
+    h = get_scorer("alignscore", path=str(folder), dtype=dtype)
+    assert {p.dtype for p in h.clf.model.base.parameters()} == {getattr(torch, dtype)} and h.signature != s.signature

@@ -269,3 +269,39 @@ def test_unavailable_device_is_one_line(monkeypatch):
         torch_device("cuda", "nli-mnli")
     with pytest.raises(ScorerUnavailable, match="unknown device"):
         torch_device("tpu", "nli-mnli")
+
+
+def test_float32_by_default_even_for_a_checkpoint_saved_in_float16(models, tmp_path):
+    """transformers would load a float16 checkpoint in float16 ("auto"); the scorers load float32 unless asked."""
+    import shutil
+
+    from transformers import AutoModelForSequenceClassification
+
+    half = tmp_path / "rob16"
+    shutil.copytree(models["roberta"], half)
+    AutoModelForSequenceClassification.from_pretrained(models["roberta"]).half().save_pretrained(half)
+    s = get_scorer("minicheck", path=str(half))
+    assert {p.dtype for p in s.clf.model.parameters()} == {torch.float32} and s.recipe.precision == "float32"
+    h = get_scorer("minicheck", path=str(half), dtype="bfloat16")
+    assert {p.dtype for p in h.clf.model.parameters()} == {torch.bfloat16} and h.signature != s.signature
+    for name, path in (("nli-mnli", models["ce_nli"]), ("cross-encoder", models["ce"])):
+        default, f16 = get_scorer(name, path=path), get_scorer(name, path=path, dtype="float16")
+        model = (lambda x: x.model.model) if name == "cross-encoder" else (lambda x: x.clf.model)
+        assert {p.dtype for p in model(default).parameters()} == {torch.float32}
+        assert {p.dtype for p in model(f16).parameters()} == {torch.float16}
+        assert default.recipe.precision == "float32" and default.signature != f16.signature
+
+
+def test_minicheck_t5_keeps_wo_in_float32_under_float16(models):
+    s = get_scorer("minicheck", path=models["t5"], dtype="float16")
+    dtypes = {n: p.dtype for n, p in s.clf.model.named_parameters()}
+    assert any(n.endswith(".wo.weight") for n in dtypes)
+    assert all((d == torch.float32) == n.endswith(".wo.weight") for n, d in dtypes.items())
+
+
+def test_unknown_dtype_is_one_line(models):
+    from attrib_audit.scorers.base import ScorerOptionError
+
+    for name in ("minicheck", "nli-mnli", "cross-encoder"):
+        with pytest.raises(ScorerOptionError, match=f"{name}: dtype must be one of float32, float16, bfloat16, got 'half'"):
+            get_scorer(name, path=models["ce_nli"], dtype="half")

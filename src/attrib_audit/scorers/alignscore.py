@@ -27,7 +27,7 @@ import numpy as np
 from attrib_audit.scorers.base import ScoreBatch, ScorerLoadError, ScorerSpec, ScorerUnavailable, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import (
-    check_resolved, env_var, refuse_hub_offline, require, require_punkt, torch_device,
+    check_resolved, env_var, refuse_hub_offline, require, require_punkt, torch_device, torch_dtype,
 )
 from attrib_audit.scorers.pairclf import Head, PairClassifier
 from attrib_audit.scorers.recipe import Recipe
@@ -117,10 +117,10 @@ class AlignScoreScorer:
     name = "alignscore"
     batch_size = 32
 
-    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 16, install_hint: str = "") -> None:
+    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 16, dtype: str = "float32",
+                 install_hint: str = "") -> None:
         require("transformers", self.name)
-        import torch
-
+        weights_dtype = torch_dtype(dtype, self.name)
         device = torch_device(device, self.name)
         refuse_hub_offline(resolved, self.name, install_hint)
         splitter = require_punkt(self.name)
@@ -140,8 +140,9 @@ class AlignScoreScorer:
                 "roberta-large" if state["base_model.embeddings.word_embeddings.weight"].shape[1] == 1024
                 else "roberta-base"))
             base, tri = build_model(state, AutoConfig.from_pretrained(backbone), self.name)
-            dtype = torch.float16 if device != "cpu" else torch.float32
-            return AutoTokenizer.from_pretrained(backbone), AlignScoreModel(base.to(device, dtype), tri.to(device, dtype))
+            # RoBERTa keeps no module in float32, so a cast gives what from_pretrained(dtype=...) would
+            model = AlignScoreModel(base.to(device, weights_dtype), tri.to(device, weights_dtype))
+            return AutoTokenizer.from_pretrained(backbone), model
 
         tokenizer, model = load_or_unavailable(resolved, load, what=self.name, install_hint=install_hint)
         window = int(tokenizer.model_max_length) if tokenizer.model_max_length < 1_000_000 else 512
@@ -152,7 +153,7 @@ class AlignScoreScorer:
             window=window, cut="evidence (only_first)", chunk_unit="sentences", chunk_size=350,
             chunk_rule="n = words // 350 + 1 chunks of len(sentences) // n consecutive sentences",
             claim_split="sentences", sentences=PUNKT, aggregation="max over chunks, then mean over claim sentences",
-            label="softmax(tri_layer(pooler_output))[0] (aligned), nli_sp mode",
+            precision=dtype, label="softmax(tri_layer(pooler_output))[0] (aligned), nli_sp mode",
             source="yuh-zha/AlignScore src/alignscore/inference.py + model.py (BERTAlignModel)")
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')},{splitter}"
 
@@ -205,7 +206,7 @@ def _check() -> tuple[bool, str]:
 
 register(ScorerSpec("alignscore", _build,
                     "AlignScore-large P(aligned), nli_sp: max over ~350-word chunks, mean over claim sentences",
-                    "fact-check", _check, INSTALL, ("path", "device", "model_batch"),
+                    "fact-check", _check, INSTALL, ("path", "device", "model_batch", "dtype"),
                     ("needs the roberta-large config + tokenizer files beside the checkpoint",
                      "no --trust-remote-code: the Lightning checkpoint's state dict is read weights-only, run natively"),
                     sentences=PUNKT))

@@ -75,6 +75,7 @@ class BespokeMiniCheckScorer:
             window=self.window, cut="none (chunks leave 300 tokens for prompt and claim)", chunk_unit="tokens",
             chunk_size=self.chunk_size, chunk_rule="newline blocks, then sentences; greedy whole-sentence packing",
             claim_split="sentences", sentences=PUNKT, aggregation="max over chunks, then min over claim sentences",
+            precision="float32" if self.device == "cpu" else "bfloat16",
             label=f"sum of P(next token) over the top {TOP_LOGPROBS} whose decoded text lower() == 'yes'",
             source="Liyan06/MiniCheck minicheck/inference.py (LLMCheck) + utils.py prompts; model card")
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')},{splitter}"

@@ -9,7 +9,7 @@ import re
 from importlib import metadata
 from typing import Any, Callable
 
-from attrib_audit.scorers.base import ScorerSpec, ScorerUnavailable, resolver_check
+from attrib_audit.scorers.base import ScorerOptionError, ScorerSpec, ScorerUnavailable, resolver_check
 from attrib_audit.scorers.resolve import Resolved, offline, resolve_model
 from attrib_audit.text.punkt import PunktUnavailable, punkt_tokenizer, punkt_versions
 
@@ -80,6 +80,31 @@ def torch_device(device: str, what: str) -> str:
             raise ScorerUnavailable(f"{what}: --device mps requested but torch sees no MPS device")
         return device
     raise ScorerUnavailable(f"{what}: unknown device {device!r} (use cpu, cuda or mps)")
+
+
+# float32 first: the precision the trained checkers' authors run (MiniCheck's configs, HHEM's card, AlignScore's
+# and the NLI models' own code load without a dtype); half precision is asked for by name, never implied by a GPU
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def torch_dtype(dtype: str, what: str) -> Any:
+    """The torch dtype a scorer's `dtype` option names.
+
+    Args:
+        dtype: "float32" (default everywhere), "float16" or "bfloat16" (`--scorer-opt NAME.dtype=float16`).
+        what: the scorer's name, for the error.
+
+    Returns:
+        torch.float32, torch.float16 or torch.bfloat16.
+
+    Raises:
+        ScorerOptionError: another value.
+    """
+    if dtype not in DTYPES:
+        raise ScorerOptionError(f"{what}: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    import torch
+
+    return getattr(torch, dtype)
 
 
 def refuse_hub_offline(resolved: Resolved, what: str, install_hint: str) -> None:

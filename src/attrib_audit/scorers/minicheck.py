@@ -62,12 +62,12 @@ class MiniCheckScorer:
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", chunk_size: int | None = None,
                  window: int = 2048, model_batch: int = 8, chunk: str = "max", trust_remote_code: bool = False,
-                 install_hint: str = "") -> None:
+                 dtype: str = "float32", install_hint: str = "") -> None:
         self.resolved = resolved
         self.chunk = check_aggregation(chunk, self.name)
         splitter = require_punkt(self.name)
         tokenizer, model = load_pair_model(resolved, device, what=self.name, install_hint=install_hint,
-                                           trust_remote_code=trust_remote_code)
+                                           trust_remote_code=trust_remote_code, dtype=dtype)
         head = minicheck_head(tokenizer, model.config, f"{self.name} ({resolved.location})")
         t5 = head.kind == "seq2seq"
         self.chunk_size = int(chunk_size or (CHUNK_WORDS_T5 if t5 else CHUNK_TOKENS_ENCODER))
@@ -86,7 +86,8 @@ class MiniCheckScorer:
             window=win, cut="evidence (chunk tail; the claim is never cut)",
             chunk_unit="words" if t5 else "tokens", chunk_size=self.chunk_size,
             chunk_rule="newline blocks, then sentences; greedy whole-sentence packing (no sentence split)",
-            claim_split="none", sentences=PUNKT, aggregation=f"{self.chunk} over chunks", label=label, source=SOURCE)
+            claim_split="none", sentences=PUNKT, aggregation=f"{self.chunk} over chunks", precision=dtype, label=label,
+            source=SOURCE)
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')},{splitter}"
 
     @property

@@ -31,13 +31,13 @@ class NLIScorer:
 
     def __init__(self, name: str, resolved: Resolved, *, mode: str = "truncate", device: str = "cpu",
                  window: int | None = None, model_batch: int = 16, chunk: str = "max", trust_remote_code: bool = False,
-                 install_hint: str = "") -> None:
+                 dtype: str = "float32", install_hint: str = "") -> None:
         if mode not in MODES:
             raise ScorerOptionError(f"{name}: mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.name, self.resolved, self.mode = name, resolved, mode
         self.chunk = check_aggregation(chunk, name)  # how windows combine in mode=chunk
         tokenizer, model = load_pair_model(resolved, device, what=name, install_hint=install_hint, kind="seqcls",
-                                           trust_remote_code=trust_remote_code)
+                                           trust_remote_code=trust_remote_code, dtype=dtype)
         index, label = entailment_index(model.config, f"{name} ({resolved.location})")
         win = model_window(tokenizer, model.config, window)
         self.clf = PairClassifier(tokenizer, model, Head("seqcls", index=index, label=label), window=win,
@@ -51,7 +51,7 @@ class NLIScorer:
             chunk_rule="none: the model's own cut" if mode == "truncate"
             else "sentence windows that fit beside the claim (over-long sentences split by words)",
             claim_split="none", sentences="none" if mode == "truncate" else SPLITTER,
-            aggregation="single input" if mode == "truncate" else f"{self.chunk} over windows",
+            aggregation="single input" if mode == "truncate" else f"{self.chunk} over windows", precision=dtype,
             label=f"softmax(logits)[{index}] ({label!r} of {self.n_labels}-way id2label)",
             source="MNLI convention: premise first (transformers pair encoding)")
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"

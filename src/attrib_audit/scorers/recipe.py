@@ -23,6 +23,7 @@ class Recipe:
     claim_split: str  # "none" or "sentences" (each claim sentence scored on its own)
     sentences: str  # the sentence splitter chunks and claim sentences come from ("none" when nothing is split)
     aggregation: str  # how chunk (and claim-sentence) scores become one score
+    precision: str  # the dtype the weights run in ("float32" unless the dtype option asks for half precision)
     label: str  # how P(supported) is read from the model's output
     source: str  # where the recipe comes from
 
