@@ -16,7 +16,8 @@ import torch
 import tiny_hf
 import tiny_tokenizers as tt
 from attrib_audit.scorers import get_scorer
-from attrib_audit.scorers.base import ScorerLoadError
+from attrib_audit.scorers.base import ScorerLoadError, ScorerOptionError
+from attrib_audit.scorers.bespoke import SYSTEM_PROMPT
 from attrib_audit.scorers.hhem import PROMPT
 from attrib_audit.text.chunk import alignscore_chunks
 from nltk_official import nltk_sent_tokenize
@@ -179,11 +180,17 @@ def test_hhem_prompt_premise_evidence_and_first_position_class_1(hhem):
 
 @pytest.fixture(scope="module")
 def causal(tmp_path_factory):
+    from tokenizers import processors
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     root = tmp_path_factory.mktemp("bespoke")
     tok_dir = tt.roberta_bpe(root / "tok")
+    config = json.loads((root / "tok" / "tokenizer_config.json").read_text())
+    # as InternLM2's tokenizer (add_bos_token, no eos): a plain fast tokenizer that adds <s> in front, nothing after
+    (root / "tok" / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": "PreTrainedTokenizerFast"}))
     tok = AutoTokenizer.from_pretrained(tok_dir)
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A $B",
+                                                                         special_tokens=[("<s>", 0)])
     tok.add_tokens(["Yes", "No"])
     tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
     tok.chat_template = ("{{ bos_token }}{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
@@ -202,7 +209,7 @@ def test_bespoke_chat_prompt_top5_yes_max_over_chunks_min_over_sentences(causal,
     assert s.chunk_size == 100 and s.recipe.aggregation == "max over chunks, then min over claim sentences"
     ids = s.prompt("DOC", "CLAIM")
     text = s.tokenizer.decode(ids)
-    assert text.startswith("<s><|im_start|>system\nDetermine whether the provided claim is consistent")
+    assert text.startswith("<s><s><|im_start|>system\nDetermine whether the provided claim is consistent")
     assert text.endswith("<|im_end|>\n<|im_start|>user\nDocument: DOC\nClaim: CLAIM<|im_end|>\n<|im_start|>assistant\n")
     yes = s.tokenizer.convert_tokens_to_ids("Yes")
     with torch.no_grad():
@@ -269,3 +276,22 @@ def test_alignscore_half_precision_only_when_asked(alignscore, dtype):
     assert {p.dtype for p in s.clf.model.base.parameters()} == {torch.float32} and s.recipe.precision == "float32"
     h = get_scorer("alignscore", path=str(folder), dtype=dtype)
     assert {p.dtype for p in h.clf.model.base.parameters()} == {getattr(torch, dtype)} and h.signature != s.signature
+
+
+def test_bespoke_bos_as_vllm_generate_gives_it_or_the_templates_alone(causal):
+    """The authors pass the templated string to vLLM's LLM.generate, which tokenises it adding the tokenizer's
+    BOS: with a template that starts with `{{ bos_token }}` the model reads two. bos="template" gives one."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(causal)
+    messages = [{"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": "Document: DOC\nClaim: CLAIM"}]
+    text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)  # LLMCheck.apply_chat_template
+    vllm_ids = tok(text)["input_ids"]  # vLLM's encode: add_special_tokens defaults to True
+    s = get_scorer("bespoke-minicheck", path=causal)
+    assert s.prompt("DOC", "CLAIM") == vllm_ids and vllm_ids[:2] == [tok.bos_token_id] * 2 and vllm_ids[2] != tok.bos_token_id
+    one = get_scorer("bespoke-minicheck", path=causal, bos="template")
+    assert one.prompt("DOC", "CLAIM") == vllm_ids[1:] == tok(text, add_special_tokens=False)["input_ids"]
+    assert one.signature != s.signature and "BOS twice" in s.recipe.input
+    with pytest.raises(ScorerOptionError, match="bos must be one of vllm, template"):
+        get_scorer("bespoke-minicheck", path=causal, bos="none")

@@ -1,7 +1,12 @@
 """Bespoke-MiniCheck-7B (bespokelabs/Bespoke-MiniCheck-7B) as its authors run it (Liyan06/MiniCheck, LLMCheck).
 
 - Prompt: the checkpoint's own chat template over [system: SYSTEM_PROMPT, user: "Document: {chunk}\nClaim:
-  {claim}"] with the generation prompt (minicheck/utils.py), tokenised without adding special tokens again.
+  {claim}"] with the generation prompt (minicheck/utils.py). The authors hand that string to vLLM's
+  `LLM.generate`, which tokenises it with the tokenizer's special tokens (add_special_tokens=True, vllm-project/vllm
+  issue 9519): InternLM2's tokenizer adds a BOS and its template starts with `{{ bos_token }}`, so the model
+  reads `<s><s><|im_start|>system...`. `bos="vllm"` (default) feeds exactly that, the input the published
+  scores come from; `bos="template"` feeds the template's own tokens only (one BOS, what `LLM.chat` and
+  vLLM's server give).
 - Label: one decoding step; P(yes) = the sum of the probabilities among the 5 most likely next tokens whose
   decoded text, lower-cased, is "yes" (vLLM logprobs=5 in the authors' code).
 - Chunks: newline blocks and sentences (`nltk.sent_tokenize`: NLTK's Punkt, run offline by text.punkt) packed
@@ -19,7 +24,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.scorers.alignscore import per_claim
-from attrib_audit.scorers.base import ScoreBatch, register
+from attrib_audit.scorers.base import ScoreBatch, ScorerOptionError, register
 from attrib_audit.scorers.chunked import aggregate
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import (
@@ -38,6 +43,7 @@ SYSTEM_PROMPT = ("Determine whether the provided claim is consistent with the co
 USER_PROMPT = "Document: [DOCUMENT]\nClaim: [CLAIM]"
 MAX_MODEL_LEN = 32768
 TOP_LOGPROBS = 5
+BOS_MODES = ("vllm", "template")
 
 
 class BespokeMiniCheckScorer:
@@ -45,9 +51,13 @@ class BespokeMiniCheckScorer:
     batch_size = 8
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", window: int = MAX_MODEL_LEN,
-                 trust_remote_code: bool = False, install_hint: str = "") -> None:
+                 trust_remote_code: bool = False, bos: str = "vllm", install_hint: str = "") -> None:
         require("transformers", self.name)
         import torch
+
+        if bos not in BOS_MODES:
+            raise ScorerOptionError(f"{self.name}: bos must be one of {', '.join(BOS_MODES)}, got {bos!r}")
+        self.bos = bos
 
         self.device = torch_device(device, self.name)
         refuse_hub_offline(resolved, self.name, install_hint)
@@ -71,7 +81,9 @@ class BespokeMiniCheckScorer:
         self.tokenizer, self.model = load_or_unavailable(resolved, load, what=self.name, install_hint=install_hint)
         self._yes: dict[int, bool] = {}
         self.recipe = Recipe(
-            input="chat template(system=SYSTEM_PROMPT, user='Document: {chunk}\\nClaim: {claim}') + generation prompt",
+            input="chat template(system=SYSTEM_PROMPT, user='Document: {chunk}\\nClaim: {claim}') + generation prompt, "
+                  + ("tokenised with the tokenizer's special tokens, as vLLM's LLM.generate (BOS twice)"
+                     if bos == "vllm" else "tokenised without adding special tokens (the template's BOS only)"),
             window=self.window, cut="none (chunks leave 300 tokens for prompt and claim)", chunk_unit="tokens",
             chunk_size=self.chunk_size, chunk_rule="newline blocks, then sentences; greedy whole-sentence packing",
             claim_split="sentences", sentences=PUNKT, aggregation="max over chunks, then min over claim sentences",
@@ -86,12 +98,13 @@ class BespokeMiniCheckScorer:
         return f"bespoke-minicheck:model={base}:weights={self._fingerprint}:recipe={self.recipe.digest()}:v1"
 
     def prompt(self, chunk: str, claim: str) -> list[int]:
-        """The token ids of the authors' chat prompt for one (chunk, claim)."""
+        """The token ids of the authors' chat prompt for one (chunk, claim): the templated text tokenised as vLLM's
+        `LLM.generate` does (special tokens added) or, with bos="template", as the template alone gives it."""
         user = USER_PROMPT.replace("[DOCUMENT]", chunk).replace("[CLAIM]", claim)
         text = self.tokenizer.apply_chat_template([{"role": "system", "content": SYSTEM_PROMPT},
                                                    {"role": "user", "content": user}],
                                                   add_generation_prompt=True, tokenize=False)
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return self.tokenizer(text, add_special_tokens=self.bos == "vllm")["input_ids"]
 
     def chunks(self, evidence: str) -> list[str]:
         tok = self.tokenizer
