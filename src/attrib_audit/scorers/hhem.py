@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -81,9 +81,11 @@ class HHEMScorer(Scorer):
                 raise ScorerLoadError(f"{self.name}: {loc} holds no t5.* weights (not HHEM-2.1-Open)")
             # from_pretrained, not construct-then-cast: it keeps T5's `_keep_in_fp32_modules` (the `wo` layers,
             # which overflow in float16) in float32 whatever dtype the rest loads in
-            model, info = T5ForTokenClassification.from_pretrained(
+            # with output_loading_info the call returns (model, info); transformers' stubs type the model alone
+            loaded: Any = T5ForTokenClassification.from_pretrained(
                 None, config=AutoConfig.from_pretrained(foundation), state_dict=state, dtype=weights_dtype,
                 output_loading_info=True)
+            model, info = loaded
             missing = sorted(k for k in info["missing_keys"] if k != "transformer.encoder.embed_tokens.weight")
             unexpected = sorted(info["unexpected_keys"])
             if missing or unexpected:
