@@ -162,3 +162,9 @@ def test_clustered_bootstrap_covers_the_true_correlation():
     coverage = hits / reps
     se = np.sqrt(0.95 * 0.05 / reps)
     assert coverage >= 0.95 - 2.5 * se, coverage
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    assert doctest.testmod(C, raise_on_error=False).failed == 0
