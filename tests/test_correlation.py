@@ -168,3 +168,16 @@ def test_docstring_examples_run():
     import doctest
 
     assert doctest.testmod(C, raise_on_error=False).failed == 0
+
+
+@pytest.mark.parametrize("statistic", ["pearson", "spearman"])
+def test_shared_fast_path_equals_the_per_metric_replicates(statistic):
+    """Over all rows the metrics share moment sums (Pearson) or the rating's ranks (Spearman): same numbers."""
+    y, x, items, systems = _data(6)
+    x2 = 1e6 + 1e-3 * (x + np.random.default_rng(1).normal(size=x.size))  # a large mean loses no digits
+    res = C.correlation_bootstrap(y, {"a": x, "b": x2}, items=items, statistic=statistic, n_boot=40, rng=3)
+    d = C._design(y, items, None)
+    blocks = list(C.cluster_count_blocks(d.n_items, 40, np.random.default_rng(3), width=y.size))
+    want = np.concatenate([np.vstack([C._replicates(statistic, "none", v, d, c) for v in (x, x2)]) for c in blocks],
+                          axis=1)
+    np.testing.assert_allclose(res.replicates, want, rtol=0, atol=1e-9)

@@ -31,6 +31,7 @@ GROUPINGS = ("none", "item", "system", "partial")
 KENDALL_MAX_ROWS = 30_000  # Kendall τ-b's resamples are quadratic forms over row pairs: O(n²) to set up
 KENDALL_MAX_CLUSTERS = 3_000  # and (clusters × clusters) matrices per resample block
 _BLOCK_CELLS = 1 << 22  # resamples × rows held at once per array
+_CACHE_CELLS = 1 << 18  # resamples × rows of the rank arithmetic: small enough to stay in cache
 
 
 def _check_choice(statistic: str, grouping: str) -> None:
@@ -142,6 +143,84 @@ def _kendall_from_counts(m: np.ndarray, pairs: np.ndarray, n_per_cluster: np.nda
         tau = s / np.sqrt((n0 - n1) * (n0 - n2))
     tau[~(((n0 - n1) > 0) & ((n0 - n2) > 0))] = np.nan
     return np.clip(tau, -1.0, 1.0)
+
+
+def _incidence(items: np.ndarray, runs: np.ndarray, n_items: int, n_runs: int) -> np.ndarray:
+    """(n_items, n_runs) rows of each item in each tie run of a variable."""
+    out = np.zeros((n_items, n_runs))
+    np.add.at(out, (items, runs), 1.0)
+    return out
+
+
+def _run_ranks(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Midrank of each tie run given run weights (b, R), with Σ w·rank, Σ w·rank² and N per resample."""
+    mid = np.cumsum(weight, axis=1)
+    big_n = mid[:, -1].copy() if mid.shape[1] else np.zeros(mid.shape[0])
+    mid -= weight / 2.0  # weight before the run + (run weight + 1) / 2, in place: these arrays are large
+    mid += 0.5
+    return mid, big_n * (big_n + 1.0) / 2.0, np.einsum("bn,bn,bn->b", weight, mid, mid), big_n
+
+
+@dataclass(frozen=True, eq=False)
+class _SortedPlan:
+    """A metric's rows in score order: their items, tie runs (None when all scores differ) and rating runs."""
+
+    items: np.ndarray
+    starts: np.ndarray | None
+    run_of_sorted: np.ndarray | None
+    y_run: np.ndarray
+
+
+def _sorted_plan(x: np.ndarray, items: np.ndarray, y_run_of_row: np.ndarray) -> _SortedPlan:
+    order, starts, tie_of_row = _tie_runs(x)
+    tied = starts.size < x.size
+    return _SortedPlan(items=items[order], starts=starts if tied else None,
+                       run_of_sorted=tie_of_row[order] if tied else None, y_run=y_run_of_row[order])
+
+
+def _spearman_sorted(counts: np.ndarray, plan: _SortedPlan, ry_run: np.ndarray, sy: np.ndarray, syy: np.ndarray,
+                     big_n: np.ndarray) -> np.ndarray:
+    """Spearman ρ per resample from item multiplicities, working in the metric's sorted order.
+
+    Σ w·rank and Σ w·rank² follow from the run weights alone; only the cross term Σ w·rank_x·rank_y
+    needs the rows, gathered once from the small per-item and per-run tables.
+    """
+    w = counts[:, plan.items]
+    t = w if plan.starts is None else np.add.reduceat(w, plan.starts, axis=1)
+    rx_run, sx, sxx, _ = _run_ranks(t)
+    rx = rx_run if plan.run_of_sorted is None else rx_run[:, plan.run_of_sorted]
+    sxy = np.einsum("bn,bn,bn->b", w, rx, ry_run[:, plan.y_run])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cxx = sxx - sx * sx / big_n
+        cyy = syy - sy * sy / big_n
+        r = (sxy - sx * sy / big_n) / np.sqrt(cxx * cyy)
+    ok = (cxx > 1e-9 * sxx) & (cyy > 1e-9 * syy)
+    return np.clip(np.where(ok, r, np.nan), -1.0, 1.0)
+
+
+def _moment_sums(x: np.ndarray, d: _Design) -> np.ndarray:
+    """(n_items, 6·k) per-item sums of 1, x, y, x², y², x·y for each metric row of x (k, n)."""
+    k = x.shape[0]
+    x = x - x.mean(axis=1, keepdims=True)  # centred: the moment formulas then lose no digits to a large mean
+    y = d.y - d.y.mean()
+    cols = [np.ones(y.size)[None, :], x, np.broadcast_to(y, x.shape), x * x, np.broadcast_to(y ** 2, x.shape), x * y]
+    per_row = np.vstack(cols)  # (6k - ... ) rows stacked as [1; x_1..x_k; y..; x²..; y²..; xy..]
+    out = np.zeros((d.n_items, per_row.shape[0]))
+    np.add.at(out, d.items, per_row.T)
+    ones = np.repeat(out[:, :1], k, axis=1)
+    return np.concatenate([ones, out[:, 1:]], axis=1)
+
+
+def _pearson_from_moments(m: np.ndarray) -> np.ndarray:
+    """(k, b) Pearson r from (b, 6k) resampled moment sums laid out as `_moment_sums` makes them."""
+    n, sx, sy, sxx, syy, sxy = np.split(m, 6, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cxx = sxx - sx * sx / n
+        cyy = syy - sy * sy / n
+        cxy = sxy - sx * sy / n
+        r = cxy / np.sqrt(cxx * cyy)
+    ok = (cxx > 1e-12 * np.maximum(sxx, 1e-300)) & (cyy > 1e-12 * np.maximum(syy, 1e-300))
+    return np.clip(np.where(ok, r, np.nan), -1.0, 1.0).T
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -370,10 +449,25 @@ def correlation_bootstrap(rating: Sequence[float], scores: Mapping[str, Sequence
         per_metric.append(dj)
         point[j] = _replicates(statistic, grouping, x_all[j, use[j]], dj, np.ones((1, d.n_items)))[0]
     reps = np.full((len(names), n_boot), np.nan)
+    whole = use.all(axis=1) if grouping == "none" and statistic != "kendall" else np.zeros(len(names), dtype=bool)
+    sums = _moment_sums(x_all[whole], d) if statistic == "pearson" and whole.any() else None
+    y_runs = _tie_runs(d.y) if statistic == "spearman" and whole.any() else None
+    y_inc = _incidence(d.items, y_runs[2], d.n_items, y_runs[1].size) if y_runs is not None else None
+    x_plan = [_sorted_plan(x_all[j], d.items, y_runs[2]) if ok and y_runs is not None else None
+              for j, ok in enumerate(whole)]
     start = 0
     for counts in _count_blocks(d.n_items, n_boot, gen, width=d.y.size):
         b = counts.shape[0]
-        for j in range(len(names)):
+        if sums is not None:  # Pearson over all rows: five moment sums per item, one product per block
+            reps[whole, start:start + b] = _pearson_from_moments(counts @ sums)
+        if y_runs is not None:  # Spearman over all rows: the rating's ranks once per block, shared by the metrics
+            sub = max(1, _CACHE_CELLS // max(d.y.size, 1))  # a few resamples at a time: the arrays stay in cache
+            for a in range(0, b, sub):
+                c = counts[a:a + sub]
+                ry_run, sy, syy, big_n = _run_ranks(c @ y_inc)
+                for j in np.flatnonzero(whole):
+                    reps[j, start + a:start + a + c.shape[0]] = _spearman_sorted(c, x_plan[j], ry_run, sy, syy, big_n)
+        for j in np.flatnonzero(~whole):
             reps[j, start:start + b] = _replicates(statistic, grouping, x_all[j, use[j]], per_metric[j], counts)
         start += b
     return CorrelationBootstrap(metrics=names, statistic=statistic, grouping=grouping, point=point, replicates=reps,
