@@ -187,6 +187,7 @@ class AuditResults(TypedDict):
     transfer: TransferBlock
     sensitivity: dict[str, Any]  # audit.sensitivity.sensitivity_section
     systems: NotRequired[SystemsBlock]  # only when rows name the system that generated them
+    correlations: NotRequired[dict[str, Any]]  # only with a graded rating: audit.correlations.CorrelationSection
     elapsed_s: float
     spec: NotRequired[dict[str, Any]]  # the run spec (audit.spec.RunSpec.to_dict), data resolved
     command: NotRequired[list[str]]  # the command line that reruns it (cli.rerun), never with secrets

@@ -18,6 +18,7 @@ import numpy as np
 
 from attrib_audit import __version__
 from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.correlations import correlation_section
 from attrib_audit.audit.results import AuditResult, AuditResults, SliceBoot
 from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
@@ -49,8 +50,9 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
         y = table.labels[rows].astype(np.int64)
         groups = [table.groups[i] for i in rows]
         constructs = sorted({table.constructs[i] or "unspecified" for i in rows})
-        n_pos = int(y.sum())
-        status = "ok" if 0 < n_pos < rows.size else "one_class"
+        n_pos = int((y == 1).sum())
+        labelled = bool(table.labelled[rows].all())
+        status = ("ok" if 0 < n_pos < rows.size else "one_class") if labelled else "no_label"
         slices.append({"slice": sl, "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
                        "construct": constructs[0] if len(constructs) == 1 else "mixed:" + "+".join(constructs),
                        "status": status})
@@ -70,7 +72,8 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
             for name in names:
                 auroc_rows.append({"scorer": name, "slice": sl, "auroc": None, "ci_low": None, "ci_high": None,
                                    "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
-                                   "note": "one class in slice: AUROC undefined"})
+                                   "note": NO_LABEL_NOTE if status == "no_label" else "one class in slice: AUROC "
+                                                                                     "undefined"})
             continue
         matrix = np.vstack([scores[n].scores[rows] for n in names])
         weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
@@ -96,9 +99,27 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
     return slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots
 
 
+NO_LABEL_NOTE = ("no binary label (a graded rating only): AUROC undefined; the correlations section compares the "
+                 "metrics (--label-from-rating CUT derives a label)")
+
+
+def check_texts(table: PairTable, scorers: Sequence[str]) -> None:
+    """A file without claim/evidence columns holds scores only: a scorer that reads text is refused, naming the
+    column it lacks, before anything is scored."""
+    if not scorers:
+        return
+    for o in table.origin:
+        missing = o.get("text_columns_missing")
+        if missing:
+            raise DataError(f"missing column {missing[0]!r}: scorer {scorers[0]!r} reads the text; this file holds "
+                            "scores only (audit them with --scorers none --score-col NAME=COL)",
+                            path=o.get("path"), field=missing[0])
+
+
 def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] = print):
     """(scorers built, scores by name, run stats, precomputed sources, unavailable scorers): the config's scorers
     through the engine and its precomputed metrics joined, as every command that scores a labelled table needs."""
+    check_texts(table, list(config.scorers))
     clash = sorted(set(config.precomputed) & set(config.scorers))
     if clash:
         raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
@@ -134,7 +155,9 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         seed=config.seed, n_perm=config.n_perm, weights=table.weights, counts=counts)
     window = rescore_at_window(table, scorers, scores, config, log) if config.window_sensitivity else None
     sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window, counts[0])
-    systems = system_level(table, keys, scores, auroc_rows, config, log)
+    systems = system_level(table, keys, scores, auroc_rows, config, log) if table.labelled.all() else None
+    correlations = correlation_section(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
+                                       level=config.level, seed=config.seed)
     results = AuditResults(
         run_id=new_run_id(),
         tool={"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
@@ -160,6 +183,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         transfer=transfer,
         sensitivity=sensitivity,
         **({"systems": systems} if systems is not None else {}),
+        **({"correlations": correlations} if correlations is not None else {}),
         elapsed_s=round(time.time() - t0, 3),
     )
     if spec is not None:

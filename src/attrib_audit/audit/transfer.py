@@ -41,7 +41,8 @@ def construct_groups(slices: Sequence[dict]) -> tuple[dict[str, list[str]], list
     for s in slices:
         c = s["construct"]
         if s["status"] != "ok":
-            excluded.append({"slice": s["slice"], "construct": c, "reason": "one class in slice: AUROC undefined"})
+            excluded.append({"slice": s["slice"], "construct": c, "reason": "no binary label: AUROC undefined"
+                             if s["status"] == "no_label" else "one class in slice: AUROC undefined"})
         elif c == "unspecified":
             excluded.append({"slice": s["slice"], "construct": c, "reason": "construct not declared (set --construct "
                              "or a construct column); datasets of unknown construct are never pooled"})

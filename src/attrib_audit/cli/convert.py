@@ -114,7 +114,8 @@ def data_from_args(args: argparse.Namespace) -> DataSpec:
                     format=getattr(args, "format", "auto"), columns=columns, label_map=label_map,
                     dataset=getattr(args, "dataset_name", None), construct=getattr(args, "construct", None),
                     on_error=getattr(args, "on_error", "fail"), nei=getattr(args, "nei", "drop"),
-                    wice_partial=getattr(args, "wice_partial", 0))
+                    wice_partial=getattr(args, "wice_partial", 0),
+                    label_from_rating=getattr(args, "label_from_rating", None))
 
 
 def local_from_args(args: argparse.Namespace, local_options: Mapping[str, Mapping[str, Any]] | None = None) -> Local:

@@ -39,6 +39,12 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system-col", dest="system_col", metavar="COL",
                    help="column naming the system (generator) that wrote each claim, e.g. a model name; with it the "
                         "audit adds the system-level section (default: a `system` column when there is one)")
+    p.add_argument("--rating-col", dest="rating_col", metavar="COL",
+                   help="column holding a graded human rating (any finite number, higher = better supported): the "
+                        "audit adds metric-rating correlations; the label column may then be absent (no AUROC)")
+    p.add_argument("--label-from-rating", metavar="CUT",
+                   help="derive the binary label from the rating, e.g. '>=5' or '==1' (OP among >=, <=, ==, >, <); "
+                        "replaces a label column; never done unless asked")
     p.add_argument("--label-map", help="explicit label mapping, e.g. 'attributable=1,not attributable=0'")
     p.add_argument("--dataset", dest="dataset_name", help="dataset name when the file has no dataset column")
     p.add_argument("--construct", help="construct of these pairs (e.g. attribution, fact-check)")

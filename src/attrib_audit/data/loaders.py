@@ -9,6 +9,7 @@ import hashlib
 import json
 import math
 from concurrent.futures import ThreadPoolExecutor
+from itertools import chain
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -16,8 +17,8 @@ import numpy as np
 
 from attrib_audit.data.columnar import batch_to_table, plain_jsonl_table
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.labels import parse_label
-from attrib_audit.data.records import FIELDS, PairRecord, PairTable
+from attrib_audit.data.labels import RatingCut, parse_label, parse_rating
+from attrib_audit.data.records import FIELDS, NO_LABEL, PairRecord, PairTable
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.text.cells import cell_text
 
@@ -156,11 +157,15 @@ def rows_to_records(
     construct: str | None = None,
     skipped: list[dict] | None = None,
     seen_ids: dict[str, tuple[str, int]] | None = None,
+    label_from_rating: RatingCut | None = None,
 ) -> list[PairRecord]:
     """Validate raw rows into records. `columns` maps our field name to the file's column.
 
     With a `skipped` list a bad row is recorded there (file, row, field, reason) and left out;
     without one it raises. `seen_ids` (id -> (file, row)) is shared across files to catch duplicate ids.
+    A graded rating is read only from a mapped `rating` column; with it the label column may be absent (no AUROC)
+    or, with `label_from_rating`, the label is derived from the rating. A file without claim and evidence columns
+    loads with empty texts (`text_columns_missing` says which), for metrics given as scores.
     """
     col = {f: f for f in FIELDS}
     col.update(columns or {})
@@ -168,18 +173,35 @@ def rows_to_records(
     records: list[PairRecord] = []
     seen_columns: set[str] | None = None
     without_prob: list[int] = []  # rows with no inclusion_prob: fine in a pool, an error in a sample
+    rating_col = (columns or {}).get("rating")
+    if label_from_rating is not None and rating_col is None:
+        raise DataError("--label-from-rating needs the rating column: name it with --rating-col", path=path)
+    texts = ("claim", "evidence")
+    read_label = label_from_rating is None
     for row, raw in rows:
         if seen_columns is None:
             seen_columns = set(raw)
-            for need in ("claim", "evidence", "label"):
+            have = ', '.join(sorted(map(str, raw))) or 'none'
+            if rating_col is not None and rating_col not in raw:
+                raise DataError(f"missing column {rating_col!r} (have: {have}); named by --rating-col",
+                                path=path, row=row, field=rating_col)
+            read_label = label_from_rating is None and (rating_col is None or col["label"] in raw)
+            texts = tuple(f for f in ("claim", "evidence") if col[f] in raw)
+            for need in ("label",) if read_label else ():
                 if col[need] not in raw:
-                    raise DataError(
-                        f"missing column {col[need]!r} (have: {', '.join(sorted(map(str, raw))) or 'none'}); "
-                        f"map it with --{need}-col", path=path, row=row, field=need)
+                    raise DataError(f"missing column {col[need]!r} (have: {have}); map it with --{need}-col, or "
+                                    "give a graded rating with --rating-col", path=path, row=row, field=need)
         try:
-            claim = pair_text(raw.get(col["claim"]), "claim", path=path, row=row, field=col["claim"])
-            evidence = pair_text(raw.get(col["evidence"]), "evidence", path=path, row=row, field=col["evidence"])
-            label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
+            text = {f: pair_text(raw.get(col[f]), f, path=path, row=row, field=col[f]) if f in texts else ""
+                    for f in ("claim", "evidence")}
+            rating = None if rating_col is None else parse_rating(raw.get(rating_col), path=path, row=row,
+                                                                  field=rating_col)
+            if read_label:
+                label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
+            elif label_from_rating is not None and rating is not None:
+                label = int(label_from_rating.apply(np.array([rating]))[0])
+            else:
+                label = NO_LABEL
             rid = row_id(raw, col["id"], default_dataset, row)
             prob = parse_inclusion_prob(raw.get("inclusion_prob", _ABSENT), path=path, row=row)
             if prob is None:
@@ -198,13 +220,14 @@ def rows_to_records(
         records.append(PairRecord(
             id=rid,
             dataset=cell_text(raw.get(col["dataset"])) or default_dataset,
-            claim=claim, evidence=evidence, label=label,  # type: ignore[arg-type]
+            claim=text["claim"], evidence=text["evidence"], label=label,
             source=cell_text(raw.get(col["source"])),
             question=cell_text(raw.get(col["question"])),
             group=cell_text(raw.get(col["group"])),
             construct=construct or cell_text(raw.get(col["construct"])),
             inclusion_prob=prob,
             system=cell_text(raw.get(col["system"])) or None,  # a blank cell names no system
+            rating=rating,
         ))
     if not records:
         raise DataError("no rows", path=path)
@@ -213,6 +236,13 @@ def rows_to_records(
                         "one: a sampled row needs its probability (drop the column for a whole pool)",
                         path=path, row=without_prob[0], field="inclusion_prob")
     return records
+
+
+def missing_text_columns(first_row: Mapping[str, Any], columns: Mapping[str, str] | None) -> list[str]:
+    """The claim/evidence columns a file lacks (it then holds scores only: no text scorer can read it)."""
+    col = {f: f for f in FIELDS}
+    col.update(columns or {})
+    return [col[f] for f in ("claim", "evidence") if col[f] not in first_row]
 
 
 def check_unique_ids(ids: Sequence[str], paths: list[str]) -> None:
@@ -256,6 +286,7 @@ def load_pairs(
     construct: str | None = None,
     on_error: str = "fail",
     seen_ids: dict[str, tuple[str, int]] | None = None,
+    label_from_rating: RatingCut | None = None,
 ) -> PairTable:
     """Load and validate one or more files; ids must be unique across all of them (and `seen_ids`, shared
     by a caller that loads files one by one).
@@ -272,15 +303,23 @@ def load_pairs(
     for p in path_list:
         skipped: list[dict] | None = [] if on_error == "skip" else None
         table, digest = _plain_jsonl(p, columns=columns, label_map=label_map, dataset=dataset, construct=construct,
-                                     seen_ids=seen_ids)
+                                     seen_ids=seen_ids, label_from_rating=label_from_rating)
+        missing: list[str] = []
         if table is None:  # not a plain JSONL file: row by row, each error naming its file, row and field
+            rows = iter_rows(p, skipped)
+            first = next(rows, None)
+            if first is not None:
+                missing = missing_text_columns(first[1], columns)
+                rows = chain([first], rows)
             table = PairTable.from_records(rows_to_records(
-                iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map, dataset=dataset,
-                construct=construct, skipped=skipped, seen_ids=seen_ids))
+                rows, path=str(p), columns=columns, label_map=label_map, dataset=dataset,
+                construct=construct, skipped=skipped, seen_ids=seen_ids, label_from_rating=label_from_rating))
         origin.append({"path": str(p), "sha256": digest or file_sha256(p), "rows": len(table),
                        "load": {"columns": dict(columns or {}), "label_map": dict(label_map) if label_map else None,
-                                "dataset": dataset, "construct": construct, "on_error": on_error},
-                       "skipped": skipped or []})
+                                "dataset": dataset, "construct": construct, "on_error": on_error,
+                                **({"label_from_rating": str(label_from_rating)} if label_from_rating else {})},
+                       "skipped": skipped or [],
+                       **({"text_columns_missing": missing} if missing else {})})
         tables.append(table)
     table = tables[0] if len(tables) == 1 else PairTable.concat(tables)
     check_unique_ids(table.ids, [str(p) for p in path_list])

@@ -1,0 +1,88 @@
+"""Metric–rating correlations, for the terminal and the report: per slice one table (statistic × grouping by
+metric, each with its interval, the grouping named) and the metric-vs-metric tests. Every number is copied from
+results.json's `correlations` block."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from attrib_audit.report import fmt
+from attrib_audit.report.blocks import Para, Section, Table
+from attrib_audit.report.console import grid
+
+GROUPING_LABELS = {"none": "all rows", "item": "by item", "system": "by system", "partial": "partial by system"}
+
+
+def _metrics(entry: Mapping[str, Any]) -> list[str]:
+    return list(dict.fromkeys(c["metric"] for c in entry["correlations"]))
+
+
+def table_rows(entry: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of one slice's correlation table: one row per statistic and grouping, a column per metric."""
+    metrics = _metrics(entry)
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    for c in entry["correlations"]:
+        cells.setdefault((c["statistic"], c["grouping"]), {})[c["metric"]] = fmt.ci(c["estimate"], c["ci_low"],
+                                                                                    c["ci_high"])
+    rows = [[statistic, GROUPING_LABELS.get(grouping, grouping), *(by.get(m, fmt.DASH) for m in metrics)]
+            for (statistic, grouping), by in cells.items()]
+    return ["statistic", "grouping", *metrics], rows
+
+
+def missing_line(entry: Mapping[str, Any]) -> str:
+    """Which metrics lacked scores on some rows (left out of that metric only)."""
+    seen: dict[str, int] = {}
+    for c in entry["correlations"]:
+        seen.setdefault(c["metric"], int(c["n_missing"]))
+    gaps = [f"{m} {k}" for m, k in seen.items() if k]
+    return ("rows without a score, left out of that metric: " + ", ".join(gaps)) if gaps else ""
+
+
+def difference_rows(entry: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the metric-vs-metric tests."""
+    rows = [[f"{d['metric_a']} − {d['metric_b']}", d["statistic"], GROUPING_LABELS.get(d["grouping"], d["grouping"]),
+             fmt.ci(d["difference"], d["ci_low"], d["ci_high"], signed=True), fmt.pvalue(d["permutation_p"]),
+             fmt.pvalue(d["williams_p"]), str(d["n"])]
+            for d in entry["differences"]]
+    return ["metrics", "statistic", "grouping", "difference [CI]", "permutation p", "Williams p", "n"], rows
+
+
+def _grid(head: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
+    return grid(head, rows, indent=indent, rule=True)
+
+
+def format_correlations(block: Mapping[str, Any], verbose: bool = False) -> str:
+    """What `audit` prints for a graded rating: each slice's correlation table; with `verbose` the tests too."""
+    lines = [f"Correlation with the human rating `{block['rating']}` (estimate [{block['level']:.0%} CI], "
+             f"{block['n_boot']} clustered resamples of input items):"]
+    for e in block["slices"]:
+        lines.append(f"  {e['slice']} ({e['n']} rows, {e['n_items']} items, {e['n_systems']} systems):")
+        lines += _grid(*table_rows(e), indent="    ")
+        gap = missing_line(e)
+        if gap:
+            lines.append(f"    {gap}")
+        if verbose and e["differences"]:
+            lines.append("    metric vs metric (paired, on common rows):")
+            lines += _grid(*difference_rows(e), indent="    ")
+    lines.append("by item / by system: mean of the per-item (across systems) or per-system correlations; partial by "
+                 "system: both residualised on the system, so telling systems apart earns nothing")
+    return "\n".join(lines)
+
+
+def build(inputs: Any, plots: Path) -> Section | None:
+    """The report section; None without a graded rating."""
+    block = (inputs.results or {}).get("correlations")
+    if not block:
+        return None
+    sec = Section("correlations", "Correlation with the graded human rating")
+    sec.add(Para(f"How well each metric's score tracks the human rating `{block['rating']}`. "
+                 + " ".join(n[0].upper() + n[1:] + "." for n in block["notes"])))
+    for e in block["slices"]:
+        head, rows = table_rows(e)
+        gap = missing_line(e)
+        sec.add(Table(head, rows, caption=f"{e['slice']}: {e['n']} rows, {e['n_items']} input items, "
+                                          f"{e['n_systems']} systems" + (f"; {gap}" if gap else "")))
+        if e["differences"]:
+            head, rows = difference_rows(e)
+            sec.add(Table(head, rows, caption=f"{e['slice']}: metric vs metric, paired on the rows both scored"))
+    return sec
