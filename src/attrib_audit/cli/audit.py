@@ -21,8 +21,7 @@ from attrib_audit.errors import SpecError, UsageError
 from attrib_audit.files.outdir import REPORT_FILES, check_out_dir
 from attrib_audit.files.paths import default_cache_path, default_requests_path
 from attrib_audit.files.sqlite import check_cache_path
-from attrib_audit.report.console import format_answer
-from attrib_audit.report.correlations import format_correlations
+from attrib_audit.report.console import format_answer, format_correlations
 
 # flags that set machine-local things, what is printed, or how to check: allowed beside --config and --check
 _LOCAL_FLAGS = {"config", "out", "report", "png", "cache", "no_cache", "quiet", "verbose", "model_path", "trust_remote_code",

@@ -110,17 +110,18 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
     n = batch.num_rows
     rating_col = (columns or {}).get("rating")
     read_label = label_from_rating is None and (rating_col is None or col["label"] in batch.schema.names)
-    needed = ("claim", "evidence") + (("label",) if read_label else ())
+    score_only = col["claim"] not in batch.schema.names and col["evidence"] not in batch.schema.names
+    needed = (() if score_only else ("claim", "evidence")) + (("label",) if read_label else ())
     if n == 0 or any(col[f] not in batch.schema.names for f in needed):
-        return None  # a score-only file (no texts) is small enough for the row path, which records what it lacks
+        return None
     if rating_col is not None and rating_col not in batch.schema.names:
         return None
     if "inclusion_prob" in batch.schema.names:  # a labelled sample (small): the row path reads its probabilities
         return None
     default_dataset = dataset or Path(path).stem
     try:
-        texts = {}
-        for f in ("claim", "evidence"):
+        texts = {"claim": [""] * n, "evidence": [""] * n}  # a score-only file: no texts, as the row path reads it
+        for f in () if score_only else ("claim", "evidence"):
             arr = _text_column(batch, col[f])
             if arr is None or arr.null_count:
                 return None

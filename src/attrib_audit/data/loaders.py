@@ -9,7 +9,6 @@ import hashlib
 import json
 import math
 from concurrent.futures import ThreadPoolExecutor
-from itertools import chain
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -187,10 +186,13 @@ def rows_to_records(
                                 path=path, row=row, field=rating_col)
             read_label = label_from_rating is None and (rating_col is None or col["label"] in raw)
             texts = tuple(f for f in ("claim", "evidence") if col[f] in raw)
-            for need in ("label",) if read_label else ():
+            # a score-only file has neither text column; one without the other is a mapping mistake
+            needs = (("claim", "evidence") if texts else ()) + (("label",) if read_label else ())
+            for need in needs:
                 if col[need] not in raw:
-                    raise DataError(f"missing column {col[need]!r} (have: {have}); map it with --{need}-col, or "
-                                    "give a graded rating with --rating-col", path=path, row=row, field=need)
+                    also = ", or give a graded rating with --rating-col" if need == "label" else ""
+                    raise DataError(f"missing column {col[need]!r} (have: {have}); map it with --{need}-col{also}",
+                                    path=path, row=row, field=need)
         try:
             text = {f: pair_text(raw.get(col[f]), f, path=path, row=row, field=col[f]) if f in texts else ""
                     for f in ("claim", "evidence")}
@@ -238,11 +240,14 @@ def rows_to_records(
     return records
 
 
-def missing_text_columns(first_row: Mapping[str, Any], columns: Mapping[str, str] | None) -> list[str]:
-    """The claim/evidence columns a file lacks (it then holds scores only: no text scorer can read it)."""
+def text_columns_missing(table: PairTable, columns: Mapping[str, str] | None) -> list[str]:
+    """The claim and evidence columns of a score-only file (no text scorer can read it); [] for a file of pairs.
+    Both readers refuse an empty text, so a table of empty claims came from a file without the columns."""
+    if len(table) == 0 or any(table.claims) or any(table.evidences):
+        return []
     col = {f: f for f in FIELDS}
     col.update(columns or {})
-    return [col[f] for f in ("claim", "evidence") if col[f] not in first_row]
+    return [col["claim"], col["evidence"]]
 
 
 def check_unique_ids(ids: Sequence[str], paths: list[str]) -> None:
@@ -304,16 +309,11 @@ def load_pairs(
         skipped: list[dict] | None = [] if on_error == "skip" else None
         table, digest = _plain_jsonl(p, columns=columns, label_map=label_map, dataset=dataset, construct=construct,
                                      seen_ids=seen_ids, label_from_rating=label_from_rating)
-        missing: list[str] = []
         if table is None:  # not a plain JSONL file: row by row, each error naming its file, row and field
-            rows = iter_rows(p, skipped)
-            first = next(rows, None)
-            if first is not None:
-                missing = missing_text_columns(first[1], columns)
-                rows = chain([first], rows)
             table = PairTable.from_records(rows_to_records(
-                rows, path=str(p), columns=columns, label_map=label_map, dataset=dataset,
+                iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map, dataset=dataset,
                 construct=construct, skipped=skipped, seen_ids=seen_ids, label_from_rating=label_from_rating))
+        missing = text_columns_missing(table, columns)
         origin.append({"path": str(p), "sha256": digest or file_sha256(p), "rows": len(table),
                        "load": {"columns": dict(columns or {}), "label_map": dict(label_map) if label_map else None,
                                 "dataset": dataset, "construct": construct, "on_error": on_error,

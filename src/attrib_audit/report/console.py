@@ -11,6 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from attrib_audit.audit.systems import pick_ranker
 from attrib_audit.report import fmt
+from attrib_audit.report.correlations import difference_rows, missing_line, table_rows
 from attrib_audit.report.verdict import pick
 
 MISSING = fmt.DASH
@@ -825,4 +826,26 @@ def format_reproduce(rep: Mapping[str, Any]) -> str:
         lines += ["", "absent scorers (not run):"]
         lines += [f"  {a['scorer']} ({a['model'] or 'built in'}; {a['paper_numbers']} paper number"
                   f"{'s' if a['paper_numbers'] != 1 else ''} not compared): {a['reason']}" for a in rep["absent_scorers"]]
+    return "\n".join(lines)
+
+
+# ---- correlations with a graded rating ------------------------------------------------------------------------
+
+def format_correlations(block: Mapping[str, Any], verbose: bool = False) -> str:
+    """What `audit` prints for a graded rating: each slice's correlation table; with `verbose` the tests too."""
+    lines = [f"Correlation with the human rating `{block['rating']}` (estimate [{block['level']:.0%} CI], "
+             f"{block['n_boot']} clustered resamples of input items):"]
+    for e in block["slices"]:
+        lines.append(f"  {e['slice']} ({e['n']} rows, {e['n_items']} items, {e['n_systems']} systems):")
+        head, rows = table_rows(e)
+        lines += grid(head, rows, indent="    ", rule=True)
+        gap = missing_line(e)
+        if gap:
+            lines.append(f"    {gap}")
+        if verbose and e["differences"]:
+            lines.append("    metric vs metric (paired, on common rows):")
+            head, rows = difference_rows(e)
+            lines += grid(head, rows, indent="    ", rule=True)
+    lines.append("by item / by system: mean of the per-item (across systems) or per-system correlations; partial by "
+                 "system: both residualised on the system, so telling systems apart earns nothing")
     return "\n".join(lines)

@@ -1,14 +1,13 @@
-"""Metric–rating correlations, for the terminal and the report: per slice one table (statistic × grouping by
+"""Metric–rating correlations, for the report and the terminal (console.format_correlations): per slice one table (statistic × grouping by
 metric, each with its interval, the grouping named) and the metric-vs-metric tests. Every number is copied from
 results.json's `correlations` block."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from attrib_audit.report import fmt
 from attrib_audit.report.blocks import Para, Section, Table
-from attrib_audit.report.console import grid
 
 GROUPING_LABELS = {"none": "all rows", "item": "by item", "system": "by system", "partial": "partial by system"}
 
@@ -45,28 +44,6 @@ def difference_rows(entry: Mapping[str, Any]) -> tuple[list[str], list[list[str]
              fmt.pvalue(d["williams_p"]), str(d["n"])]
             for d in entry["differences"]]
     return ["metrics", "statistic", "grouping", "difference [CI]", "permutation p", "Williams p", "n"], rows
-
-
-def _grid(head: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
-    return grid(head, rows, indent=indent, rule=True)
-
-
-def format_correlations(block: Mapping[str, Any], verbose: bool = False) -> str:
-    """What `audit` prints for a graded rating: each slice's correlation table; with `verbose` the tests too."""
-    lines = [f"Correlation with the human rating `{block['rating']}` (estimate [{block['level']:.0%} CI], "
-             f"{block['n_boot']} clustered resamples of input items):"]
-    for e in block["slices"]:
-        lines.append(f"  {e['slice']} ({e['n']} rows, {e['n_items']} items, {e['n_systems']} systems):")
-        lines += _grid(*table_rows(e), indent="    ")
-        gap = missing_line(e)
-        if gap:
-            lines.append(f"    {gap}")
-        if verbose and e["differences"]:
-            lines.append("    metric vs metric (paired, on common rows):")
-            lines += _grid(*difference_rows(e), indent="    ")
-    lines.append("by item / by system: mean of the per-item (across systems) or per-system correlations; partial by "
-                 "system: both residualised on the system, so telling systems apart earns nothing")
-    return "\n".join(lines)
 
 
 def build(inputs: Any, plots: Path) -> Section | None:
