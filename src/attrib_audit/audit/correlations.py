@@ -14,10 +14,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from attrib_audit.audit.config import TRANSFER_STATISTICS
 from attrib_audit.data.records import PairTable
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.stats.bootstrap import slice_rng
-from attrib_audit.stats.correlation import Correlation, CorrelationDifference, compare_correlations, correlations
+from attrib_audit.stats.correlation import (
+    Correlation, CorrelationDifference, compare_correlations, correlation_bootstrap, correlations,
+)
 
 # (statistic, grouping) of the table: three groupings per statistic, then the partial correlation by system
 TABLE = tuple((s, g) for s in ("pearson", "spearman", "kendall") for g in ("none", "item", "system")) + (
@@ -132,3 +135,103 @@ def correlation_section(table: PairTable, keys: Sequence[str], scores: Mapping[s
     section = CorrelationSection(rating=rating_column(table), level=level, n_boot=n_boot, n_perm=N_PERM,
                                  groupings=dict(GROUPING_NAMES), notes=notes, slices=tuple(out))
     return plain(dataclasses.asdict(section))
+
+
+# ---- a correlation as the transfer statistic (`--statistic`) ------------------------------------------------------
+
+def statistic_parts(name: str) -> tuple[str, str]:
+    """(statistic, grouping) of a graded transfer statistic: `pearson` over all rows, `partial-pearson` by system."""
+    if name not in TRANSFER_STATISTICS[1:]:
+        raise ValueError(f"statistic must be one of {', '.join(TRANSFER_STATISTICS)}; got {name!r}")
+    return (name[len("partial-"):], "partial") if name.startswith("partial-") else (name, "none")
+
+
+@dataclass(frozen=True)
+class AlignedStatistic:
+    """Several metrics' correlations on the rows all of them scored, on the slice's draws (as AlignedAUROC)."""
+
+    point: np.ndarray  # (k,)
+    replicates: np.ndarray  # (k, B)
+    n: int  # rows used
+    dropped: np.ndarray  # (k,) rows each metric's missing scores removed
+
+
+@dataclass(frozen=True, eq=False)
+class StatisticBoot:
+    """One slice's correlation of every metric with the rating, with replicates; what the transfer statistics
+    (matrix, regret, selector) read in place of the AUROC bootstrap. The draws depend on the seed and the slice
+    name only, so `select` recomputes them exactly."""
+
+    statistic: str  # one of TRANSFER_STATISTICS[1:]
+    name: str
+    seed: int
+    scores: np.ndarray  # (m, n)
+    rating: np.ndarray  # (n,)
+    items: np.ndarray  # (n,)
+    systems: np.ndarray | None  # (n,)
+    n_boot: int
+    point: np.ndarray  # (m,) each metric on its own rows
+    replicates: np.ndarray  # (m, B)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.rating.size)
+
+    def _run(self, idx: Sequence[int], rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        statistic, grouping = statistic_parts(self.statistic)
+        res = correlation_bootstrap(self.rating, {str(j): self.scores[j] for j in idx}, items=self.items,
+                                    systems=self.systems, statistic=statistic, grouping=grouping, n_boot=self.n_boot,
+                                    rng=slice_rng(self.seed, f"{self.name}:transfer"), rows=rows)
+        return res.point, res.replicates
+
+    def aligned(self, idx: Sequence[int]) -> AlignedStatistic:
+        """Metrics `idx` on the rows where all of them have a score, with the same draws."""
+        idx = [int(j) for j in idx]
+        finite = np.isfinite(self.scores[idx])
+        common = finite.all(axis=0)
+        point, reps = self._run(idx, np.broadcast_to(common, finite.shape))
+        return AlignedStatistic(point, reps, int(common.sum()), (~finite).sum(axis=1))
+
+
+def statistic_boot(statistic: str, name: str, *, rating: np.ndarray, scores: np.ndarray, items: Sequence[str],
+                   systems: Sequence[str] | None, n_boot: int, seed: int) -> StatisticBoot:
+    """The slice's StatisticBoot (each metric on its own rows).
+
+    Raises:
+        ValueError: a partial correlation asked of rows that name no system.
+    """
+    _, grouping = statistic_parts(statistic)
+    if grouping == "partial" and systems is None:
+        raise ValueError("the partial correlation needs the system of every row")
+    sm = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    boot = StatisticBoot(statistic=statistic, name=name, seed=seed, scores=sm,
+                         rating=np.asarray(rating, dtype=np.float64), items=np.asarray(items, dtype=str),
+                         systems=None if systems is None else np.asarray(systems, dtype=str), n_boot=n_boot,
+                         point=np.zeros(0), replicates=np.zeros((0, 0)))
+    point, reps = boot._run(range(sm.shape[0]), None)
+    return dataclasses.replace(boot, point=point, replicates=reps)
+
+
+def graded_boots(table: PairTable, keys: Sequence[str], scores: Mapping[str, np.ndarray], statistic: str, *,
+                 n_boot: int, seed: int) -> tuple[dict[str, StatisticBoot], dict[str, str]]:
+    """Every slice's StatisticBoot where the statistic is defined, and why the others have none."""
+    key_arr = np.asarray(keys, dtype=object)
+    names = list(scores)
+    out: dict[str, StatisticBoot] = {}
+    why: dict[str, str] = {}
+    have = np.isfinite(table.ratings) if table.ratings is not None else np.zeros(len(table), dtype=bool)
+    for sl in sorted(set(keys)):
+        rows = np.flatnonzero((key_arr == sl) & have)
+        if rows.size < 3:
+            why[sl] = "no graded rating in slice (--rating-col)"
+            continue
+        systems = [table.systems[i] for i in rows]
+        named = all(s is not None for s in systems)
+        try:
+            out[sl] = statistic_boot(statistic, sl, rating=table.ratings[rows],  # type: ignore[index]
+                                     scores=np.vstack([np.asarray(scores[m], dtype=np.float64)[rows] for m in names]),
+                                     items=[table.groups[i] for i in rows],
+                                     systems=[str(s) for s in systems] if named else None, n_boot=n_boot, seed=seed)
+        except ValueError as exc:
+            why[sl] = str(exc)
+    return out, why

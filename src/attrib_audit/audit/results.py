@@ -41,6 +41,7 @@ class ConfigRecord(TypedDict):
     scorers: list[str]
     slice_by: str
     n_boot: int
+    statistic: str  # the transfer statistic: auroc, or a correlation with the graded rating
     seed: int
     ci: str
     level: float
@@ -123,6 +124,7 @@ class TransferBlock(TypedDict):
 
     level: float
     n_perm: int
+    statistic: NotRequired[str]  # what the metrics are compared by (auroc, or a correlation with the rating)
     notes: list[str]
     slices: list[dict[str, Any]]  # AUPRC and evidence length per two-class slice
     excluded_slices: list[dict[str, Any]]

@@ -18,7 +18,7 @@ import numpy as np
 
 from attrib_audit import __version__
 from attrib_audit.audit.config import AuditConfig
-from attrib_audit.audit.correlations import correlation_section
+from attrib_audit.audit.correlations import correlation_section, graded_boots
 from attrib_audit.audit.results import AuditResult, AuditResults, SliceBoot
 from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
@@ -144,15 +144,21 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     scorers, scores, run_stats, external, unavailable = score_all(table, config, log)
     if not scores and unavailable:  # results.json without one AUROC would pass for a finished audit
         raise no_scorer_ran(unavailable)
+    if config.statistic != "auroc" and table.ratings is None:
+        raise UsageError(f"--statistic {config.statistic} correlates the metrics with a graded rating: name its "
+                         "column with --rating-col")
     keys = table.slice_keys(config.slice_by)
     slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
     key_arr = np.asarray(keys, dtype=object)
     with ScoreCache(config.cache_path) as cache:  # counted once for the transfer and the sensitivity sections
         counts = evidence_counts(table.evidences, cache)
+    graded, graded_missing = ({}, {}) if config.statistic == "auroc" else graded_boots(
+        table, keys, {n: b.scores for n, b in scores.items()}, config.statistic, n_boot=config.n_boot, seed=config.seed)
     transfer = transfer_section(
         slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
         table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},
-        seed=config.seed, n_perm=config.n_perm, weights=table.weights, counts=counts)
+        seed=config.seed, n_perm=config.n_perm, weights=table.weights, counts=counts, statistic=config.statistic,
+        graded=graded, graded_missing=graded_missing)
     window = rescore_at_window(table, scorers, scores, config, log) if config.window_sensitivity else None
     sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window, counts[0])
     systems = system_level(table, keys, scores, auroc_rows, config, log) if table.labelled.all() else None
@@ -163,6 +169,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         tool={"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
               "platform": platform.platform()},
         config={"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
+                "statistic": config.statistic,
                 "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
                 "level": config.level, "device": config.device,
                 "n_perm": config.n_perm, "window_sensitivity": config.window_sensitivity,

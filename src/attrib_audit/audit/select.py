@@ -100,7 +100,7 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
         return no_recommendation(construct, [dataset], f"fewer than two candidate metrics have an AUROC on {dataset}: "
                                                        "nothing to choose between")
     al = boot.aligned(ok)
-    rows = {dataset: {"n": int(boot.labels.size), "n_used": al.n,
+    rows = {dataset: {"n": boot.n_rows, "n_used": al.n,
                       "dropped_by": {names[j]: int(k) for j, k in zip(ok, al.dropped)}}}
     if not np.isfinite(al.point).all():
         return no_recommendation(construct, [dataset], f"the rows every candidate scored on {dataset} hold one class: "

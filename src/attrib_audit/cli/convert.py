@@ -132,7 +132,8 @@ def spec_from_args(args: argparse.Namespace, data: DataSpec | None = None,
                       n_perm=getattr(args, "n_perm", 10_000), slice_by=getattr(args, "slice_by", "dataset"),
                       level=getattr(args, "ci_level", 0.95),
                       window_sensitivity=getattr(args, "window_sensitivity", None),
-                      system_resample=tuple(getattr(args, "resample", "inputs").split(",")))
+                      system_resample=tuple(getattr(args, "resample", "inputs").split(",")),
+                      statistic=getattr(args, "statistic", "auroc"))
     engine = EngineSpec(engine=getattr(args, "engine", "local"), device=getattr(args, "device", "cpu"),
                         batch_size=getattr(args, "batch_size", None), concurrency=getattr(args, "concurrency", 2),
                         actor_gpus=getattr(args, "actor_gpus", None))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from attrib_audit.audit.config import TRANSFER_STATISTICS
 from attrib_audit.data.adapters import FORMATS, PAIRS
 from attrib_audit.external.exports import SCORE_FORMATS
 
@@ -146,6 +147,10 @@ def add_audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
                    help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
     p.add_argument("--ci-level", type=float, default=0.95,
                    help="coverage of the per-slice AUROC and paired-difference CIs (default 0.95)")
+    p.add_argument("--statistic", choices=TRANSFER_STATISTICS, default="auroc",
+                   help="what the transfer statistics (portability, Kendall's W, held-out regret) and the selector "
+                        "compare metrics by: the AUROC against the binary label (default), or a correlation with the "
+                        "graded rating of --rating-col over all rows (partial-*: controlling for the system)")
     p.add_argument("--window-sensitivity", type=int, metavar="N",
                    help="also rescore every scorer with a token window at N tokens and report the change")
     add_system_args(p)

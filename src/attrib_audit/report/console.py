@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from attrib_audit.audit.systems import pick_ranker
 from attrib_audit.report import fmt
-from attrib_audit.report.correlations import difference_rows, missing_line, table_rows
+from attrib_audit.report.correlations import difference_rows, missing_line, statistic_label, table_rows
 from attrib_audit.report.verdict import pick
 
 MISSING = fmt.DASH
@@ -55,7 +55,8 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
     tr = results.get("transfer")
     if not tr:
         return ""
-    out = ["Which metric to use, per construct (held-out regret: AUROC lost on a left-out dataset, mean [95% CI]):"]
+    unit = statistic_label(tr.get("statistic", "auroc"))
+    out = [f"Which metric to use, per construct (held-out regret: {unit} lost on a left-out dataset, mean [95% CI]):"]
     for c, e in tr["constructs"].items():
         if e["status"] != "ok":
             out.append(f"  {c}: no verdict — {e['reason']}")

@@ -9,7 +9,15 @@ from typing import Any, Mapping
 from attrib_audit.report import fmt
 from attrib_audit.report.blocks import Para, Section, Table
 
+STATISTIC_LABELS = {"auroc": "AUROC", "pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ-b",
+                    "partial-pearson": "partial Pearson r (by system)",
+                    "partial-spearman": "partial Spearman ρ (by system)"}
 GROUPING_LABELS = {"none": "all rows", "item": "by item", "system": "by system", "partial": "partial by system"}
+
+
+def statistic_label(name: str) -> str:
+    """How the transfer statistic a results file names is written for a reader."""
+    return STATISTIC_LABELS.get(name, name)
 
 
 def _metrics(entry: Mapping[str, Any]) -> list[str]:
