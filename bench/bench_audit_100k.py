@@ -1,10 +1,11 @@
 """A 100k-row lexical audit, first run and cached rerun, split into loading, scoring, statistics and the rest.
 
-The rows are the shared AttributionBench sample (data/SOURCES.md; packaged with the demo) resampled to N rows with distinct ids. Resampled
-copies alone would be 200 distinct (claim, evidence) pairs, and the engine scores each distinct pair once, so each copy
-also gets one short extra reference: the first or last 25 words of another row's evidence, before or after its own.
-Every pair is then distinct and the first run really scores N pairs; label, source (the slice) and group (the
-cluster) stay the copied row's. Each run is a fresh subprocess with its own empty $ATTRIB_AUDIT_HOME and cache:
+The rows are the shared AttributionBench sample (data/SOURCES.md; packaged with the demo) resampled to N rows with
+distinct ids. Resampled copies alone would be 200 distinct (claim, evidence) pairs, and the engine scores each
+distinct pair once, so each copy also gets one short extra reference: the first or last 25 words of another row's
+evidence, before or after its own. Every pair is then distinct and the first run really scores N pairs; label,
+source (the slice) and group (the cluster) stay the copied row's. Each run is a fresh subprocess with its own empty
+$ATTRIB_AUDIT_HOME and cache:
 
     attrib-audit audit rows.jsonl --scorers lexical --construct attribution --out OUT
 

@@ -20,7 +20,8 @@ from pathlib import Path
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 COMMANDS = {"--help": ["--help"], "audit --help": ["audit", "--help"], "provenance --help": ["provenance", "--help"],
             "models list": ["models", "list"]}
-HEAVY = ("torch", "transformers", "sentence_transformers", "matplotlib", "scipy", "ray", "datasets", "pandas", "sklearn")
+HEAVY = ("torch", "transformers", "sentence_transformers", "matplotlib", "scipy", "ray", "datasets", "pandas",
+         "sklearn")
 PROBE = ("import runpy, sys\nsys.argv = ['attrib-audit', *sys.argv[1:]]\ntry:\n"
          "    runpy.run_module('attrib_audit', run_name='__main__')\nexcept SystemExit:\n    pass\n"
          f"print('HEAVY', ','.join(m for m in {HEAVY!r} if m in sys.modules))\n")

@@ -111,12 +111,17 @@ def scorer_alone(data: Path, n: int) -> None:
             out[i] = len(a & bb) / u if u else 0.0
         return out
 
-    t0 = time.perf_counter(); ref = plain(claims, evs); t_plain = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ref = plain(claims, evs)
+    t_plain = time.perf_counter() - t0
     sc = LexicalScorer()
     t0 = time.perf_counter()
     fast = np.concatenate([sc.score(claims[i:i + 4096], evs[i:i + 4096]).scores for i in range(0, n, 4096)])
     t_fast = time.perf_counter() - t0
-    t0 = time.perf_counter(); [pair_key(c, e) for c, e in zip(claims, evs)]; t_hash = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for c, e in zip(claims, evs):
+        pair_key(c, e)
+    t_hash = time.perf_counter() - t0
     assert np.array_equal(ref, fast), "LexicalScorer differs from the plain loop"
     print(f"scorer alone on {n:,} pairs (one process): plain loop {n / t_plain:,.0f} pairs/s, "
           f"LexicalScorer {n / t_fast:,.0f} pairs/s ({t_plain / t_fast:.2f}x), identical scores; "

@@ -85,7 +85,8 @@ def main() -> None:
     t5 = time.perf_counter()
     eces = loop_ece(s, y, w, codes, counts)
     t6 = time.perf_counter()
-    assert np.isclose(rel.ece.ci_low, np.quantile(eces, 0.025)) and np.isclose(rel.ece.ci_high, np.quantile(eces, 0.975))
+    assert np.isclose(rel.ece.ci_low, np.quantile(eces, 0.025)) and np.isclose(rel.ece.ci_high,
+                                                                               np.quantile(eces, 0.975))
 
     fast, loops = (t1 - t0) + (t3 - t2) + (t5 - t4), (t2 - t1) + (t4 - t3) + (t6 - t5)
     print(f"n={n} pairs in {k} groups, weighted, B={n_boot}")

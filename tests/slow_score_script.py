@@ -51,7 +51,8 @@ def main() -> None:
     claims, evidences = pairs(int(start), int(stop))
     with ScoreCache(cache) as c:
         batch, st = score_pairs(SlowLexical(log, float(delay)), claims, evidences, cache=c, quiet=True)
-    Path(out).write_text(json.dumps({"scores": batch.scores.tolist(), "n_scored": st.n_scored, "n_cached": st.n_cached}))
+    Path(out).write_text(json.dumps({"scores": batch.scores.tolist(), "n_scored": st.n_scored,
+                                     "n_cached": st.n_cached}))
 
 
 if __name__ == "__main__":

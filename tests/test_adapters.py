@@ -28,7 +28,8 @@ def load(path: Path, fmt: str, **kw):
 # ---------------------------------------------------------------- attributionbench
 def ab_rows() -> list[dict]:
     return [
-        {"id": "a1", "question": "q1", "claim": "c1", "references": ["r1", "", "r2"], "attribution_label": "attributable",
+        {"id": "a1", "question": "q1", "claim": "c1", "references": ["r1", "", "r2"],
+         "attribution_label": "attributable",
          "src_dataset": "LFQA", "extra_field": {"nested": 1}},
         {"id": "a2", "question": "q1", "claim": "c2", "references": ["r3"], "attribution_label": " Not Attributable",
          "src_dataset": "LFQA"},
@@ -121,7 +122,8 @@ def test_vitaminc_drops_nei_by_default_and_maps_it_to_zero_on_request(tmp_path):
     recs, origin, _ = load(path, "vitaminc")
     assert {k: r.label for k, r in recs.items()} == {"u1": 1, "u2": 0}
     assert recs["u1"].group == recs["u2"].group == "vitaminc:k1" and recs["u1"].construct == "fact-check"
-    assert origin["skip_counts"] == {"label 'not enough info' dropped": 1, "label missing (label)": 1, "empty evidence": 1}
+    assert origin["skip_counts"] == {"label 'not enough info' dropped": 1, "label missing (label)": 1,
+                                     "empty evidence": 1}
     recs, origin, _ = load(path, "vitaminc", options=AdapterOptions(nei="0"))
     assert recs["u3"].label == 0 and "label 'not enough info' dropped" not in origin["skip_counts"]
 
@@ -164,7 +166,8 @@ def test_begin_tsv_wrong_field_count_names_the_row(tmp_path):
 
 
 def test_begin_extra_columns_and_jsonl_form(tmp_path):
-    rows = [["t5", "wow", "k", "m", "r", "Fully attributable", "x"], ["t5", "wow", "k", "m", "r2", "Not fully attributable", "y"]]
+    rows = [["t5", "wow", "k", "m", "r", "Fully attributable", "x"],
+            ["t5", "wow", "k", "m", "r2", "Not fully attributable", "y"]]
     recs, _, _ = load(write_raw_tsv(tmp_path / "b.tsv", BEGIN_HEADER + ["extra"], rows), "begin")
     assert [r.label for r in recs.values()] == [1, 0]
     recs, _, _ = load(write_jsonl(tmp_path / "b.jsonl", [dict(zip(BEGIN_HEADER, r)) for r in rows]), "begin")
@@ -239,7 +242,8 @@ def test_wice_labels_partial_flag_and_provenance(tmp_path):
     logs: list[str] = []
     prov = load_wice_provenance(path, log=logs.append)
     assert [p["id"] for p in prov] == ["wiceprov-dev0", "wiceprov-dev1"]
-    assert prov[0]["gold"] == ["s1", "s2"] and prov[0]["passages"][1] == {"id": "s1", "title": "Page", "text": "Sentence a0."}
+    assert prov[0]["gold"] == ["s1", "s2"] and prov[0]["passages"][1] == {"id": "s1", "title": "Page",
+                                                                          "text": "Sentence a0."}
     assert prov[0]["question"] == "claim 0" and prov[0]["answers"] == [] and prov[0]["claim_wiki_title"] == "Article 0"
     assert "skipped 2" in logs[0] and "no supporting sentences: 1" in logs[0]
 

@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 from attrib_audit.cli import main
-
 from attrib_audit.data.demo import demo_paths
 
 DEMO = demo_paths()[0].parent
@@ -51,7 +50,8 @@ def test_attributionbench_native_matches_schema(tmp_path, capsys):
                "references": references(r["evidence"]) + ([""] if i % 3 == 0 else []),
                "attribution_label": r["label_raw"], "src_dataset": r["source"], "webpage_references": None}
               for i, r in enumerate(rows)]
-    native += [{**native[0], "id": "empty-1", "references": []}, {**native[1], "id": "empty-2", "references": ["", " "]}]
+    native += [{**native[0], "id": "empty-1", "references": []},
+               {**native[1], "id": "empty-2", "references": ["", " "]}]
     path = write_jsonl(tmp_path / "dev_all_subset_balanced.jsonl", native)
     capsys.readouterr()
     main(["score", str(path), "--scorers", "lexical", "--cache", str(tmp_path / "scores.sqlite"),
@@ -67,7 +67,8 @@ def test_attributionbench_native_matches_schema(tmp_path, capsys):
     assert points(got) == points(want) and len(points(got)) == 4
     entry = got["data"][0]
     assert entry["format"] == "attributionbench" and entry["construct"] == "attribution"
-    assert entry["native_rows"] == 202 and entry["rows"] == 200 and entry["skip_counts"] == {"no non-empty reference": 2}
+    assert entry["native_rows"] == 202 and entry["rows"] == 200
+    assert entry["skip_counts"] == {"no non-empty reference": 2}
     assert {s["construct"] for s in got["slices"]} == {"attribution"}
 
 
@@ -162,7 +163,8 @@ def write_native(tmp_path: Path, fmt: str, rows: list[dict]) -> Path:
         quotes, answers = [], []
         for r in group:
             start = len(quotes) + 1
-            quotes += [{"idx": start + j, "docid": f"d{start + j}", "text": t} for j, t in enumerate(r["evidence"].split("\n\n"))]
+            quotes += [{"idx": start + j, "docid": f"d{start + j}", "text": t} for j,
+                       t in enumerate(r["evidence"].split("\n\n"))]
             marks = "".join(f"[{i}]" for i in range(start, len(quotes) + 1))
             answers.append({"answer": r["claim"], "attributable": r["label"], "informative": 1, "sentences": [
                 {"index": 0, "text": f"{r['claim']} {marks}", "attributable": r["label"], "informative": 1},

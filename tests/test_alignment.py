@@ -11,12 +11,13 @@ import pytest
 from attrib_audit.audit import AuditConfig
 from attrib_audit.audit.results import write_bootstrap_npz
 from attrib_audit.audit.run import slice_statistics
-from attrib_audit.data.records import PairTable
-from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.audit.select import select_from_results
-from attrib_audit.stats import auroc, bootstrap_aurocs, paired_auroc_difference
 from attrib_audit.audit.transfer import transfer_section
+from attrib_audit.data.records import PairTable
+from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_recommendation
+from attrib_audit.scorers.base import ScoreBatch
+from attrib_audit.stats import auroc, bootstrap_aurocs, paired_auroc_difference
 
 
 def twins(n=240, seed=0, cluster=3):
@@ -67,9 +68,8 @@ def audit_of_twins(datasets=("d1", "d2"), inclusion_probs=None):
                       inclusion_probs=None if inclusion_probs is None else inclusion_probs(y.size))
     scores = {"base": _batch(s), "twin": _batch(t)}
     keys = table.slice_keys("dataset")
-    slices, auroc_rows, paired, *_, boots = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores),
-                                                                                             n_boot=300, seed=1))
-    return table, scores, keys, slices, auroc_rows, paired, boots
+    st = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=300, seed=1))
+    return table, scores, keys, st.slices, st.auroc, st.paired, st.boots
 
 
 def test_audit_pairs_on_common_rows_and_records_what_each_scorer_dropped():
@@ -108,10 +108,11 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
     write_bootstrap_npz(tmp_path / "bootstrap.npz", boots)
     (rec,) = select_from_results(tmp_path)
     assert rec.in_sample_regret == 0 and rec.selector_regret == 0 and rec.rows == a["rows"]
-    assert rec.selector_regret_ci == pytest.approx((a["regret"]["selector"]["ci_low"], a["regret"]["selector"]["ci_high"]))
+    assert rec.selector_regret_ci == pytest.approx((a["regret"]["selector"]["ci_low"],
+                                                    a["regret"]["selector"]["ci_high"]))
     lost = sum(v["dropped_by"]["twin"] for v in a["rows"].values())
     assert f"compared on the rows every candidate scored ({480 - lost} of 480); failures removed twin {lost}" in \
-        format_recommendation(rec.to_dict())
+        format_recommendation(to_record(rec))
 
 
 def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():
@@ -120,7 +121,8 @@ def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():
     # `other` fails on exactly the d2 positives the twin scored: each alone is defined, together no positive is left
     scored_by_twin = on_d2 & (table.labels == 1) & np.isfinite(scores["twin"].scores)
     scores["other"] = _batch(np.where(scored_by_twin, np.nan, scores["base"].scores))
-    slices, *_, boots = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=100))
+    st = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=100))
+    slices, boots = st.slices, st.boots
     rows = {s["slice"]: np.flatnonzero(np.asarray(keys) == s["slice"]) for s in slices}
     tr = transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
                           {k: b.scores for k, b in scores.items()}, seed=1, n_perm=100)
@@ -145,7 +147,8 @@ def test_select_replays_a_weighted_audit_exactly(tmp_path):
         table, scores, keys, *_ = audit_of_twins(inclusion_probs=probs)
         rng = np.random.default_rng(4)
         scores["rough"] = _batch(scores["base"].scores + rng.normal(0, 0.1, len(table)))  # close to base
-        slices, *_, boots = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=300, seed=1))
+        st = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=300, seed=1))
+        slices, boots = st.slices, st.boots
         rows = {s["slice"]: np.flatnonzero(np.asarray(keys) == s["slice"]) for s in slices}
         tr = transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
                               {k: b.scores for k, b in scores.items()}, seed=1, n_perm=100)

@@ -1,11 +1,11 @@
-"""Issue 25's reproductions (sentence splitting, silent wrong numbers, tracebacks, terminal and server input):
+"""Untrusted-input reproductions (sentence splitting, silent wrong numbers, tracebacks, terminal and server input):
 each ran on main and gave a hang, a wrong number or a traceback; each is pinned here."""
 from __future__ import annotations
 
-import json
-import signal
 import contextlib
 import io
+import json
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +13,8 @@ import pytest
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import load_pairs
-from attrib_audit.stats.auroc import ht_auroc, auroc
+from attrib_audit.stats.auroc import auroc, ht_auroc
 from attrib_audit.text.sentences import split_sentences
-
 from test_cli_fuzz import run
 
 

@@ -3,7 +3,12 @@ import pytest
 from scipy.stats import norm
 
 from attrib_audit.stats import (
-    bootstrap_aurocs, cluster_weight_blocks, clustered_auroc_ci, group_codes, paired_auroc_difference, percentile_ci,
+    bootstrap_aurocs,
+    cluster_weight_blocks,
+    clustered_auroc_ci,
+    group_codes,
+    paired_auroc_difference,
+    percentile_ci,
 )
 
 
@@ -20,8 +25,9 @@ def test_weights_are_cluster_multiplicities():
 
 def test_blocks_cover_b_exactly_under_memory_cap(monkeypatch):
     import attrib_audit.stats.bootstrap as bs
+    import attrib_audit.stats.rng as rng
 
-    monkeypatch.setattr(bs, "_MAX_CELLS", 1000)
+    monkeypatch.setattr(rng, "MAX_CELLS", 1000)
     codes = np.arange(300) // 2
     blocks = list(bs.cluster_weight_blocks(codes, 17, np.random.default_rng(1)))
     assert len(blocks) > 1 and sum(b.shape[0] for b in blocks) == 17

@@ -114,7 +114,8 @@ def test_a_killed_process_keeps_the_batches_it_committed(tmp_path):
                 os.kill(os.getpid(), signal.SIGKILL)
             return split_sentences(text)
         transfer.split_sentences, transfer.COUNT_BATCH = split, 3
-        transfer.evidence_counts([f"Sentence {{i}}. And one more." for i in range(10)], ScoreCache({str(tmp_path / 'c.sqlite')!r}))
+        transfer.evidence_counts([f"Sentence {{i}}. And one more." for i in range(10)],
+                                 ScoreCache({str(tmp_path / 'c.sqlite')!r}))
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
     assert proc.returncode == -9, proc.stderr.decode()

@@ -90,7 +90,8 @@ def test_nli_chunk_mean_is_the_mean_of_each_window_scored_by_hand(tmp_path):
     path = tiny_hf.tiny_classifier(tmp_path / "bert3", tiny_hf.NLI3_SHUFFLED, seed=1)
     mean = get_scorer("nli-mnli", path=path, mode="chunk", chunk="mean")
     plain = get_scorer("nli-mnli", path=path)
-    assert mean.signature.endswith(":agg=mean") and not get_scorer("nli-mnli", path=path, mode="chunk").signature.endswith("mean")
+    assert mean.signature.endswith(":agg=mean") and not get_scorer("nli-mnli", path=path,
+                                                                   mode="chunk").signature.endswith("mean")
     long = " ".join(f"Sentence {i} tells of the bridge and the river." for i in range(30))
     claims, evidences = ["The bridge opened in 1932.", "Dogs bark."], [long, "Cats sleep all day."]
     b = mean.score(claims, evidences)

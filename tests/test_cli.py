@@ -25,17 +25,20 @@ def test_audit_writes_results_and_scores(tmp_path, demo_data, capsys):
     printed = capsys.readouterr().out
     assert "attributionbench:LFQA" in printed and "200 pairs, 400 scored anew" in printed
     # a second run of the same audit scores nothing anew
-    assert main(["audit", str(demo_data / "attributionbench_id.jsonl"), "--slice-by", "source", "--out", str(out), *FAST]) == 0
+    assert main(["audit", str(demo_data / "attributionbench_id.jsonl"), "--slice-by", "source", "--out", str(out),
+                 *FAST]) == 0
     assert "0 scored anew, 400 from cache" in capsys.readouterr().out
 
 
 def test_one_class_slice_is_reported_not_fatal(tmp_path, capsys):
-    rows = [{"id": f"a{i}", "dataset": "allpos", "claim": f"c {i}", "evidence": f"c e {i}", "label": 1} for i in range(4)]
+    rows = [{"id": f"a{i}", "dataset": "allpos", "claim": f"c {i}", "evidence": f"c e {i}",
+             "label": 1} for i in range(4)]
     rows += [{"id": f"b{i}", "dataset": "mixed", "claim": f"c {i}", "evidence": "c e" if i % 2 else "z", "label": i % 2}
              for i in range(6)]
     p = tmp_path / "d.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert main(["audit", str(p), "--out", str(tmp_path / "o"), "--scorers", "lexical", "--n-boot", "100", "--quiet"]) == 0
+    assert main(["audit", str(p), "--out", str(tmp_path / "o"), "--scorers", "lexical", "--n-boot", "100",
+                 "--quiet"]) == 0
     res = json.loads((tmp_path / "o" / "results.json").read_text())
     status = {s["slice"]: s["status"] for s in res["slices"]}
     assert status == {"allpos": "one_class", "mixed": "ok"}
@@ -64,7 +67,8 @@ def test_score_with_no_scorer_available_writes_nothing_and_fails_in_one_line(tmp
     """Every requested scorer skipped: an output without scores would pass for a finished run."""
     (tmp_path / "o").mkdir()
     out, data = tmp_path / "o" / "s.parquet", str(demo_data / "begin_wow.jsonl")
-    rc = main(["score", data, "--out", str(out), "--scorers", "minilm", "--model-path", f"minilm={tmp_path / 'nowhere'}",
+    rc = main(["score", data, "--out", str(out), "--scorers", "minilm", "--model-path",
+               f"minilm={tmp_path / 'nowhere'}",
                "--quiet"])
     err = capsys.readouterr().err
     assert rc == 2 and not list((tmp_path / "o").iterdir())

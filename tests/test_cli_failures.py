@@ -120,7 +120,8 @@ def test_label_map_and_scorer_opt_typos(data, tmp_path, capsys):
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "1e999"])
 @pytest.mark.parametrize("opt", ["blend.w_lex", "judge.timeout"])
 def test_a_scorer_option_that_is_not_a_finite_number_is_refused(data, tmp_path, capsys, opt, value):
-    """`float()` takes nan and inf, which then pass every `x > 0`-style check (nan compares false) and reach a scorer."""
+    """`float()` takes nan and inf, which then pass every `x > 0`-style check (nan compares false) and reach a
+    scorer."""
     name, key = opt.split(".")
     assert _audit(data, tmp_path / "o", "--scorers", f"lexical,{name}", "--scorer-opt", f"{opt}={value}") == 2
     err = one_line(capsys)
@@ -193,7 +194,8 @@ def test_every_artefact_carries_the_run_id_and_a_rerun_replaces_the_set(data, tm
     assert _audit(data, out, "--report") == 0
     assert main(["agree", "--results", str(out), "--a", "lexical", "--b", "human", "--n-boot", "30"]) == 0
     first = json.loads((out / "results.json").read_text())["run_id"]
-    assert {run_id_of(out / n) for n in ("results.json", "scores.parquet", "bootstrap.npz", "agreement.json")} == {first}
+    assert {run_id_of(out / n) for n in ("results.json", "scores.parquet", "bootstrap.npz",
+                                         "agreement.json")} == {first}
     assert f'content="{first}"' in (out / "report.html").read_text() and first in (out / "report.md").read_text()
     (out / "notes.txt").write_text("mine")
     assert _audit(data, out, "--seed", "1") == 0

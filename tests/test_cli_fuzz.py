@@ -41,9 +41,9 @@ def assert_clean(code, err: str) -> None:
     assert isinstance(code, int) and code in (0, 2, 3), (code, err)
     assert "Traceback" not in err, err
     if code:
-        lines = [l for l in err.strip().splitlines() if l.startswith(("attrib-audit", "usage:"))]
+        lines = [ln for ln in err.strip().splitlines() if ln.startswith(("attrib-audit", "usage:"))]
         assert lines and err.strip().splitlines()[-1] == lines[-1], err  # ends in its one-line reason
-        assert all("\n" not in l for l in lines)
+        assert all("\n" not in ln for ln in lines)
 
 
 def audit(path: Path, *extra: str) -> tuple[int, str]:
@@ -157,7 +157,8 @@ def test_random_values_in_a_real_results_json(audited, over, command):
 
 
 SPEC_VALUE = JSON_VALUE | st.fixed_dictionaries({}, optional={
-    k: JSON_VALUE for k in ("files", "hf", "format", "columns", "n_boot", "seed", "engine", "device", "name", "options")})
+    k: JSON_VALUE for k in ("files", "hf", "format", "columns", "n_boot", "seed", "engine", "device", "name",
+                            "options")})
 
 
 @FUZZ

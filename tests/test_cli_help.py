@@ -23,7 +23,8 @@ def test_help_opens_with_a_one_line_summary_and_ends_with_examples(name, parser,
     assert summary[:1].upper() + summary[1:] in " ".join(text.split())  # the description, however argparse wraps it
     head, examples = text.rstrip("\n").split("\nExamples:\n")
     lines = examples.splitlines()
-    assert lines == [f"  {e}" for e in EXAMPLES[name]] and all(e.startswith(f"attrib-audit {name}") for e in EXAMPLES[name])
+    assert lines == [f"  {e}" for e in EXAMPLES[name]]
+    assert all(e.startswith(f"attrib-audit {name}") for e in EXAMPLES[name])
 
 
 @pytest.mark.parametrize("name,line", [(n, e) for n, es in EXAMPLES.items() for e in es])

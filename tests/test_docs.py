@@ -228,8 +228,10 @@ def test_skipped_blocks_say_why_and_stay_few():
 
 def test_harness_reads_markers_and_output_as_documented(tmp_path):
     page = tmp_path / "p.md"
-    page.write_text("<!-- not-run: gpu — needs a GPU -->\n```bash\nfalse\n```\n<!-- file: a/b.txt -->\n```toml\nx=1\n```\n"
-                    "<!-- exit: 2 -->\n```bash\nexit 2\n```\n```python\nprint(1)\n```\n<!-- output -->\n```text\n1\n```\n")
+    page.write_text("<!-- not-run: gpu — needs a GPU -->\n```bash\nfalse\n```\n<!-- file: a/b.txt "
+                    "-->\n```toml\nx=1\n```\n"
+                    "<!-- exit: 2 -->\n```bash\nexit 2\n```\n```python\nprint(1)\n```\n<!-- output "
+                    "-->\n```text\n1\n```\n")
     skip, file, fail, prog, out = parse(page, "p.md")
     assert skip.skip == ("gpu", "needs a GPU") and not skip.runs and file.file == "a/b.txt" and not file.runs
     assert fail.exit == 2 and fail.runs and prog.runs and out.output and out.text == "1\n"

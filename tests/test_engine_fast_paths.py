@@ -11,7 +11,8 @@ from attrib_audit.scorers.base import ScoreBatch
 def test_pair_key_is_the_part_by_part_hash():
     for c, e, q in [("a", "b", None), ("ü\ud800", "x" * 5000, "why?"), ("", "", ""), ("ab", "c", None)]:
         h = hashlib.sha256()
-        for part in (str(len(c.encode("utf-8", "surrogatepass"))) + ":", c, str(len(e.encode("utf-8", "surrogatepass"))) + ":", e):
+        for part in (str(len(c.encode("utf-8", "surrogatepass"))) + ":", c,
+                     str(len(e.encode("utf-8", "surrogatepass"))) + ":", e):
             h.update(part.encode("utf-8", "surrogatepass"))
         if q:
             qb = q.encode("utf-8", "surrogatepass")
@@ -31,7 +32,8 @@ class Recorder:
         self.batches.append(list(claims))
         return ScoreBatch(scores=np.array([np.nan if c == "nan" else len(c) for c in claims], dtype=float),
                           truncated_tokens=np.zeros(len(claims), dtype=np.int64),
-                          input_tokens=np.arange(len(claims), dtype=np.int64), chunks=np.ones(len(claims), dtype=np.int64),
+                          input_tokens=np.arange(len(claims), dtype=np.int64), chunks=np.ones(len(claims),
+                                                                                              dtype=np.int64),
                           failures=["why" if c == "nan" else None for c in claims], extras={"raw": list(claims)})
 
 

@@ -9,10 +9,10 @@ import pytest
 import ray  # noqa: F401 - the dev extra installs ray: a missing one is a failure, not a skip
 
 from attrib_audit.audit import AuditConfig, run_audit
-from attrib_audit.engine.table import build_scorers, score_table
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
 from attrib_audit.engine.ray_engine import RayOptions, init_ray
+from attrib_audit.engine.table import build_scorers, score_table
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +129,9 @@ def test_ray_judge_server_down_is_exit_3_in_one_line(ray_local, tmp_path, capsys
     data.write_text("\n".join(json.dumps({k: v for k, v in r.__dict__.items() if v is not None})
                                for r in load_demo().take(np.arange(0, 40, 10)).records()))
     rc = main(["audit", str(data), "--scorers", "lexical,judge", "--judge-url", f"http://127.0.0.1:{free_port()}/v1",
-               "--judge-model", "m", "--judge-retries", "0", "--judge-timeout", "5", "--engine", "ray", "--concurrency", "1", "--cache",
-               str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "o"), "--quiet", "--n-boot", "20", "--n-perm", "20"])
+               "--judge-model", "m", "--judge-retries", "0", "--judge-timeout", "5", "--engine", "ray",
+               "--concurrency", "1", "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "o"), "--quiet",
+               "--n-boot", "20", "--n-perm", "20"])
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert rc == 3 and err.startswith("attrib-audit: backend error: judge server") and "on a Ray actor" in err
     assert "Traceback" not in err and not (tmp_path / "o").exists()

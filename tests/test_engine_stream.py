@@ -10,8 +10,8 @@ import pytest
 
 from attrib_audit.cli import main
 from attrib_audit.data import DataError, load_demo, load_pairs
-from attrib_audit.engine import ScoreCache, score_pairs
 from attrib_audit.data.sources import DataSpec
+from attrib_audit.engine import ScoreCache, score_pairs
 from attrib_audit.engine.stream import iter_tables, stream_score
 from attrib_audit.scorers.lexical import LexicalScorer
 

@@ -112,7 +112,8 @@ def test_score_command_output_is_a_scores_file(ab_with_scores, tmp_path):
     out = tmp_path / "lex.parquet"
     assert main(["score", str(path), "--scorers", "lexical", "--out", str(out), "--quiet", "--no-cache"]) == 0
     res = _audit([str(path), "--scorers", "none", "--scores", str(out)], tmp_path / "o")
-    assert [s["scorer"] for s in res["scorers"]] == ["lexical"]  # the __truncated_tokens/__failure columns are not scorers
+    # the __truncated_tokens/__failure columns are not scorers
+    assert [s["scorer"] for s in res["scorers"]] == ["lexical"]
     assert res["precomputed"][0]["join"] == "id" and res["precomputed"][0]["n_failed"] == 0
 
 

@@ -40,5 +40,6 @@ def test_model_signatures_carry_weights_and_library_versions():
     libs = library_versions("sentence-transformers", "transformers", "torch")
     assert "torch=" in libs and "=none" not in libs
     assert f"weights={fp}:{libs}" in get_scorer("minilm").signature
-    assert f"weights={fp}:{library_versions('bert-score', 'transformers', 'torch')}" in get_scorer("bertscore").signature
+    bert_libs = library_versions('bert-score', 'transformers', 'torch')
+    assert f"weights={fp}:{bert_libs}" in get_scorer("bertscore").signature
     assert f"weights={fp}" in get_scorer("blend").signature

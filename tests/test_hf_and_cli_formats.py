@@ -90,7 +90,8 @@ def test_native_and_schema_files_in_one_audit_keep_their_constructs(tmp_path):
     ab = write_jsonl(tmp_path / "ab.jsonl", [ab_native(i, "attributable" if i % 2 else "not attributable",
                                                         [f"the tower is {i} metres tall" if i % 2 else "other"])
                                              for i in range(6)])
-    own = write_jsonl(tmp_path / "own.jsonl", [{"id": f"o{i}", "dataset": "mine", "claim": f"c {i}", "evidence": f"c {i}" if i % 2 else "z",
+    own = write_jsonl(tmp_path / "own.jsonl",
+                      [{"id": f"o{i}", "dataset": "mine", "claim": f"c {i}", "evidence": f"c {i}" if i % 2 else "z",
                                                 "label": i % 2, "construct": "fact-check"} for i in range(6)])
     assert main(["audit", str(ab), str(own), *common(tmp_path)]) == 0
     results = json.loads((tmp_path / "o" / "results.json").read_text())

@@ -119,7 +119,8 @@ CHANGES = {
                     "row 10, field 'claim': claim is empty"),
     "label 2": (lambda ls: ls[:9] + [ls[9].replace('"label": 0', '"label": 2').replace('"label": 1', '"label": 2')]
                 + ls[10:], "row 10, field 'label'"),
-    "NaN label": (lambda ls: ls[:9] + [ls[9].replace('"label": 0', '"label": NaN').replace('"label": 1', '"label": NaN')]
+    "NaN label": (lambda ls: ls[:9] + [ls[9].replace('"label": 0', '"label": NaN').replace('"label": 1',
+                                                                                           '"label": NaN')]
                   + ls[10:], "label is missing (NaN)"),
     "duplicated id": (lambda ls: ls + [ls[5]], "row 49, field 'id': duplicated id"),
     "duplicated key": (lambda ls: ls[:9] + [ls[9][:-1] + ', "claim": "other"}'] + ls[10:], None),
@@ -129,12 +130,15 @@ CHANGES = {
     "claim a number": (lambda ls: ls[:9] + [ls[9].replace('"claim": "', '"claim": 5, "x": "', 1)] + ls[10:], None),
     "claim missing": (lambda ls: ls[:9] + [ls[9].replace('"claim": "', '"x": "', 1)] + ls[10:],
                       "row 10, field 'claim': claim is missing"),
-    "first row lacks a column": (lambda ls: [ls[0].replace('"label": ', '"y": ', 1)] + ls[1:], "missing column 'label'"),
+    "first row lacks a column": (lambda ls: [ls[0].replace('"label": ', '"y": ', 1)] + ls[1:],
+                                 "missing column 'label'"),
     "inclusion_prob": (lambda ls: [ls[0][:-1] + ', "inclusion_prob": 0.5}'] + ls[1:], "inclusion_prob is missing"),
     "integer ids": (lambda ls: [line.replace('"id": "', f'"id": {i}, "x": "', 1) for i, line in enumerate(ls)], None),
-    "mixed label types": (lambda ls: ls[:9] + [ls[9].replace('"label": 0', '"label": "0"').replace('"label": 1', '"label": "1"')]
+    "mixed label types": (lambda ls: ls[:9] + [ls[9].replace('"label": 0', '"label": "0"').replace('"label": 1',
+                                                                                                   '"label": "1"')]
                           + ls[10:], None),
-    "all-null question": (lambda ls: [line.replace('"question": "', '"question": null, "q": "', 1) for line in ls], None),
+    "all-null question": (lambda ls: [line.replace('"question": "', '"question": null, "q": "', 1) for line in ls],
+                          None),
 }
 
 
@@ -169,7 +173,8 @@ def test_ids_are_unique_across_files_read_either_way(tmp_path):
     b.write_text(lines_of(BASE)[7] + "\n", encoding="utf-8")
     with pytest.raises(DataError) as err:
         load_pairs([a, b])
-    assert str(err.value).startswith(f"{b}, row 1, field 'id': duplicated id ") and f"(first at {a} row 8)" in str(err.value)
+    assert str(err.value).startswith(f"{b}, row 1, field 'id': duplicated id ")
+    assert f"(first at {a} row 8)" in str(err.value)
 
 
 def test_a_plain_file_is_not_read_line_by_line(tmp_path, monkeypatch):

@@ -163,7 +163,8 @@ def test_requests_overlap_up_to_the_concurrency_limit(rules, tmp_path):
 def test_question_reaches_prompt_and_cache_key(rules, tmp_path):
     judge = _judge(rules.url, tmp_path)
     with ScoreCache(tmp_path / "s.sqlite") as cache:
-        with_q, _ = score_pairs(judge, ["Paris is in Spain"], ["Paris is in France."], cache=cache, questions=["Where?"])
+        with_q, _ = score_pairs(judge, ["Paris is in Spain"], ["Paris is in France."], cache=cache,
+                                questions=["Where?"])
         without, st = score_pairs(judge, ["Paris is in Spain"], ["Paris is in France."], cache=cache, questions=[None])
     assert st.n_scored == 1  # a different question is a different cache entry
     assert with_q.scores[0] == pytest.approx(without.scores[0] + 0.05)

@@ -6,8 +6,8 @@ import hashlib
 import pytest
 
 from attrib_audit.scorers import pinned
-from attrib_audit.scorers.judge import models
 from attrib_audit.scorers.base import ScorerUnavailable
+from attrib_audit.scorers.judge import models
 from fake_weights import pins_for
 
 

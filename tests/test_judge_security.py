@@ -43,7 +43,8 @@ def _err_line(capsys) -> str:
 def test_redirect_is_a_failure_and_nothing_reaches_the_target(data, tmp_path, capsys, monkeypatch, status):
     monkeypatch.setenv("ATTRIB_AUDIT_JUDGE_API_KEY", "sk-secret-123")
     with ScriptedServer(lambda *_: chat_reply("SUPPORT: 1")) as target:
-        with ScriptedServer(lambda m, path, h: (status, "moved", {"Location": f"{target.url}/chat/completions"})) as src:
+        with ScriptedServer(lambda m, path,
+                            h: (status, "moved", {"Location": f"{target.url}/chat/completions"})) as src:
             rc = _audit(data, tmp_path, src.url)
         assert target.requests == []  # neither the key nor the data went to the redirect target
         assert src.requests and all(r["method"] == "POST" for r in src.requests)

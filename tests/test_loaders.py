@@ -42,14 +42,16 @@ def test_empty_evidence_names_row(tmp_path):
 
 
 def test_labels_need_explicit_mapping(tmp_path):
-    p = _write_jsonl(tmp_path / "x.jsonl", [{**ROW, "label": "attributable"}, {**ROW, "id": "b", "label": "not attributable"}])
+    p = _write_jsonl(tmp_path / "x.jsonl",
+                     [{**ROW, "label": "attributable"}, {**ROW, "id": "b", "label": "not attributable"}])
     with pytest.raises(DataError, match="--label-map"):
         load_pairs(p)
     t = load_pairs(p, label_map={"attributable": 1, "not attributable": 0})
     assert t.labels.tolist() == [1, 0]
 
 
-@pytest.mark.parametrize("raw,want", [(0, 0), (1, 1), (True, 1), (False, 0), ("true", 1), ("False", 0), ("1", 1), (1.0, 1)])
+@pytest.mark.parametrize("raw,want",
+                         [(0, 0), (1, 1), (True, 1), (False, 0), ("true", 1), ("False", 0), ("1", 1), (1.0, 1)])
 def test_implicit_binary_labels(raw, want):
     assert parse_label(raw, None, path="f", row=1, field="label") == want
 

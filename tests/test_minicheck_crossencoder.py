@@ -18,7 +18,8 @@ from attrib_audit.text.sentences import split_sentences
 
 CLAIM = "The cat sat on the mat."
 EVIDENCE = "Paris is the capital of France. The cat sat on the mat."
-SENTENCE = ("The cat sat on the mat near the river bridge " + "the cat sat on the mat near the river bridge " * 5).strip() + "."
+SENTENCE = ("The cat sat on the mat near the river bridge "
+            + "the cat sat on the mat near the river bridge " * 5).strip() + "."
 PARAGRAPH = " ".join([SENTENCE] * 4)  # 4 sentences of 60 words
 LONG = "\n\n".join([PARAGRAPH] * 4) + "\nThe " + "the " * 598 + "mat."  # + one 600-word sentence
 
@@ -48,7 +49,8 @@ def official_minicheck_chunks(doc, size, count):
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("mc")
-    rob, deb, t5 = tt.roberta_bpe(root / "tok_rob"), tt.deberta_unigram(root / "tok_deb"), tt.t5_unigram(root / "tok_t5")
+    rob, deb = tt.roberta_bpe(root / "tok_rob"), tt.deberta_unigram(root / "tok_deb")
+    t5 = tt.t5_unigram(root / "tok_t5")
     return {
         "t5": tiny_hf.tiny_from_config(root / "t5", "lytang_MiniCheck-Flan-T5-Large", t5, seed=4),
         "roberta": tiny_hf.tiny_from_config(root / "rob", "lytang_MiniCheck-RoBERTa-Large", rob, seed=5),
@@ -111,7 +113,8 @@ def test_minicheck_t5_predict_prefix_eos_claim_and_label_tokens_3_209(models):
                                    "▁France", ".", "▁The", "▁cat", "▁sat", "▁on", "▁the", "▁mat", ".", "</s>", "▁The",
                                    "▁cat", "▁sat", "▁on", "▁the", "▁mat", ".", "</s>"]
     with torch.no_grad():
-        logits = s.clf.model(input_ids=torch.tensor([official]), decoder_input_ids=torch.zeros((1, 1), dtype=torch.long)).logits
+        logits = s.clf.model(input_ids=torch.tensor([official]),
+                             decoder_input_ids=torch.zeros((1, 1), dtype=torch.long)).logits
     assert b.scores[0] == pytest.approx(torch.softmax(logits[0, 0, [3, 209]], -1)[1].item(), abs=1e-6)
 
 

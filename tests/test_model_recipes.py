@@ -12,6 +12,7 @@ import torch
 
 import tiny_hf
 import tiny_tokenizers as tt
+from attrib_audit.files.records import to_record
 from attrib_audit.scorers import ScorerUnavailable, get_scorer, registry
 from attrib_audit.scorers.pairclf import ModelConfigError, model_window
 
@@ -139,8 +140,8 @@ def test_hub_code_runs_only_with_trust_remote_code(tmp_path):
 
 
 def test_trust_remote_code_is_a_local_flag_never_read_from_a_spec(tmp_path):
-    from attrib_audit.cli import build_parser
     from attrib_audit.audit.spec import RunSpec
+    from attrib_audit.cli import build_parser
     from attrib_audit.cli.convert import local_for, spec_from_args
     from attrib_audit.errors import SpecError
 
@@ -150,7 +151,7 @@ def test_trust_remote_code_is_a_local_flag_never_read_from_a_spec(tmp_path):
     assert local.scorer_options == {"bespoke-minicheck": {"trust_remote_code": True},
                                     "nli-mnli": {"trust_remote_code": True}}
     assert all("trust_remote_code" not in c.options for c in spec.scorers)  # so results.json's spec never holds it
-    raw = spec.to_dict()
+    raw = to_record(spec)
     raw["scorers"][1]["options"] = {"trust_remote_code": True}
     with pytest.raises(SpecError, match="--trust-remote-code"):
         RunSpec.from_dict(raw)

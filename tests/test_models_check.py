@@ -139,8 +139,9 @@ def trained_nli(tmp_path_factory) -> Path:
     """A 2-layer BERT NLI head fitted to the known pairs (premise = evidence, hypothesis = claim), saved with the
     label map roberta-large-mnli uses (CONTRADICTION/NEUTRAL/ENTAILMENT at 0/1/2)."""
     import torch
-    from tiny_hf import minilm_tokenizer
     from transformers import BertConfig, BertForSequenceClassification
+
+    from tiny_hf import minilm_tokenizer
 
     tok = minilm_tokenizer()
     id2label = {0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}

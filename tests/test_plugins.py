@@ -71,7 +71,8 @@ def test_entry_point_plugin_is_registered_listed_and_audited(fake_dist, tmp_path
     assert specs["lenpen"].family == "plugin" and specs["lexical"].family == "surface"  # a built-in is never shadowed
     assert main(["models", "list"]) == 0
     listed = capsys.readouterr().out
-    assert re.search(r"lenpen\s+ready .*\n\s+plugin from fakeplug 1\.2 \(entry point lenpen = length_penalised:make_scorer\)",
+    assert re.search(r"lenpen\s+ready .*\n\s+plugin from fakeplug 1\.2 \(entry point lenpen = "
+                     r"length_penalised:make_scorer\)",
                      listed)
     assert re.search(r"broken\s+absent .*\n\s+plugin 'broken': cannot import fakeplug_absent_module:make: "
                      r"ModuleNotFoundError", listed)
@@ -105,7 +106,8 @@ NOT_CALLABLE = 3
     ("badplugs:nothing", "plugin 'badplugs:nothing': cannot import badplugs:nothing: AttributeError:"),
     ("badplugs:NOT_CALLABLE", "plugin 'badplugs:NOT_CALLABLE': badplugs:NOT_CALLABLE is a int, not a callable factory"),
     ("badplugs:raises", "plugin 'badplugs:raises': building it failed: RuntimeError: no API key configured"),
-    ("badplugs:not_a_scorer", "plugin 'badplugs:not_a_scorer': the factory returned a object without name, signature, score"),
+    ("badplugs:not_a_scorer",
+     "plugin 'badplugs:not_a_scorer': the factory returned a object without name, signature, score"),
     ("broken", "plugin 'broken': cannot import fakeplug_absent_module:make"),
 ])
 def test_bad_plugin_is_a_one_line_error(fake_dist, tmp_path, capsys, plugin, message):

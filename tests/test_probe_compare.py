@@ -6,9 +6,9 @@ import pytest
 from attrib_audit.cli import main
 from attrib_audit.data.errors import DataError
 from attrib_audit.probe.compare import CompareConfig, compare_systems, rewrite_values
-from attrib_audit.report.console import format_probe_table
 from attrib_audit.probe.examples import example_paths
 from attrib_audit.probe.records import AsqaExample, Passage, QAPair, load_asqa, load_outputs
+from attrib_audit.report.console import format_probe_table
 
 
 def _examples(n: int) -> dict[str, AsqaExample]:

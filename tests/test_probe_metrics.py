@@ -5,8 +5,8 @@ import pytest
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.probe.metrics import answer_metrics, rouge_l, str_em
-from attrib_audit.text.answers import citation_indices, normalize_answer, strip_citations
 from attrib_audit.probe.records import AsqaExample, QAPair, load_asqa, load_outputs
+from attrib_audit.text.answers import citation_indices, normalize_answer, strip_citations
 
 
 def _ex(*aliases: tuple[str, ...], longs=("ref",)) -> AsqaExample:

@@ -2,9 +2,7 @@ import numpy as np
 import pytest
 
 from attrib_audit.probe.claims import FACTUAL, HEDGE, META, REFUSAL, parse_answer
-from attrib_audit.probe.reward import (
-    RewardConfig, RewardWeights, grounding_reward, grounding_rewards, scorer_support,
-)
+from attrib_audit.probe.reward import RewardConfig, RewardWeights, grounding_reward, grounding_rewards, scorer_support
 from attrib_audit.scorers import get_scorer
 from attrib_audit.text.tokenize import token_set
 
@@ -121,8 +119,10 @@ def test_registry_scorers_reward_a_grounded_answer_over_a_misattributed_one(name
     cfg = RewardConfig.for_scorer(name)
     passages = ["Harlow Bridge: The first Harlow Bridge was an iron truss over the river Senn. It opened in 1902.",
                 "Senn floods: Heavy floods in 1979 damaged several crossings in the valley."]
-    good = grounding_reward("The first Harlow Bridge, an iron truss over the Senn, opened in 1902 [1].", passages, support, cfg)
-    bad = grounding_reward("The first Harlow Bridge, an iron truss over the Senn, opened in 1902 [2].", passages, support, cfg)
+    good = grounding_reward("The first Harlow Bridge, an iron truss over the Senn, opened in 1902 [1].", passages,
+                            support, cfg)
+    bad = grounding_reward("The first Harlow Bridge, an iron truss over the Senn, opened in 1902 [2].", passages,
+                           support, cfg)
     assert good.claim_support > bad.claim_support
     assert good.counterfactual_margin > 0 > bad.counterfactual_margin
     assert good.total > bad.total

@@ -11,7 +11,6 @@ from attrib_audit.probe.records import load_asqa
 from attrib_audit.probe.train import completion_text, prompt_rows
 
 
-
 def _tiny_model(folder, texts):
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast

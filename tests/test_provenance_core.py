@@ -6,14 +6,13 @@ import numpy as np
 import pytest
 
 from attrib_audit.engine.cache import ScoreCache
-from attrib_audit.provenance.corpus import answer_hint
-from attrib_audit.text.answers import normalize_answer, split_citations
-from attrib_audit.provenance.corpus import Corpus
+from attrib_audit.provenance.corpus import Corpus, answer_hint
 from attrib_audit.provenance.diagnostic import ProvenanceConfig, run_provenance
 from attrib_audit.provenance.distractors import distractors_naive, find_distractors, sample_candidates
 from attrib_audit.provenance.rankers import Eq1Ranker, Eq1Weights, PoolTerms, top1
 from attrib_audit.provenance.records import Passage, ProvenanceExample, ProvenanceSet
 from attrib_audit.scorers import ScoreBatch, ScorerSpec, register, registry
+from attrib_audit.text.answers import normalize_answer, split_citations
 from attrib_audit.text.tokenize import jaccard, token_set
 
 WORDS = "cat dog bird fish tree river stone cloud rain sun moon star road city king queen".split()

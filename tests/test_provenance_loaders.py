@@ -62,7 +62,8 @@ def test_duplicate_example_ids_are_an_error(tmp_path):
 
 def test_alce_asqa_units_citations_and_gold(tmp_path):
     rec = {"question": "Who won?", "sample_id": "-123",
-           "qa_pairs": [{"question": "q1", "short_answers": ["The Lakers"]}, {"question": "q2", "short_answers": ["1987"]}],
+           "qa_pairs": [{"question": "q1", "short_answers": ["The Lakers"]},
+                        {"question": "q2", "short_answers": ["1987"]}],
            "docs": [{"title": "A", "text": "The Lakers won in 1987.", "answers_found": [1, 1]},
                     {"title": "B", "text": "Nothing here.", "answers_found": [0, 0]},
                     {"title": "C", "text": "Celtics history.", "answers_found": [0, 0]}],
@@ -113,7 +114,8 @@ def test_hotpotqa_original_and_hf_layouts(tmp_path):
 def _marco(qid: int, answers, well, selected) -> dict:
     return {"query": f"what is thing {qid}", "query_id": qid, "query_type": "DESCRIPTION", "answers": answers,
             "wellFormedAnswers": well,
-            "passages": {"is_selected": selected, "passage_text": [f"passage {j} of {qid}" for j in range(len(selected))],
+            "passages": {"is_selected": selected,
+                         "passage_text": [f"passage {j} of {qid}" for j in range(len(selected))],
                          "url": [f"http://x/{j}" for j in range(len(selected))]}}
 
 
@@ -126,7 +128,8 @@ def test_msmarco_hf_layout_parquet_and_skips(tmp_path):
     ps = load_provenance(path)
     assert ps.origin[0]["format"] == "msmarco" and len(ps) == 1
     ex = ps.examples[0]
-    assert ex.units == ("A thing is a small gadget.", "It is blue.") and ex.gold == frozenset({"1"}) and ex.answers == ()
+    assert ex.units == ("A thing is a small gadget.",
+                        "It is blue.") and ex.gold == frozenset({"1"}) and ex.answers == ()
     assert ps.skipped == {"no_answer_present": 1, "no_selected_passage": 1}
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from attrib_audit.cli import main
+from attrib_audit.report.browser import check_page, find_chromium
 from attrib_audit.report.build import build_report
 from attrib_audit.report.inputs import ReportError
-from attrib_audit.report.browser import check_page, find_chromium
 
 DATA = Path(__file__).parent / "data"
 CI_CELL = re.compile(r"^(-?\d\.\d{3}) \[(-?\d\.\d{3}), (-?\d\.\d{3})\](?: \((.*)\))?$")
@@ -203,8 +203,10 @@ def test_transfer_section_from_saved_transfer_statistics(demo, tmp_path):
     fixed = {f["metric"]: f for f in att["fixed"]}
     assert att["lowest_regret_metric"] == "minilm"
     assert "attribution (4 datasets): use minilm, the portable metric with the lowest held-out regret" in headline
-    assert "Caveat: minilm's AUROC rests on truncated evidence on attributionbench:LFQA (100% of pairs truncated" in headline
-    assert f"{fixed['minilm']['mean']:.3f} [{fixed['minilm']['ci_low']:.3f}, {fixed['minilm']['ci_high']:.3f}]" in headline
+    assert ("Caveat: minilm's AUROC rests on truncated evidence on attributionbench:LFQA (100% of pairs truncated"
+            in headline)
+    m = fixed["minilm"]
+    assert f"{m['mean']:.3f} [{m['ci_low']:.3f}, {m['ci_high']:.3f}]" in headline
     sel = att["selector"]
     assert f"naive selector) costs {sel['mean']:.3f} [{sel['ci_low']:.3f}, {sel['ci_high']:.3f}]" in headline
     _, port = md_table(md, "metric")  # the first "metric" table: attribution portability
@@ -233,7 +235,8 @@ def test_failures_and_one_class_slices_are_visible(tmp_path):
         "scorers": [{"scorer": "judge", "signature": "judge:v1"}],
         "slices": [{"slice": "a", "n": 50, "n_pos": 20, "construct": "attribution", "status": "ok"},
                    {"slice": "b", "n": 8, "n_pos": 8, "construct": "attribution", "status": "one_class"}],
-        "auroc": [{"scorer": "judge", "slice": "a", "auroc": 0.7, "ci_low": 0.6, "ci_high": 0.8, "n": 47, "n_failed": 3},
+        "auroc": [{"scorer": "judge", "slice": "a", "auroc": 0.7, "ci_low": 0.6, "ci_high": 0.8, "n": 47,
+                   "n_failed": 3},
                   {"scorer": "judge", "slice": "b", "auroc": None, "ci_low": None, "ci_high": None, "n": 8,
                    "note": "one class in slice: AUROC undefined"}],
         "failures": [{"scorer": "judge", "slice": "a", "n": 50, "n_failed": 3, "examples": ["unparseable: 'maybe'"]},
@@ -261,7 +264,8 @@ def test_audit_report_flag_and_report_command(tmp_path, capsys):
                  *shot]) == 0
     assert "## Answer-level probe" in (tmp_path / "r" / "report.md").read_text()
     if shot:
-        assert "browser check: ok — 4 images (0 broken)" in capsys.readouterr().out  # heatmap, forest, length halves, probe
+        # heatmap, forest, length halves, probe
+        assert "browser check: ok — 4 images (0 broken)" in capsys.readouterr().out
     assert (tmp_path / "r" / "report.md").exists() and (tmp_path / "r" / "plots" / "auroc_heatmap.svg").exists()
     assert not (tmp_path / "r" / "plots" / "paired_differences.svg").exists()  # one scorer: no pairs
     assert not (tmp_path / "r" / "plots" / "auroc_heatmap.png").exists()

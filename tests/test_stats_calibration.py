@@ -9,7 +9,12 @@ from sklearn.isotonic import IsotonicRegression
 
 from attrib_audit.stats.bootstrap import cluster_count_blocks
 from attrib_audit.stats.calibration import (
-    bin_edges, calibration_transfer, expected_calibration_error, fit_calibration, recalibrate, reliability,
+    bin_edges,
+    calibration_transfer,
+    expected_calibration_error,
+    fit_calibration,
+    recalibrate,
+    reliability,
 )
 from attrib_audit.stats.types import LabelledScores
 

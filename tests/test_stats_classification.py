@@ -3,7 +3,10 @@ import pytest
 from sklearn.metrics import average_precision_score, balanced_accuracy_score
 
 from attrib_audit.stats.classification import (
-    average_precision, balanced_accuracy, best_threshold, transferred_balanced_accuracy,
+    average_precision,
+    balanced_accuracy,
+    best_threshold,
+    transferred_balanced_accuracy,
 )
 
 

@@ -113,7 +113,7 @@ def test_best_per_dataset_and_portability_match_loops():
             diffs = [mat.replicates[k, j, r] - mat.replicates[i, j, r] for r in range(b)]
             d_lo, d_hi = _q(diffs) if i != k else (0.0, 0.0)
             assert (mat.datasets[j] in port[mat.metrics[i]].paired_breaks_on) == (not d_lo <= 0 <= d_hi)
-    for name, p in port.items():
+    for p in port.values():
         assert p.portable == (not p.breaks_on) and p.paired_portable == (not p.paired_breaks_on)
     assert any(p.breaks_on for p in port.values()) and any(p.portable for p in port.values())  # both branches seen
 

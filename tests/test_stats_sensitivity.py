@@ -7,8 +7,16 @@ from sklearn.metrics import roc_auc_score
 from attrib_audit.stats.auroc import auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, cluster_count_blocks, group_codes
 from attrib_audit.stats.sensitivity import (
-    assign_bins, class_spearman, cluster_permutations, drop_dataset, exchangeability_test, median_halves,
-    quantile_edges, ranking, subset_bootstrap, two_way_ss,
+    assign_bins,
+    class_spearman,
+    cluster_permutations,
+    drop_dataset,
+    exchangeability_test,
+    median_halves,
+    quantile_edges,
+    ranking,
+    subset_bootstrap,
+    two_way_ss,
 )
 from attrib_audit.stats.transfer import AurocMatrix, decompose
 
@@ -82,7 +90,8 @@ def test_exchangeability_against_an_explicit_loop():
     cluster_ds = np.repeat([0, 1, 2], 8)
     row_cluster = np.repeat(np.arange(n_clusters), 3)  # three rows per cluster
     y = rng.integers(0, 2, row_cluster.size)
-    s = np.vstack([2 * y * cluster_ds[row_cluster] + rng.normal(0, 1, y.size), y * cluster_ds[row_cluster] + rng.normal(0, 1, y.size)])
+    s = np.vstack([2 * y * cluster_ds[row_cluster] + rng.normal(0, 1, y.size),
+                   y * cluster_ds[row_cluster] + rng.normal(0, 1, y.size)])
     res = exchangeability_test(s, y, row_cluster, cluster_ds, 200, np.random.default_rng(9))
     assign = cluster_permutations(cluster_ds, 200, np.random.default_rng(9))
     assert (np.sort(assign, axis=1) == np.sort(cluster_ds)).all()  # each dataset keeps its number of clusters

@@ -11,11 +11,22 @@ import pytest
 from scipy import stats as sps
 from scipy.stats import norm
 
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.classification import best_threshold
 from attrib_audit.stats.means import bootstrap_means
 from attrib_audit.stats.systems import (
-    agreement_differences, agreement_replicates, agreement_stats, human_ceiling, pair_differences, percentile_cis,
-    rank_agreement, reversals, significance_clusters, summarise_systems, system_bootstrap, system_rows,
+    agreement_differences,
+    agreement_replicates,
+    agreement_stats,
+    human_ceiling,
+    pair_differences,
+    percentile_cis,
+    rank_agreement,
+    reversals,
+    significance_clusters,
+    summarise_systems,
+    system_bootstrap,
+    system_rows,
 )
 
 DATA = Path(__file__).parent / "data" / "summeval_system_scores.jsonl"
@@ -382,8 +393,8 @@ def test_summarise_systems_is_reproducible_and_serialisable(summeval):
     kwargs = dict(thresholds={"lexical": 0.12}, n_boot=200)
     a = summarise_systems(system_bootstrap(*args, rng=7, **kwargs))
     b = summarise_systems(system_bootstrap(*args, rng=np.random.default_rng(7), **kwargs))
-    assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
-    out = a.to_dict()
+    assert json.dumps(to_record(a)) == json.dumps(to_record(b))
+    out = to_record(a)
     assert [(x["metric"], x["summary"]) for x in out["agreement"]] == [(m, "mean") for m in METRICS] + \
         [("lexical", "pass")]
     assert len(out["differences"]) == 6 and out["design"]["n_used"] == 100 and not out["design"]["confounded"]

@@ -10,11 +10,25 @@ from scipy import stats as sps
 from scipy.special import ndtr
 from sklearn.metrics import confusion_matrix, precision_score, recall_score
 
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.bootstrap import cluster_count_blocks, cluster_sum_replicates, group_folds
 from attrib_audit.stats.threshold import (
-    Target, binomial_pvalue, certify, clopper_pearson, cross_fit, fewest_labels, gate_rates,
-    hoeffding_bentkus_pvalue, label_need, make_target, naive_threshold, risk_upper_bound, slice_thresholds,
-    transfer_matrix, units_needed,
+    Target,
+    binomial_pvalue,
+    certify,
+    clopper_pearson,
+    cross_fit,
+    fewest_labels,
+    gate_rates,
+    hoeffding_bentkus_pvalue,
+    label_need,
+    make_target,
+    naive_threshold,
+    risk_upper_bound,
+    slice_thresholds,
+    transfer_matrix,
+    units_needed,
+    units_needed_without_failures,
 )
 from attrib_audit.stats.types import LabelledScores
 
@@ -32,7 +46,8 @@ def true_precision_risk(t: float) -> float:  # prevalence 1/2
 
 
 def draw(rng, n, m=1, icc=0.0):
-    """n pairs in groups of m; a group shares a score shift (intra-cluster correlation icc), labels independent of it."""
+    """n pairs in groups of m; a group shares a score shift (intra-cluster correlation icc), labels independent of
+    it."""
     y = (rng.random(n) < 0.5).astype(np.int64)
     g = np.arange(n) // m
     shift = rng.standard_normal(int(g[-1]) + 1)[g]
@@ -40,7 +55,8 @@ def draw(rng, n, m=1, icc=0.0):
 
 
 def exceedance(target, risk_of, n_draws=500, n=200, m=1, icc=0.0, unit="auto", seed=0):
-    """(certified, naive) share of calibration draws whose threshold's TRUE risk is above the target, and certified count."""
+    """(certified, naive) share of calibration draws whose threshold's TRUE risk is above the target, and certified
+    count."""
     rng = np.random.default_rng(seed)
     cert_bad = naive_bad = certified = 0
     for _ in range(n_draws):
@@ -55,7 +71,8 @@ def exceedance(target, risk_of, n_draws=500, n=200, m=1, icc=0.0, unit="auto", s
 
 def test_certified_false_pass_exceeds_the_target_in_at_most_delta_of_draws_and_the_naive_far_more():
     cert, naive, certified = exceedance(FP10, true_false_pass, n_draws=600)
-    print(f"\nfalse-pass ≤ 0.1, delta 0.1, 600 draws of 200 pairs: certified exceeds in {cert:.3f}, naive in {naive:.3f}")
+    print(f"\nfalse-pass ≤ 0.1, delta 0.1, 600 draws of 200 pairs: certified exceeds in {cert:.3f}, "
+          f"naive in {naive:.3f}")
     assert certified == 600
     assert cert <= 0.1
     assert naive >= 0.4  # the in-sample threshold sits on the target: about half its draws are above it
@@ -103,7 +120,8 @@ def test_clopper_pearson_matches_scipy_exact_interval():
             for level in (0.8, 0.95):
                 lo, hi = clopper_pearson(k, n, level)
                 ref = sps.binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
-                assert float(lo) == pytest.approx(ref.low, abs=1e-10) and float(hi) == pytest.approx(ref.high, abs=1e-10)
+                assert float(lo) == pytest.approx(ref.low, abs=1e-10) and float(hi) == pytest.approx(ref.high,
+                                                                                                     abs=1e-10)
 
 
 def test_binomial_pvalue_is_the_binomial_tail_and_crosses_delta_at_the_clopper_pearson_bound():
@@ -190,7 +208,7 @@ def test_catch_is_the_false_pass_risk_in_the_teams_words():
     data = LabelledScores(s, y)
     a, b = certify(data, make_target(max_false_pass=0.1)), certify(data, make_target(min_catch=0.9))
     assert a.threshold == b.threshold and a.risk == b.risk
-    assert b.to_dict()["certified_rate"] == pytest.approx(1 - a.risk)
+    assert to_record(b)["certified_rate"] == b.certified_rate == pytest.approx(1 - a.risk)
 
 
 def test_precision_certificate_matches_a_loop_over_the_passed_sets():
@@ -241,7 +259,8 @@ def test_weighted_effective_size_equals_a_loop_and_equal_weights_change_nothing(
         var = (w[neg] ** 2 * (z - r) ** 2).sum() / w[neg].sum() ** 2
         assert risk == pytest.approx(r)
         assert n_eff == pytest.approx(min(kish, r * (1 - r) / var) if 0 < r < 1 else kish)
-    plain, equal = certify(LabelledScores(s, y), FP10, 0.1), certify(LabelledScores(s, y, weights=np.full(250, 7.0)), FP10, 0.1)
+    plain, equal = certify(LabelledScores(s, y), FP10, 0.1), certify(LabelledScores(s, y, weights=np.full(250, 7.0)),
+                                                                     FP10, 0.1)
     assert plain.threshold == equal.threshold and plain.upper_bound == pytest.approx(equal.upper_bound)
     assert "Horvitz" in equal.assumption and "Horvitz" not in plain.assumption
 
@@ -281,6 +300,34 @@ def test_one_class_too_few_labels_and_an_unmeetable_target_each_give_one_line():
         assert v.reason.startswith(f"no threshold meets {target.describe()} even in-sample")
     for r in (certify(one, FP10).reason, certify(few, FP10).reason, certify(flat, FP10).reason):
         assert "\n" not in r
+
+
+@pytest.mark.parametrize("target", [Target("false_pass", 1e-9), Target("false_pass", 1e-7), Target("false_pass", 1e-8),
+                                    Target("precision", 0.999999999), Target("catch", 0.999999999)])
+@pytest.mark.parametrize("clustered", [False, True])
+def test_a_target_beyond_any_search_says_how_many_labels_it_would_need(target, clustered):
+    """Targets so strict that the count of labels passes the search's cap: a reason with that count, no crash."""
+    rng = np.random.default_rng(3)
+    s, y, g = draw(rng, 400, m=4 if clustered else 1)
+    data = LabelledScores(s, y, g if clustered else None)
+    c = certify(data, target)
+    need = units_needed_without_failures(target.alpha, 0.1, c.p_value_method)
+    assert need > 10_000_000 and units_needed(0.0, target.alpha, 0.1, c.p_value_method) is None  # past the cap
+    assert need == pytest.approx(math.log(0.1) / math.log1p(-target.alpha), rel=1e-6)  # (1 − α)^n ≤ δ, to float error
+    assert c.threshold is None and c.reason.startswith("too few labels: ")
+    assert c.reason.endswith(f"needs at least {need} even when none fails") and "\n" not in c.reason
+    fewest = fewest_labels(data, c)  # the most conservative thresholds fail no unsupported pair: their count is solved
+    assert fewest.risk == 0.0 and fewest.units_needed == need and fewest.labels_needed >= need
+    zero = np.flatnonzero(c.scan.risk == 0.0)
+    assert fewest.threshold == c.scan.thresholds[zero[np.argmax(c.scan.n_effective[zero])]]  # most units: fewest labels
+    assert slice_thresholds(data, target, n_boot=20, folds=2).certified.reason == c.reason  # and the whole slice runs
+
+
+@pytest.mark.parametrize("method", ["binomial", "hoeffding_bentkus"])
+def test_units_needed_without_failures_is_units_needed_at_no_failure(method):
+    for alpha in (0.5, 0.2, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-5):
+        for delta in (0.01, 0.05, 0.1, 0.2):
+            assert units_needed_without_failures(alpha, delta, method) == units_needed(0.0, alpha, delta, method)
 
 
 def test_bad_input_is_refused_with_a_clear_message():
@@ -392,12 +439,14 @@ def test_transfer_matrix_equals_a_loop_and_flags_a_broken_target():
 
 def test_slice_thresholds_gathers_everything_a_results_entry_needs():
     s, y, g = draw(np.random.default_rng(13), 400, m=2)
-    entry = slice_thresholds(LabelledScores(s, y, g), FP10, 0.1, n_boot=100).to_dict()
-    assert entry["certified_threshold"] is not None and entry["naive_threshold"] < entry["certified_threshold"]
-    assert entry["certificate"]["unit"] == "group" and "groups are exchangeable" in entry["certificate"]["assumption"]
-    assert entry["in_sample"]["naive"]["false_pass"]["estimate"] <= 0.1
-    assert entry["held_out"]["certified"]["false_pass"]["ci_high"] >= entry["held_out"]["certified"]["false_pass"]["ci_low"]
-    assert entry["label_need"]["threshold"] <= entry["naive_threshold"] + 1e-12 or entry["label_need"]["risk"] < 0.1
+    st = slice_thresholds(LabelledScores(s, y, g), FP10, 0.1, n_boot=100)
+    assert st.certified.threshold is not None and st.naive.threshold < st.certified.threshold
+    assert st.certified.unit == "group" and "groups are exchangeable" in st.certified.assumption
+    assert st.naive_rates.false_pass.estimate <= 0.1
+    assert st.held_out.certified.false_pass.ci_high >= st.held_out.certified.false_pass.ci_low
+    assert st.label_need.threshold <= st.naive.threshold + 1e-12 or st.label_need.risk < 0.1
+    entry = to_record(st.certified)  # the certificate as thresholds.json holds it: the target first, no scan
+    assert list(entry)[:2] == ["target", "delta"] and "scan" not in entry and entry["certified_rate"] is not None
 
 
 def test_label_need_converts_units_to_labels_at_the_slices_mix():

@@ -2,7 +2,13 @@ import numpy as np
 import pytest
 
 from attrib_audit.stats.transfer import (
-    AurocMatrix, decompose, eps_regret_sweep, lodo_regret, paired_best_vs_rest, portability, sign_flips,
+    AurocMatrix,
+    decompose,
+    eps_regret_sweep,
+    lodo_regret,
+    paired_best_vs_rest,
+    portability,
+    sign_flips,
 )
 
 METRICS = ("a", "b", "c", "d")

@@ -13,9 +13,16 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from attrib_audit.audit.systems import SystemSettings, pick_ranker, systems_section, transferred_thresholds
+from attrib_audit.audit.systems import (
+    SystemSettings,
+    pick_ranker,
+    saved_systems,
+    systems_section,
+    transferred_thresholds,
+)
 from attrib_audit.cli import main
 from attrib_audit.data import DataSpec, FileSource, load_data, load_pairs
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.classification import best_threshold
 
 SUMMEVAL = Path(__file__).parent / "data" / "summeval_system_scores.jsonl"
@@ -167,8 +174,8 @@ def _two_slices() -> dict:
 
 def test_pass_rates_use_a_threshold_chosen_on_the_other_slices_only():
     d = _two_slices()
-    block = systems_section(d["keys"], d["labels"], d["groups"], d["systems"], d["scores"], [],
-                            SystemSettings(n_boot=50, seed=1, level=0.95))
+    block = to_record(systems_section(d["keys"], d["labels"], d["groups"], d["systems"], d["scores"], [],
+                                      SystemSettings(n_boot=50, seed=1, level=0.95)))
     for e in block["slices"]:
         other = d["keys"] != e["slice"]
         for m in METRICS:
@@ -191,9 +198,12 @@ def test_a_slice_with_one_system_is_skipped_with_the_reason_and_rows_without_one
     systems = [s if k == "A" else ("M0" if s != "M1" else None) for s, k in zip(d["systems"], d["keys"])]
     block = systems_section(d["keys"], d["labels"], d["groups"], systems, d["scores"], [],
                             SystemSettings(n_boot=30, seed=0, level=0.95))
-    a, b = block["slices"]
-    assert a["status"] == "ok" and b["status"] == "skipped" and "1 system named" in b["reason"]
-    assert b["n_without_system"] == 50 and pick_ranker(b).verdict == "no-recommendation"
+    a, b = block.slices
+    assert a.status == "ok" and a.statistics is not None and a.statistics.design.paired
+    assert b.status == "skipped" and b.statistics is None and "1 system named" in b.reason
+    assert b.n_without_system == 50 and pick_ranker(to_record(b)).verdict == "no-recommendation"
+    assert list(to_record(b)) == ["slice", "n_rows", "n_without_system", "n_systems", "thresholds", "status", "reason",
+                                  "notes"]  # a skipped slice holds no statistics keys, not nulls
     assert systems_section(d["keys"], d["labels"], d["groups"], [None] * len(systems), d["scores"], [],
                            SystemSettings(n_boot=30, seed=0, level=0.95)) is None
 
@@ -245,6 +255,21 @@ def test_systems_refuses_what_it_cannot_rank(tmp_path):
     for argv in (["systems", "--results", str(out)], ["select", "--results", str(out), "--level", "system"]):
         code, _, err = run(argv)
         assert code == 2 and "--system-col" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_wrong_type_in_the_saved_system_section_is_one_line_naming_the_key(audit, tmp_path):
+    out, _ = audit
+    copy = tmp_path / "typed"
+    copy.mkdir()
+    for name in ("results.json", "scores.parquet"):
+        (copy / name).write_bytes((out / name).read_bytes())
+    res = json.loads((copy / "results.json").read_text())
+    assert saved_systems(res["systems"], "results.json").slices[0].statistics is not None  # as written: reads back
+    res["systems"]["slices"][0]["design"] = None
+    (copy / "results.json").write_text(json.dumps(res))
+    code, _, err = run(["select", "--results", str(copy), "--level", "system"])
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "results.json: key 'systems.slices[0].design': expected an object, got null" in err
 
 
 def test_untrusted_system_settings_in_results_json_are_refused_in_one_line(audit, tmp_path):

@@ -8,6 +8,7 @@ import io
 import json
 import re
 import shutil
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -17,13 +18,21 @@ from scipy import stats as sps
 
 from attrib_audit.audit.check import diff
 from attrib_audit.audit.thresholds import (
-    CalibrationRecord, ThresholdEntry, ThresholdOptions, ThresholdsResults, compute_thresholds, read_thresholds,
-    scored_from_results, slice_data, to_json,
+    ThresholdEntry,
+    ThresholdOptions,
+    ThresholdsResults,
+    compute_thresholds,
+    read_thresholds,
+    scored_from_results,
+    slice_data,
+    to_json,
 )
 from attrib_audit.cli import main
 from attrib_audit.data import load_pairs
 from attrib_audit.data.demo import demo_paths
-from attrib_audit.files.jsonfile import LayoutError, is_sealed
+from attrib_audit.errors import InputError
+from attrib_audit.files.jsonfile import is_sealed
+from attrib_audit.files.records import to_record
 from attrib_audit.report.build import build_report
 from attrib_audit.scorers import get_scorer
 from attrib_audit.stats.threshold import Target, certify, naive_threshold
@@ -52,7 +61,7 @@ def demo(tmp_path_factory) -> Path:
 
 
 def entries(folder: Path) -> dict[tuple[str, str], dict]:
-    return {(e["scorer"], e["slice"]): e for e in read_thresholds(folder)["entries"]}
+    return {(e["scorer"], e["slice"]): e for e in to_record(read_thresholds(folder))["entries"]}
 
 
 # --- on an audit folder: the numbers against loops over its saved scores ------------------------------------------
@@ -143,7 +152,7 @@ def test_a_labelled_file_scored_here_gives_the_entries_of_its_audit_folder(tmp_p
     assert run("threshold", "--results", str(tmp_path / "audit"), *FP10, "--n-boot", "200", "--quiet")[0] == 0
     code, out = run("threshold", ab, *flags, *FP10, "--n-boot", "200", "--out", str(tmp_path / "direct"))
     assert code == 0 and "construct attribution (unit of exchangeability: group)" in out
-    a, b = read_thresholds(tmp_path / "audit"), read_thresholds(tmp_path / "direct")
+    a, b = to_record(read_thresholds(tmp_path / "audit")), to_record(read_thresholds(tmp_path / "direct"))
     assert b["source"]["data"][0]["sha256"] and b["source"]["scorers"]["lexical"].startswith("lexical")
     assert a["entries"] == b["entries"] and len(a["entries"]) == 4
 
@@ -156,7 +165,7 @@ def test_a_weighted_sample_uses_its_weights_throughout(tmp_path):
     flags = ["--scorers", "lexical", "--construct", "attribution", "--no-cache", "--quiet", "--n-boot", "200"]
     code, out = run("threshold", str(sampled), *flags, "--min-precision", "0.8", "--out", str(tmp_path / "w"), "-v")
     assert code == 0 and "weighted" in out
-    th = read_thresholds(tmp_path / "w")
+    th = to_record(read_thresholds(tmp_path / "w"))
     (e,) = th["entries"]
     assert e["weighted"] and "Horvitz–Thompson" in e["assumption"] and any("Horvitz" in n for n in th["notes"])
     table = load_pairs([str(sampled)])
@@ -171,14 +180,15 @@ def test_a_weighted_sample_uses_its_weights_throughout(tmp_path):
     looser = [u for u in np.unique(s) if u < t]
     assert all(_rates_by_loop(s, y, w, u)[1] < 0.8 for u in looser[-3:])
     # an audit of the sample keeps the weights in scores.parquet: threshold --results gives the same entries
-    assert run("audit", str(sampled), *flags[:-2], "--n-boot", "30", "--n-perm", "30", "--out", str(tmp_path / "a"))[0] == 0
+    assert run("audit", str(sampled), *flags[:-2], "--n-boot", "30", "--n-perm", "30", "--out",
+               str(tmp_path / "a"))[0] == 0
     assert run("threshold", "--results", str(tmp_path / "a"), "--min-precision", "0.8", "--n-boot", "200")[0] == 0
-    assert read_thresholds(tmp_path / "a")["entries"] == th["entries"]
+    assert to_record(read_thresholds(tmp_path / "a"))["entries"] == th["entries"]
     # unweighted, the same file is another population
     plain_file = tmp_path / "plain.jsonl"
     plain_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert run("threshold", str(plain_file), *flags, "--min-precision", "0.8", "--out", str(tmp_path / "u"))[0] == 0
-    (u,) = read_thresholds(tmp_path / "u")["entries"]
+    (u,) = to_record(read_thresholds(tmp_path / "u"))["entries"]
     assert not u["weighted"] and u["in_sample"]["naive"] != e["in_sample"]["naive"]
 
 
@@ -213,12 +223,35 @@ def test_one_class_too_few_labels_and_an_unmet_target_each_give_one_clear_line(a
                        ("few", "too few labels: 10 unsupported pairs"),
                        ("unmet", "no threshold meets false-pass ≤ 0.1 even in-sample")):
         assert sum(line.startswith(f"  {sl} (mine): {reason}") for line in lines) == 1, out
-    got = {e["slice"]: e for e in read_thresholds(tmp_path / "o")["entries"]}
+    got = {e["slice"]: e for e in to_record(read_thresholds(tmp_path / "o"))["entries"]}
     assert got["oneclass"]["status"] == "one_class" and got["oneclass"]["transfer"] is None
     assert got["unmet"]["fewest_labels"] is None and got["unmet"]["naive_threshold"] is None
     assert got["few"]["fewest_labels"]["more_labels"] > 0
-    assert got["good"]["certified_threshold"] is not None and got["good"]["transfer"]["slices"] == ["few", "good", "unmet"]
+    assert got["good"]["certified_threshold"] is not None and got["good"]["transfer"]["slices"] == ["few", "good",
+                                                                                                    "unmet"]
     assert "calibration" in got["good"] and got["good"]["calibration"]["reliability"]["ece"]["estimate"] >= 0
+
+
+@pytest.mark.parametrize("target", [["--max-false-pass", "1e-9"], ["--max-false-pass", "1e-7"],
+                                    ["--min-precision", "0.999999999"], ["--min-catch", "0.999999999"]])
+def test_a_target_too_strict_for_any_sample_is_a_certificate_naming_the_labels_it_needs(demo, target, tmp_path):
+    """It was a TypeError: the count of labels passed the search's cap. Now each slice says how many it would take."""
+    code, out = run("threshold", "--results", str(demo), *target, "--scorers", "lexical", "--n-boot", "50",
+                    "--out", str(tmp_path), "--quiet")
+    assert code == 0 and "Traceback" not in out
+    got = read_thresholds(tmp_path)["entries"]
+    assert len(got) == 8
+    for e in got:
+        assert e["certified_threshold"] is None and e["certified_reason"].startswith("too few labels: ")
+        need = int(e["certified_reason"].split("needs at least ")[1].split()[0])
+        assert need > 10_000_000  # past the search's cap, solved in closed form
+        assert f"  {e['slice'].split(':', 1)[1]} (lexical): {e['certified_reason']}" in out.splitlines()
+        f = e["fewest_labels"]
+        if f is not None:  # a threshold with no failure: its count, not "no amount"
+            assert f["risk"] == 0.0 and f["units_needed"] == need and f["more_labels"] > 10_000_000
+    assert sum(e["fewest_labels"] is not None for e in got) >= 6
+    code, out = run("plan", "--results", str(demo), *target, "--slice", "begin:wow/t5")
+    assert code == 0 and "needs at least" in out and "label " in out and "simulated" not in out
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -255,22 +288,29 @@ def test_thresholds_json_round_trips_sealed_with_the_keys_of_its_model(demo):
     opts = ThresholdOptions(Target("false_pass", 0.1), n_boot=300, recalibrate="platt")
     made = compute_thresholds(pairs, opts, source={"results": {"run_id": res["run_id"]}}, run_id=res["run_id"],
                               slice_by="source")
-    assert list(made) == list(ThresholdsResults.__annotations__)
-    for e in made["entries"]:
-        assert list(e) == list(ThresholdEntry.__annotations__)
-        assert set(CalibrationRecord.__required_keys__) <= set(e["calibration"]) <= set(CalibrationRecord.__annotations__)
     text = to_json(made)
-    assert "NaN" not in text and "Infinity" not in text
+    data = json.loads(text)
+    assert "NaN" not in text and "Infinity" not in text and is_sealed(data)
+    assert list(data) == [f.name for f in fields(ThresholdsResults)] + ["digest"]
+    calibration = ["reliability", "reason", "recalibration", "recalibration_reason", "transfer", "transfer_reason"]
+    for e in data["entries"]:
+        assert list(e) == [f.name for f in fields(ThresholdEntry)]
+        assert list(e["calibration"]) == calibration[:len(e["calibration"])] and len(e["calibration"]) >= 4
     folder = demo.parent / "roundtrip"
     folder.mkdir()
     (folder / "thresholds.json").write_text(text)
     back = read_thresholds(folder, "test")
-    assert is_sealed(back) and {k: v for k, v in back.items() if k != "digest"} == made
-    assert to_json(back) == text
-    with pytest.raises(LayoutError):
-        back["entries"][0]["no such key"]
-    back["entries"][0]["certified_threshold"] = 0.5  # an edit breaks the seal
-    assert not is_sealed(back)
+    assert isinstance(back, ThresholdsResults) and back.entries[0].calibration.recalibrated is not None
+    assert to_json(back) == text  # records → JSON → records → the same bytes
+    data["entries"][1]["held_out"] = "every fold"  # a value of the wrong type: one line naming the file and key
+    (folder / "thresholds.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"^.*thresholds\.json: key 'entries\[1\]\.held_out': expected an object or "
+                                         r"null, got a string$"):
+        read_thresholds(folder, "test")
+    del data["entries"][0]["certificate"]["unit"]
+    (folder / "thresholds.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"key 'entries\[0\]\.certificate\.unit' is missing"):
+        read_thresholds(folder, "test")
 
 
 def test_same_seed_same_numbers_and_another_seed_other_draws(demo, tmp_path):
@@ -290,8 +330,10 @@ def test_same_seed_same_numbers_and_another_seed_other_draws(demo, tmp_path):
     assert any(".in_sample." in d and ".ci_" in d for d in other)  # another seed: other bootstrap draws and folds
     a, c = entries(copies["a"]), entries(copies["c"])  # ... but the same thresholds and in-sample rates
     for key, e in a.items():
-        assert (e["certified_threshold"], e["naive_threshold"]) == (c[key]["certified_threshold"], c[key]["naive_threshold"])
-        assert e["in_sample"]["naive"]["false_pass"]["estimate"] == c[key]["in_sample"]["naive"]["false_pass"]["estimate"]
+        assert (e["certified_threshold"], e["naive_threshold"]) == (c[key]["certified_threshold"],
+                                                                    c[key]["naive_threshold"])
+        naive = e["in_sample"]["naive"]["false_pass"]["estimate"]
+        assert naive == c[key]["in_sample"]["naive"]["false_pass"]["estimate"]
 
 
 # --- the report and plan --------------------------------------------------------------------------------------
@@ -334,6 +376,7 @@ def test_plan_gives_the_label_counts_of_threshold_and_simulates_them(demo):
         if p["certified_threshold"] is None:  # one answer to "how many labels": threshold's own counts
             assert p["fewest_labels"] == e["fewest_labels"] and p["label_need"] == e["label_need"]
         if p["simulated"]:
-            assert p["simulated"]["n"] == e["fewest_labels"]["labels_needed"] and 0 <= p["simulated"]["certified_share"] <= 1
+            assert p["simulated"]["n"] == e["fewest_labels"]["labels_needed"]
+            assert 0 <= p["simulated"]["certified_share"] <= 1
     code, out = run("plan", "--results", str(demo), *FP10, "--sims", "10", "--slice", "attributionbench:LFQA")
     assert code == 0 and "label 275 pairs in all (225 more)" in out and "simulated: 10 samples of 275 pairs" in out

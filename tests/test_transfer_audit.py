@@ -6,14 +6,14 @@ from sklearn.metrics import average_precision_score
 
 from attrib_audit.audit import AuditConfig
 from attrib_audit.audit.run import slice_statistics
+from attrib_audit.audit.select import select_from_results
+from attrib_audit.audit.transfer import transfer_section
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.data.records import PairTable
-from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.errors import UsageError
-from attrib_audit.audit.select import select_from_results
-from attrib_audit.audit.transfer import transfer_section
 from attrib_audit.report.console import format_transfer
+from attrib_audit.scorers.base import ScoreBatch
 
 DATASETS = {"d1": "A", "d2": "A", "d3": "A", "e1": "B", "e2": "B", "solo": "C", "u": None}
 
@@ -41,7 +41,8 @@ def synthetic(n=40, seed=0):
 def run_transfer(table, scores, n_perm=500):
     config = AuditConfig(scorers=tuple(scores), n_boot=200, seed=3)
     keys = table.slice_keys("dataset")
-    slices, *_, boots = slice_statistics(table, keys, scores, config)
+    st = slice_statistics(table, keys, scores, config)
+    slices, boots = st.slices, st.boots
     key_arr = np.asarray(keys, dtype=object)
     rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices}
     tr = transfer_section(slices, boots, list(scores), rows, table.labels.astype(np.int64), table.evidences,
@@ -65,7 +66,8 @@ def test_constructs_are_never_pooled_and_undeclared_slices_are_excluded():
         assert r["dataset"] not in r["threshold_from"] and set(r["threshold_from"]) < {"d1", "d2", "d3"}
     # flip is best on d1 and worst elsewhere: the d1 ranking inverts against d2
     i, j = a["kendall_tau"]["datasets"].index("d1"), a["kendall_tau"]["datasets"].index("d2")
-    assert a["kendall_tau"]["tau"][i][j] < 0 and a["kendall_tau"]["tau"][j][a["kendall_tau"]["datasets"].index("d3")] == 1
+    k = a["kendall_tau"]["datasets"].index("d3")
+    assert a["kendall_tau"]["tau"][i][j] < 0 and a["kendall_tau"]["tau"][j][k] == 1
     flips = {frozenset((f["metric_a"], f["metric_b"])): f for f in a["sign_flips"]}
     assert set(flips[frozenset(("flip", "noise"))]["a_better_on"]) == {"d1"}
     text = format_transfer({"scorers": [{"scorer": k} for k in scores], "transfer": tr})
@@ -121,7 +123,8 @@ def test_audit_and_select_on_the_attributionbench_sample(tmp_path, capsys):
     recs = select_from_results(out)
     assert len(recs) == 1 and recs[0].metric == c["regret"]["lowest_regret_metric"]
     assert recs[0].selector_regret == pytest.approx(c["regret"]["selector"]["mean"])
-    assert recs[0].selector_regret_ci == pytest.approx((c["regret"]["selector"]["ci_low"], c["regret"]["selector"]["ci_high"]))
+    assert recs[0].selector_regret_ci == pytest.approx((c["regret"]["selector"]["ci_low"],
+                                                        c["regret"]["selector"]["ci_high"]))
     assert main(["select", "--results", str(out)]) == 0
     text = capsys.readouterr().out
     assert "recommended for a new dataset" in text and "caveat" in text and "leave-one-dataset-out" in text

@@ -1,4 +1,4 @@
-"""Issue 25's reproductions, each as it was run against the command line: no file the tool reads can run code,
+"""Untrusted-input reproductions, each as it was run against the command line: no file the tool reads can run code,
 fetch a dataset or leak a key, and no file it writes can destroy the user's data (symlinks, its own inputs, files
 it did not write, two runs at once, the umask's permissions)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 25's remaining reproductions: a crafted results.json, run spec, plugin, label-server request or edited
+"""More untrusted-input reproductions: a crafted results.json, run spec, plugin, label-server request or edited
 report cell each ended in a traceback (or a dropped connection); each now gives one line (or a 4xx JSON reply)."""
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
-
 from test_cli_fuzz import JSON_VALUE, run
 
 FAST = ["--scorers", "lexical", "--n-boot", "20", "--n-perm", "20", "--no-cache", "--quiet"]
@@ -140,7 +139,8 @@ class Evil:
         if m in ("a list", "None", "a dict"):
             return {"a list": [0.5] * n, "None": None, "a dict": {"scores": [0.5] * n}}[m]
         scores = {"wrong count": [0.5] * (n + 1), "list of lists": [[0.5]] * n, "infinite": [float("inf")] * n,
-                  "minus infinite": [0.5] * (n - 1) + [-float("inf")], "NaN without a reason": [float("nan")] * n}.get(m)
+                  "minus infinite": [0.5] * (n - 1) + [-float("inf")],
+                  "NaN without a reason": [float("nan")] * n}.get(m)
         batch = ScoreBatch.plain([0.5] * n if scores is None else scores)
         if m == "strings":
             batch.scores = np.array(["0.5"] * n)
@@ -198,7 +198,8 @@ def test_a_plugin_that_answers_well_still_audits(evil_plugin, tmp_path):
     assert {s["scorer"] for s in res["scorers"]} == {"lexical", evil_plugin}
 
 
-FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**30, 10**30) | st.booleans() | st.text(max_size=3)
+FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**30,
+                                                                      10**30) | st.booleans() | st.text(max_size=3)
 
 
 @settings(max_examples=200, deadline=None)
@@ -515,7 +516,8 @@ def test_escape_sequences_in_data_reach_the_terminal_inert(tmp_path, edit, expec
 # ---- 8: every command's outputs get the umask's permissions (files 0644, folders 0755 under umask 022) --------------
 
 def test_score_sample_and_report_outputs_keep_the_umask_permissions(audited, tmp_path):
-    """test_untrusted_files covers `audit --out`; these are the other writers (score, its provenance, sample, report)."""
+    """test_untrusted_files covers `audit --out`; these are the other writers (score, its provenance, sample,
+    report)."""
     import os
     import stat
 

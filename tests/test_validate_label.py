@@ -18,6 +18,7 @@ from sklearn.metrics import average_precision_score, cohen_kappa_score
 
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
+from attrib_audit.files.records import to_record
 from attrib_audit.report.browser import Browser, find_chromium
 from attrib_audit.scorers import get_scorer
 from attrib_audit.stats import ht_auroc
@@ -121,7 +122,8 @@ def test_label_page_keys_restart_resume_export_and_audit(to_label, tmp_path):
     [comp] = res["transfer"]["slices"]  # AUPRC and prevalence are Horvitz–Thompson estimates too
     assert comp["weighted"] and comp["prevalence"] == pytest.approx((w * y).sum() / w.sum())
     assert comp["auprc"]["lexical"]["auprc"] == pytest.approx(average_precision_score(y, lex, sample_weight=w))
-    assert "Horvitz–Thompson weighted" in quiet_main("plan", "--results", str(tmp_path / "audit"), "--half-width", "0.2")
+    assert "Horvitz–Thompson weighted" in quiet_main("plan", "--results", str(tmp_path / "audit"), "--half-width",
+                                                     "0.2")
 
 
 def test_two_tabs_labelling_at_once_lose_no_label(to_label):
@@ -214,7 +216,6 @@ def test_overlap_segments_mark_shared_content_words_only():
 def test_select_on_the_audited_target_dataset_names_its_best_metric_or_the_ties():
     from attrib_audit.audit.select import on_target
     from attrib_audit.report.console import format_recommendation
-
     from attrib_audit.stats import bootstrap_aurocs
 
     rng = np.random.default_rng(0)
@@ -225,7 +226,7 @@ def test_select_on_the_audited_target_dataset_names_its_best_metric_or_the_ties(
     rec = on_target("attribution", "mine", ["a", "b", "c"], boot)
     assert rec.metric == "a" and rec.verdict == "tied-on-target" and "separate it from c" in rec.caveat
     rec = on_target("attribution", "mine", ["a", "b"], bootstrap_aurocs(scores[:2], y, np.arange(600) // 2, n_boot=500))
-    assert rec.verdict == "best-on-target" and "recommended for mine: a" in format_recommendation(rec.to_dict())
+    assert rec.verdict == "best-on-target" and "recommended for mine: a" in format_recommendation(to_record(rec))
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -233,7 +234,8 @@ def test_select_on_the_audited_target_dataset_names_its_best_metric_or_the_ties(
     (["--n", "10", "--strategy", "disagreement", "--scorers", "lexical"], "needs at least two --scorers"),
 ])
 def test_sample_argument_errors(tmp_path, argv, message, capsys):
-    assert main(["sample", str(demo_paths()[0]), "--strategy", "random", *argv, "--out", str(tmp_path / "s.jsonl")]) == 2
+    assert main(["sample", str(demo_paths()[0]), "--strategy", "random", *argv, "--out",
+                 str(tmp_path / "s.jsonl")]) == 2
     err = capsys.readouterr().err  # one line, exit 2, no traceback
     assert err.startswith("attrib-audit sample: ") and message in err and err.count("\n") == 1
 
@@ -249,3 +251,14 @@ def test_bad_pool_rows_and_inclusion_probabilities_are_one_line_errors(tmp_path,
     assert main(["audit", str(bad), "--scorers", "lexical", "--no-cache", "--quiet", "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
     assert "row 2" in err and "inclusion_prob 1.5 must be in (0, 1]" in err and "Traceback" not in err
+
+
+def test_sample_from_python_without_a_scoring_config_is_a_usage_error(tmp_path):
+    """Only `random` needs no scores; the other strategies name what they lack instead of failing inside."""
+    from attrib_audit.errors import UsageError
+    from attrib_audit.validate.sample import sample
+
+    with pytest.raises(UsageError, match=r"^--strategy stratified needs --scorers"):
+        sample(demo_paths()[0], tmp_path / "s.jsonl", 5, strategy="stratified", config=None)
+    assert not (tmp_path / "s.jsonl").exists()
+    assert sample(demo_paths()[0], tmp_path / "r.jsonl", 5, strategy="random", config=None).chosen.size == 5

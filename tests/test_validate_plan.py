@@ -12,8 +12,7 @@ import pytest
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.stats import auroc
-from attrib_audit.validate.plan import (BinormalPopulation, EmpiricalPopulation, estimate_icc, hanley_mcneil_se,
-                                        simulate)
+from attrib_audit.validate.plan import BinormalPopulation, EmpiricalPopulation, estimate_icc, hanley_mcneil_se, simulate
 
 
 def test_simulated_half_width_matches_hanley_mcneil_where_its_formula_is_exact():

@@ -29,12 +29,12 @@ def tiny_classifier(out: Path, id2label: dict[int, str], *, arch: str = "bert", 
                     max_positions: int = 128) -> str:
     """A 2-layer BERT or RoBERTa sequence classifier with the given id2label."""
     import torch
-    from transformers import (BertConfig, BertForSequenceClassification, RobertaConfig,
-                              RobertaForSequenceClassification)
+    from transformers import BertConfig, BertForSequenceClassification, RobertaConfig, RobertaForSequenceClassification
 
     torch.manual_seed(seed)
     common = dict(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                  intermediate_size=64, initializer_range=0.5, id2label=id2label, label2id={v: k for k, v in id2label.items()})
+                  intermediate_size=64, initializer_range=0.5, id2label=id2label, label2id={v: k for k,
+                                                                                            v in id2label.items()})
     if arch == "roberta":
         cfg = RobertaConfig(max_position_embeddings=max_positions + 2, pad_token_id=0, **common)
         model = RobertaForSequenceClassification(cfg)
@@ -65,7 +65,8 @@ def real_config(name: str) -> dict:
     return json.loads((CONFIGS / f"{name}.json").read_text())
 
 
-def tiny_from_config(out: Path, name: str, tokenizer_dir: str, *, seed: int = 0, architecture: str | None = None) -> str:
+def tiny_from_config(out: Path, name: str, tokenizer_dir: str, *, seed: int = 0,
+                     architecture: str | None = None) -> str:
     """A randomly initialised model of the real config `name`, shrunk, with the tokenizer saved in `tokenizer_dir`."""
     import shutil
 

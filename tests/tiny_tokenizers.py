@@ -19,7 +19,8 @@ CORPUS = [
     "The students are preparing for an examination.", "The harbour bridge opened to traffic in 1932.",
     "Sentence one tells of the cat and the mat and the hat.", "Dogs bark. Cats sleep all day.",
 ]
-WORDS = sorted({w.strip(".,").lower() for s in CORPUS for w in s.split()} | {w.strip(".,") for s in CORPUS for w in s.split()})
+WORDS = sorted({w.strip(".,").lower() for s in CORPUS for w in s.split()}
+               | {w.strip(".,") for s in CORPUS for w in s.split()})
 CHARS = sorted(set("".join(CORPUS)) | set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,:;!?'\"()-"))
 
 

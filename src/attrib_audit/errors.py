@@ -12,7 +12,8 @@ from typing import Iterator
 
 
 class AuditError(Exception):
-    """Base of the errors the CLI reports in one line."""
+    """Base of the errors the CLI reports in one line: `attrib-audit: KIND: message` and exit `exit_code` (a
+    message that names its own source, like a plugin's, has the empty kind and shows none)."""
 
     exit_code = 1
     kind = "error"

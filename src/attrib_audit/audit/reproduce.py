@@ -14,7 +14,6 @@ clustered-bootstrap CI, the paper's number, the difference, and whether the pape
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -30,9 +29,10 @@ from attrib_audit.data.sources import DataSpec, FileSource, load_data
 from attrib_audit.engine.table import score_table
 from attrib_audit.errors import BackendError, InputError
 from attrib_audit.files.outdir import write_text_atomic
+from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import Scorer, ScorerUnavailable
 from attrib_audit.scorers.catalog import get_scorer, scorer_spec
-from attrib_audit.stats.bootstrap import bootstrap_aurocs, percentile_ci, slice_rng
+from attrib_audit.stats.bootstrap import DEFAULT_B, bootstrap_aurocs, percentile_ci, slice_rng
 
 
 class ManifestError(InputError):
@@ -151,8 +151,8 @@ def load_manifest(path: str | Path | None = None) -> Manifest:
                          paper={k: PaperNumber.from_json(v) for k, v in r.get("paper", {}).items()},
                          select=r.get("select"), stand_in=r.get("stand_in"), note=r.get("note"))
                      for r in raw["rows"])
-        manifest = Manifest(raw["paper"], scorers, datasets, dict(raw["tables"]), rows,
-                            hashlib.sha256(text.encode()).hexdigest()[:16])
+        manifest = Manifest(paper=raw["paper"], scorers=scorers, datasets=datasets, tables=dict(raw["tables"]),
+                            rows=rows, digest=hashlib.sha256(text.encode()).hexdigest()[:16])
     except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"{p}: not a reproduce manifest ({type(exc).__name__}: {exc})") from None
     for r in rows:
@@ -227,7 +227,7 @@ def _select(table: PairTable, source: str | None) -> np.ndarray:
 @dataclass
 class Settings:
     device: str = "cpu"
-    n_boot: int = 2000
+    n_boot: int = DEFAULT_B
     seed: int = 0
     level: float = 0.95
     batch_size: int | None = None
@@ -294,7 +294,7 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
         group = [r for r in rows if choices[r.id] and choices[r.id].files == files]
         ds = choices[group[0].id].dataset
         log(f"reproduce: {ds.title}: {len(group)} row(s) from {', '.join(Path(f).name for f in files)}")
-        table = load_data(DataSpec(files=tuple(FileSource(f, format=ds.format) for f in files), format=ds.format))
+        table = load_data(DataSpec(files=tuple(FileSource(path=f, format=ds.format) for f in files), format=ds.format))
         # a stand-in keeps the row's source where it has it (AttributionBench's four), else it stands in whole
         picks = {r.id: _select(table, r.select if not ds.stand_in or r.select in set(table.sources) else None)
                  for r in group}
@@ -314,7 +314,7 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
             config = AuditConfig(scorers=tuple(keys), batch_size=s.batch_size, device=s.device,
                                  cache_path=s.cache_path, quiet=s.quiet)
             scores, stats = score_table(sub, {k: built[k] for k in keys}, config)
-            run_stats += [dataclasses.asdict(st) for st in stats]
+            run_stats += [to_record(st) for st in stats]
         for r in group:
             pos = np.asarray([where[int(i)] for i in picks[r.id]], dtype=np.int64)
             y = sub.labels[pos].astype(np.int64)

@@ -14,25 +14,38 @@ and the table, which `save` writes beside results.json (scores.parquet, bootstra
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import platform
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
+from attrib_audit import __version__
 from attrib_audit.data.records import PairTable
 from attrib_audit.errors import InputError
 from attrib_audit.files.jsonfile import read_json, sealed_json
 from attrib_audit.files.outdir import PARQUET_RUN_KEY, RUN_ARTEFACTS, staged_dir
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
+from attrib_audit.stats.systems import SystemLevel
 
 
-class ToolInfo(TypedDict):
+@dataclass(frozen=True)
+class ToolInfo:
+    """Which attrib-audit wrote a file, on which Python and platform."""
+
     name: str
     version: str
     python: str
     platform: str
+
+
+def tool_info() -> ToolInfo:
+    """This attrib-audit, Python and platform."""
+    return ToolInfo(name="attrib-audit", version=__version__, python=sys.version.split()[0],
+                    platform=platform.platform())
 
 
 class ConfigRecord(TypedDict):
@@ -131,9 +144,10 @@ class TransferBlock(TypedDict):
     constructs: dict[str, dict[str, Any]]  # construct -> status, datasets and (status ok) every statistic
 
 
-class SystemsSlice(TypedDict):
-    """One slice of the system-level section (audit.systems.slice_section); the statistics are those of
-    stats.systems.SystemLevel.to_dict, present when status is ok."""
+@dataclass(frozen=True)
+class SystemsSlice:
+    """One slice of the system-level section (audit.systems.slice_section): its statistics (stats.systems.SystemLevel,
+    written inline) when status is ok, else why the slice is skipped."""
 
     slice: str
     n_rows: int  # rows that name a system
@@ -141,22 +155,15 @@ class SystemsSlice(TypedDict):
     n_systems: int
     thresholds: dict[str, dict[str, Any]]  # metric -> threshold chosen on the other slices (or None and why)
     status: str  # ok | skipped
-    reason: NotRequired[str]  # why a slice is skipped
-    design: NotRequired[dict[str, Any]]  # stats.systems.InputDesign: shared inputs used, or the caveat
-    resample: NotRequired[list[str]]
-    level: NotRequired[float]
-    n_boot: NotRequired[int]
-    systems: NotRequired[list[dict[str, Any]]]  # per system: human pass rate, metric means and pass rates, CIs
-    agreement: NotRequired[list[dict[str, Any]]]  # per summary and metric: τ-b, pairwise accuracy, acc_eq, Pearson r
-    ceiling: NotRequired[dict[str, Any]]  # the same for a ranking by the true human rates
-    differences: NotRequired[list[dict[str, Any]]]  # metric vs metric: paired τ and pairwise-accuracy differences
-    reversals: NotRequired[list[dict[str, Any]]]
-    human_clusters: NotRequired[dict[str, Any]]
-    item_vs_system: NotRequired[list[dict[str, Any]]]  # AUROC [CI] beside τ-b [CI], with a note where they disagree
-    notes: list[str]
+    reason: str | None = field(default=None, metadata={"skip_default": True})  # why a slice is skipped
+    statistics: SystemLevel | None = field(default=None, metadata={"inline": True, "skip_default": True})
+    # AUROC [CI] beside τ-b [CI] per metric, with a note where they disagree
+    item_vs_system: list[dict[str, Any]] | None = field(default=None, metadata={"skip_default": True})
+    notes: list[str] = field(default_factory=list)
 
 
-class SystemsBlock(TypedDict):
+@dataclass(frozen=True)
+class SystemsBlock:
     """audit.systems.systems_section: the settings it ran with, then one entry per slice that names systems."""
 
     level: float
@@ -174,7 +181,7 @@ class AuditResults(TypedDict):
     """results.json, in the order of its keys (the file adds `digest` last)."""
 
     run_id: str
-    tool: ToolInfo
+    tool: dict[str, str]  # ToolInfo
     config: ConfigRecord
     data: list[dict[str, Any]]  # one entry per input: path, format, sha256, rows, load options, skipped rows
     skipped: list[dict[str, Any]]
@@ -188,7 +195,7 @@ class AuditResults(TypedDict):
     failures: list[FailureRow]
     transfer: TransferBlock
     sensitivity: dict[str, Any]  # audit.sensitivity.sensitivity_section
-    systems: NotRequired[SystemsBlock]  # only when rows name the system that generated them
+    systems: NotRequired[dict[str, Any]]  # SystemsBlock; only when rows name the system that generated them
     correlations: NotRequired[dict[str, Any]]  # only with a graded rating: audit.correlations.CorrelationSection
     elapsed_s: float
     spec: NotRequired[dict[str, Any]]  # the run spec (audit.spec.RunSpec.to_dict), data resolved
@@ -215,11 +222,21 @@ def results_path(folder: str | Path, command: str) -> Path:
 
 def read_results(folder: str | Path, command: str = "read_results",
                  error: type[InputError] = InputError) -> AuditResults:
-    """FOLDER/results.json as its typed model; no such file, or one that is not a JSON object, is one line
-    (`command` names the reader in it, `error` is its type).
+    """FOLDER/results.json as its typed model.
 
     Files that are not exactly what attrib-audit wrote are read too (the report draws what it can of them): a key
     the caller reads and the file lacks raises LayoutError, so wrap field access in errors.saved_layout.
+
+    Args:
+        folder: An `attrib-audit audit --out` folder.
+        command: The reader's name, for the error line.
+        error: The error type to raise.
+
+    Returns:
+        results.json as plain dicts and lists, the same layout as `run_audit(...).results`.
+
+    Raises:
+        InputError: No such file, or one that is not a JSON object (one line; `error` chooses the type).
     """
     return read_json(results_path(folder, command), error)  # type: ignore[return-value]
 
@@ -309,7 +326,7 @@ def _arrow_column(pa: Any, values: Any) -> Any:
     """The arrow array a pandas column of `values` becomes: NaN and None are nulls, text is large_string (pandas' str
     dtype), and whole numbers with a gap are doubles (pandas holds the gap as NaN). Numbers in a numpy array and
     text-or-None lists (every column but a judge's extras) are laid into arrow buffers directly: pa.array imports
-    pandas to inspect its input, 0.3 s of a cached demo."""
+    pandas to inspect its input, a slow import this path avoids."""
     direct = _buffers_column(pa, values)
     if direct is not None:
         return direct

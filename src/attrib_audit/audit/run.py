@@ -8,18 +8,18 @@ scores and only compute statistics.
 from __future__ import annotations
 
 import dataclasses
-import platform
-import sys
+from dataclasses import dataclass
 import time
 from itertools import combinations
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit import __version__
 from attrib_audit.audit.config import AuditConfig
 from attrib_audit.audit.correlations import correlation_section, graded_boots
-from attrib_audit.audit.results import AuditResult, AuditResults, SliceBoot
+from attrib_audit.audit.results import (
+    AuditResult, AuditResults, AurocRow, FailureRow, PairedRow, SliceBoot, SliceRow, TruncationRow, tool_info,
+)
 from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
 from attrib_audit.audit.systems import SystemSettings, systems_section
@@ -29,21 +29,41 @@ from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import load_data
 from attrib_audit.errors import UsageError
 from attrib_audit.engine.cache import ScoreCache
+from attrib_audit.engine.runner import RunStats
 from attrib_audit.engine.table import build_scorers, no_scorer_ran, score_table
+from attrib_audit.external.precomputed import Precomputed
 from attrib_audit.external.sources import ScoreSource, precomputed_scores
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.outdir import new_run_id
+from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
 from attrib_audit.scorers.judge.http import public_options
 from attrib_audit.scorers.catalog import get_scorer
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
 
 
-def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreBatch], config: AuditConfig):
+@dataclass(frozen=True)
+class SliceStatistics:
+    """Every slice's rows of results.json (slices, auroc, paired, truncation, failures) and the bootstraps behind them."""
+
+    slices: list[SliceRow]
+    auroc: list[AurocRow]
+    paired: list[PairedRow]
+    truncation: list[TruncationRow]
+    failures: list[FailureRow]
+    boots: dict[str, SliceBoot]
+
+
+def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreBatch],
+                     config: AuditConfig) -> SliceStatistics:
     """Per-slice AUROC with clustered CIs and all paired differences, from shared resamples."""
     names = list(scores)
     key_arr = np.asarray(keys, dtype=object)
-    slices, auroc_rows, paired_rows, trunc_rows, fail_rows = [], [], [], [], []
+    slices: list[SliceRow] = []
+    auroc_rows: list[AurocRow] = []
+    paired_rows: list[PairedRow] = []
+    trunc_rows: list[TruncationRow] = []
+    fail_rows: list[FailureRow] = []
     boots: dict[str, SliceBoot] = {}
     for sl in sorted(set(keys)):
         rows = np.flatnonzero(key_arr == sl)
@@ -79,7 +99,8 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
         weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
         if weights is not None:
             slices[-1]["weighting"] = "horvitz-thompson: each pair weighs 1/inclusion_prob"
-        boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl), weights=weights)
+        boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl),
+                                weights=weights)
         boots[sl] = SliceBoot(names, boot, rows, [str(g) for g in groups])
         for j, name in enumerate(names):
             lo, hi, dropped = percentile_ci(boot.replicates[j], config.level)
@@ -96,7 +117,8 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                                               names[b]: int(rows.size - boot.n[b])},
                                 "n_boot_dropped": d.n_boot_dropped,
                                 "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)})
-    return slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots
+    return SliceStatistics(slices=slices, auroc=auroc_rows, paired=paired_rows, truncation=trunc_rows,
+                           failures=fail_rows, boots=boots)
 
 
 NO_LABEL_NOTE = ("no binary label (a graded rating only): AUROC undefined; the correlations section compares the "
@@ -116,9 +138,21 @@ def check_texts(table: PairTable, scorers: Sequence[str]) -> None:
                             path=o.get("path"), field=missing[0])
 
 
-def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] = print):
-    """(scorers built, scores by name, run stats, precomputed sources, unavailable scorers): the config's scorers
-    through the engine and its precomputed metrics joined, as every command that scores a labelled table needs."""
+@dataclass(frozen=True)
+class Scored:
+    """A labelled table scored: the scorers built, the scores by name, each scorer's run stats, the precomputed
+    sources joined and the scorers that could not run here (with why)."""
+
+    scorers: dict[str, Scorer]
+    scores: dict[str, ScoreBatch]
+    run_stats: list[RunStats]
+    external: dict[str, Precomputed]
+    unavailable: list[dict]
+
+
+def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] = print) -> Scored:
+    """The config's scorers through the engine and its precomputed metrics joined, as every command that scores a
+    labelled table needs."""
     check_texts(table, list(config.scorers))
     clash = sorted(set(config.precomputed) & set(config.scorers))
     if clash:
@@ -129,26 +163,49 @@ def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] 
     for name, p in external.items():  # cache-free: the scores are given, only the statistics run
         scores[name] = p.batch()
         run_stats.append(p.run_stats())
-    return scorers, scores, run_stats, external, unavailable
+    return Scored(scorers=scorers, scores=scores, run_stats=run_stats, external=external, unavailable=unavailable)
 
 
 def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable[[str], None] = print, *,
               spec: RunSpec | None = None, command: Sequence[str] | None = None) -> AuditResult:
-    """Score `table`, compute every section, and return the whole results.
+    """Score `table`, compute every section (AUROC, paired, transfer, sensitivity, system level), return the results.
 
-    `spec` (the run spec this run realises) and `command` (the command line that reruns it) are recorded in the
-    results when given; the spec's data is recorded as loaded (each file's format and sha256).
+    Args:
+        table: The labelled pairs (`data.load_pairs`, `data.load_data`).
+        config: Scorers, statistics settings and this machine's settings (None: the command line's defaults).
+        log: Where progress lines go (`config.quiet` silences most).
+        spec: The run spec this run realises, recorded in the results with each file's format and sha256.
+        command: The command line that reruns it, recorded when given.
+
+    Returns:
+        The results (results.json as plain typed dicts), the scores, the slices' bootstraps and the table;
+        `save(folder)` writes results.json, scores.parquet and bootstrap.npz.
+
+    Raises:
+        UsageError: No requested scorer could run here (each named with why).
+        DataError: A precomputed metric has the name of a scorer in `config.scorers`.
+
+    Examples:
+        >>> from attrib_audit.data import demo_paths, load_pairs
+        >>> table = load_pairs([demo_paths()[0]], construct="attribution")
+        >>> config = AuditConfig(scorers=("lexical",), n_boot=50, n_perm=100, cache_path=":memory:", quiet=True)
+        >>> row = run_audit(table, config, log=lambda _line: None).results["auroc"][0]
+        >>> row["slice"], row["scorer"], row["n"], [round(row[k], 3) for k in ("auroc", "ci_low", "ci_high")]
+        ('attributionbench', 'lexical', 200, [0.706, 0.574, 0.801])
     """
     config = config or AuditConfig()
     t0 = time.time()
-    scorers, scores, run_stats, external, unavailable = score_all(table, config, log)
+    scored = score_all(table, config, log)
+    scorers, scores, run_stats, external, unavailable = (scored.scorers, scored.scores, scored.run_stats,
+                                                         scored.external, scored.unavailable)
     if not scores and unavailable:  # results.json without one AUROC would pass for a finished audit
         raise no_scorer_ran(unavailable)
     if config.statistic != "auroc" and table.ratings is None:
         raise UsageError(f"--statistic {config.statistic} correlates the metrics with a graded rating: name its "
                          "column with --rating-col")
     keys = table.slice_keys(config.slice_by)
-    slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots = slice_statistics(table, keys, scores, config)
+    stats = slice_statistics(table, keys, scores, config)
+    slices, auroc_rows, boots = stats.slices, stats.auroc, stats.boots
     key_arr = np.asarray(keys, dtype=object)
     with ScoreCache(config.cache_path) as cache:  # counted once for the transfer and the sensitivity sections
         counts = evidence_counts(table.evidences, cache)
@@ -166,8 +223,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
                                        level=config.level, seed=config.seed)
     results = AuditResults(
         run_id=new_run_id(),
-        tool={"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
-              "platform": platform.platform()},
+        tool=to_record(tool_info()),
         config={"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
                 "statistic": config.statistic,
                 "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
@@ -175,18 +231,18 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
                 "n_perm": config.n_perm, "window_sensitivity": config.window_sensitivity,
                 "scorer_options": public_options(config.scorer_options), "batch_size": config.batch_size,
                 "engine": config.engine, "cache": config.cache_path, "on_error": config.on_error,
-                "precomputed": {n: v.to_dict() if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
+                "precomputed": {n: to_record(v) if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
                                 for (n, v), p in zip(config.precomputed.items(), external.values())}},
         data=table.origin,
         skipped=[s for o in table.origin for s in o.get("skipped", [])],
-        scorers=[dataclasses.asdict(s) for s in run_stats],
+        scorers=[to_record(s) for s in run_stats],
         unavailable=unavailable,
         precomputed=[p.record(table.ids) for p in external.values()],
         slices=slices,
         auroc=auroc_rows,
-        paired=paired_rows,
-        truncation=trunc_rows,
-        failures=fail_rows,
+        paired=stats.paired,
+        truncation=stats.truncation,
+        failures=stats.failures,
         transfer=transfer,
         sensitivity=sensitivity,
         **({"systems": systems} if systems is not None else {}),
@@ -194,10 +250,10 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         elapsed_s=round(time.time() - t0, 3),
     )
     if spec is not None:
-        results["spec"] = dataclasses.replace(spec, data=spec.data.resolved(table.origin)).to_dict()
+        results["spec"] = to_record(dataclasses.replace(spec, data=spec.data.resolved(table.origin)))
     if command is not None:
         results["command"] = list(command)
-    return AuditResult(plain(results), scores, boots, table, keys)
+    return AuditResult(results=plain(results), scores=scores, boots=boots, table=table, slice_keys=keys)
 
 
 # ---- the system level: when rows name the system that generated them -----------------------------------------
@@ -209,11 +265,13 @@ def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBa
         return None
     t0 = time.perf_counter()
     section = systems_section(keys, table.labels, table.groups, table.systems, {n: b.scores for n, b in scores.items()},
-                              auroc_rows, SystemSettings(config.n_boot, config.seed, config.level,
-                                                         tuple(config.system_resample)))
+                              auroc_rows, SystemSettings(n_boot=config.n_boot, seed=config.seed, level=config.level,
+                                                         resample=tuple(config.system_resample)))
+    if section is None:
+        return None
     if not config.quiet:
-        log(f"system-level statistics: {time.perf_counter() - t0:.2f} s for {len(section['slices'])} slice(s)")
-    return section
+        log(f"system-level statistics: {time.perf_counter() - t0:.2f} s for {len(section.slices)} slice(s)")
+    return to_record(section)
 
 
 def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print):
@@ -223,15 +281,29 @@ def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print)
     if not table.has_systems:
         raise UsageError("no row names the system that generated it: map that column with --system-col NAME")
     config = audit_config(spec, local)
-    _, scores, *_ = score_all(table, config, log)
+    scores = score_all(table, config, log).scores
     keys = table.slice_keys(config.slice_by)
-    auroc_rows = slice_statistics(table, keys, scores, config)[1]
+    auroc_rows = slice_statistics(table, keys, scores, config).auroc
     return system_level(table, keys, scores, auroc_rows, config, log)
 
 
 def run_spec(spec: RunSpec, local: Local, log: Callable[[str], None] = print,
              command: Sequence[str] | None = None) -> AuditResult:
-    """Load the spec's data and run the audit it describes on this machine's settings (`local`)."""
+    """Load the spec's data and run the audit it describes on this machine's settings (`local`).
+
+    Args:
+        spec: What to run: data, scorers with options, statistics, engine.
+        local: This machine's settings (caches, endpoints, model paths), never taken from a file.
+        log: Where progress lines go.
+        command: The command line that reruns it, recorded when given.
+
+    Returns:
+        As `run_audit`, with the spec recorded.
+
+    Raises:
+        InputError: The data cannot be read (one line naming file, row and field).
+        UsageError: No requested scorer could run here.
+    """
     table = load_data(spec.data, log=None if local.quiet else log)
     return run_audit(table, audit_config(spec, local), log=log, spec=spec, command=command)
 
@@ -280,4 +352,4 @@ def rescore_at_window(table: PairTable, scorers: Mapping[str, Scorer], scores: M
         opts = {n: {**config.scorer_options.get(n, {}), "window": window} for n in built}
         alt_config = dataclasses.replace(config, scorer_options={**config.scorer_options, **opts})
         alt_scores, run_stats = score_table(table, built, alt_config)
-    return WindowRescore(window, alt_scores, info, skipped, run_stats)
+    return WindowRescore(window=window, scores=alt_scores, scorers=info, skipped=skipped, scoring=run_stats)

@@ -8,7 +8,7 @@ the caveat quotes that out-of-sample regret, not the optimistic in-sample one.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +18,6 @@ from attrib_audit.audit.results import AuditResults, read_results, results_path
 from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
 from attrib_audit.data.errors import DataError
 from attrib_audit.errors import UsageError, saved_layout
-from attrib_audit.files.jsonfile import plain
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 
@@ -41,8 +40,6 @@ class Recommendation:
     caveat: str
     rows: dict[str, dict] = field(default_factory=dict)  # per dataset: rows used, rows each candidate's failures removed
 
-    def to_dict(self) -> dict:
-        return plain(asdict(self))
 
 
 def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None) -> Recommendation:
@@ -80,14 +77,19 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
                 f"portable: {', '.join(portable)}")
         caveat = (f"{lead}. {held_out[0].upper() + held_out[1:]}; {committed}. {m} is only a provisional default: label a "
                   "sample of the new dataset and audit it before trusting any metric.")
-    return Recommendation(construct, list(mat.datasets), list(mat.metrics), m, verdict, fixed.mean,
-                          (fixed.ci_low, fixed.ci_high), fixed.max, fixed.worst_dataset, sel.mean,
-                          (sel.ci_low, sel.ci_high), agree, portable, caveat + few, rows or {})
+    return Recommendation(construct=construct, datasets=list(mat.datasets), candidates=list(mat.metrics), metric=m,
+                          verdict=verdict, in_sample_regret=fixed.mean,
+                          in_sample_regret_ci=(fixed.ci_low, fixed.ci_high), worst_regret=fixed.max,
+                          worst_dataset=fixed.worst_dataset, selector_regret=sel.mean,
+                          selector_regret_ci=(sel.ci_low, sel.ci_high), folds_agreeing=agree, portable_metrics=portable,
+                          caveat=caveat + few, rows=rows or {})
 
 
 def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recommendation:
-    return Recommendation(construct, datasets, [], None, "no-recommendation", None, None, None, None, None, None, None,
-                          [], reason)
+    return Recommendation(construct=construct, datasets=datasets, candidates=[], metric=None,
+                          verdict="no-recommendation", in_sample_regret=None, in_sample_regret_ci=None,
+                          worst_regret=None, worst_dataset=None, selector_regret=None, selector_regret_ci=None,
+                          folds_agreeing=None, portable_metrics=[], caveat=reason)
 
 
 def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUROC) -> Recommendation:
@@ -107,7 +109,8 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
                                                        "compare fewer candidates (--scorers)")
     b = int(al.point.argmax())
     best, point = ok[b], al.point[b]
-    tied = [names[j] for i, j in enumerate(ok) if i != b and percentile_ci(al.replicates[b] - al.replicates[i], LEVEL)[0] <= 0]
+    tied = [names[j] for i, j in enumerate(ok)
+            if i != b and percentile_ci(al.replicates[b] - al.replicates[i], LEVEL)[0] <= 0]
     if tied:
         verdict = "tied-on-target"
         caveat = (f"{names[best]} has the highest AUROC on {dataset} ({point:.3f}), but the paired 95% CI does not "
@@ -117,8 +120,10 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
         verdict = "best-on-target"
         caveat = (f"{names[best]} beats every other candidate on {dataset} (AUROC {point:.3f}; each paired 95% CI "
                   "excludes zero). This holds for this dataset only; a dataset that was not audited needs its own labels.")
-    return Recommendation(construct, [dataset], [names[j] for j in ok], names[best], verdict, None, None, None, None,
-                          None, None, None, [], caveat, rows)
+    return Recommendation(construct=construct, datasets=[dataset], candidates=[names[j] for j in ok],
+                          metric=names[best], verdict=verdict, in_sample_regret=None, in_sample_regret_ci=None,
+                          worst_regret=None, worst_dataset=None, selector_regret=None, selector_regret_ci=None,
+                          folds_agreeing=None, portable_metrics=[], caveat=caveat, rows=rows)
 
 
 @dataclass(frozen=True)
@@ -159,9 +164,10 @@ def load_audit(folder: Path) -> AuditInputs:
         with np.load(npz_path, allow_pickle=False) as z:
             if "rng_states" not in z:
                 raise UsageError(f"{npz_path} predates row-aligned comparisons (no bootstrap inputs); rerun the audit")
-            audit = AuditInputs(results, z["scorers"].tolist(), z["slices"].tolist(), int(z["n_boot"]),
-                                [json.loads(x) for x in z["rng_states"].tolist()], z["row_slice"], z["labels"],
-                                z["groups"], z["scores"], z["weights"], z["weighted"])
+            audit = AuditInputs(results=results, scorers=z["scorers"].tolist(), slices=z["slices"].tolist(),
+                                n_boot=int(z["n_boot"]), rng_states=[json.loads(x) for x in z["rng_states"].tolist()],
+                                row_slice=z["row_slice"], labels=z["labels"], groups=z["groups"], scores=z["scores"],
+                                weights=z["weights"], weighted=z["weighted"])
             run_id = str(z["run_id"]) if "run_id" in z.files else None
     except UsageError:
         raise
@@ -179,8 +185,37 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
                         eps: float = DEFAULT_EPS) -> list[Recommendation]:
     """One recommendation per construct of an audit folder (or the named one), among `scorers` if given.
 
-    Each construct's statistics use, per dataset, the rows every candidate scored (the
-    audit's draws replayed on them), so a candidate's failures cannot flatter it.
+    Each construct's statistics use, per dataset, the rows every candidate scored (the audit's draws
+    replayed on them), so a candidate's failures cannot flatter it.
+
+    Args:
+        folder: An `attrib-audit audit --out` folder (results.json and bootstrap.npz of one run).
+        construct: Only this construct (None: every one).
+        scorers: The candidates (None: every audited scorer).
+        eps: AUROC within which a metric counts as tied with the best.
+
+    Returns:
+        One recommendation per construct: the metric, its verdict (transfers, near-best-unproven,
+        does-not-transfer, best-on-target, tied-on-target or no-recommendation), the regrets with CIs
+        and the caveat in words.
+
+    Raises:
+        UsageError: An unknown construct or scorer, or results.json and bootstrap.npz from different runs.
+        InputError: The folder's files are missing or unreadable.
+
+    Examples:
+        >>> import tempfile
+        >>> from attrib_audit.audit import AuditConfig, run_audit
+        >>> from attrib_audit.data import demo_paths, load_pairs
+        >>> table = load_pairs([demo_paths()[0]], construct="attribution")
+        >>> length = np.array([len(e) for e in table.evidences], dtype=float)  # a second metric, computed elsewhere
+        >>> config = AuditConfig(scorers=("lexical",), slice_by="source", n_boot=100, n_perm=100, cache_path=":memory:",
+        ...                      quiet=True, precomputed={"length": length})
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     _ = run_audit(table, config, log=lambda _line: None).save(folder)
+        ...     rec = select_from_results(folder)[0]
+        >>> rec.construct, rec.metric, rec.verdict, len(rec.datasets)
+        ('attribution', 'lexical', 'near-best-unproven', 4)
     """
     audit = load_audit(Path(folder))
     names = audit.scorers

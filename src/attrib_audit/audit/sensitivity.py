@@ -15,7 +15,6 @@ differences are paired with the audit's own replicates.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -25,6 +24,7 @@ from attrib_audit.audit.select import recommend
 from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups, evidence_words
 from attrib_audit.engine.runner import RunStats
 from attrib_audit.files.jsonfile import plain
+from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import (
     BootstrapAUROC, bootstrap_aurocs, paired_auroc_difference, paired_difference, percentile_ci, slice_rng,
@@ -278,7 +278,7 @@ def exchangeability_section(table, rows: Mapping[str, np.ndarray], scores: Mappi
         cluster_ds = np.array([int(u.split("\x1f", 1)[0]) for u in uniq])
         res = exchangeability_test(np.vstack([scores[m].scores[r] for m in metrics]), table.labels[r], row_cluster,
                                    cluster_ds, config.n_perm, slice_rng(config.seed, f"sensitivity:exchangeability:{c}"))
-        out.append({"construct": c, "datasets": datasets, "metrics": metrics, **res.to_dict(),
+        out.append({"construct": c, "datasets": datasets, "metrics": metrics, **to_record(res),
                     "p_interaction_residual": entry["decomposition"]["p_interaction"], "caveat": EXCHANGEABILITY_CAVEAT})
     return out
 
@@ -305,7 +305,7 @@ def sensitivity_section(table, keys: Sequence[str], scores: Mapping[str, ScoreBa
     if window is not None:
         out["window"] = window_section(table, rows, scores, window.scores, groups, window.scorers, window.skipped,
                                        window.window, config)
-        out["window"]["scoring"] = [dataclasses.asdict(st) for st in window.scoring]
+        out["window"]["scoring"] = [to_record(st) for st in window.scoring]
     pairs = chunk_pairs(list(scores))
     if pairs:
         out["chunking"] = chunk_section(table, rows, scores, boots, groups, pairs, config)

@@ -11,7 +11,7 @@ must not choose where requests, secrets or new files go). A spec that names one 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -20,11 +20,12 @@ from attrib_audit.data.sources import DataSpec, is_int, need, strict
 from attrib_audit.engine.ray_engine import RayOptions
 from attrib_audit.errors import SpecError
 from attrib_audit.external.sources import ScoreSource
-from attrib_audit.files.jsonfile import lone_surrogate, plain
+from attrib_audit.files.jsonfile import lone_surrogate
 from attrib_audit.files.paths import default_cache_path
 from attrib_audit.audit.trust import LOCAL_OPTIONS, Asked, check_file_spec, refuse_local_options
 from attrib_audit.scorers.plugins import is_import_path
 from attrib_audit.scorers.catalog import check_options
+from attrib_audit.stats.bootstrap import DEFAULT_B
 
 SPEC_VERSION = 1
 
@@ -57,7 +58,7 @@ class ScorerChoice:
 
 @dataclass(frozen=True)
 class StatsSpec:
-    n_boot: int = 2000
+    n_boot: int = DEFAULT_B
     seed: int = 0
     n_perm: int = 10_000
     slice_by: str = "dataset"
@@ -129,8 +130,6 @@ class RunSpec:
     def scorer_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.scorers)
 
-    def to_dict(self) -> dict[str, Any]:
-        return plain(asdict(self))
 
     @classmethod
     def from_dict(cls, raw: Any, where: str = "spec") -> "RunSpec":
@@ -173,9 +172,23 @@ class Local:
 
 
 def load_spec_file(path: str | Path, asked: Asked = Asked()) -> RunSpec:
-    """A spec written as JSON (`.json`) or TOML (`.toml`), by hand or copied from results.json's `spec`, or a
-    results.json itself (its recorded spec runs; its numbers are left aside). What it names that only a command
-    line may choose (code, a dataset to fetch, a URL) is refused unless `asked` names it too (see audit.trust)."""
+    """A run spec from a file: JSON (`.json`) or TOML (`.toml`), by hand or copied from results.json's `spec`.
+
+    A results.json itself works too (its recorded spec runs; its numbers are left aside). What it names
+    that only a command line may choose (code, a dataset to fetch, a URL) is refused unless `asked` names
+    it too (see audit.trust).
+
+    Args:
+        path: The spec file.
+        asked: What the command line itself asked for, which the file may then name.
+
+    Returns:
+        The checked spec.
+
+    Raises:
+        SpecError: The file cannot be read or parsed, a field is wrong (named with its value), or it names a
+            machine-local or code-running setting the command line did not ask for.
+    """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")

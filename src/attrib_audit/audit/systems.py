@@ -11,7 +11,7 @@ an audit folder's saved scores, without rescoring. Nothing here prints.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -20,8 +20,8 @@ import numpy as np
 from attrib_audit.audit.results import AuditResults, SystemsBlock, SystemsSlice, read_results, results_path
 from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.errors import SpecError, UsageError, saved_layout
-from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.outdir import run_id_of
+from attrib_audit.files.records import from_record, to_record
 from attrib_audit.stats.bootstrap import slice_rng
 from attrib_audit.stats.classification import best_threshold
 from attrib_audit.stats.systems import DEFAULT_MIN_SHARED, summarise_systems, system_bootstrap
@@ -136,30 +136,30 @@ def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray,
                   auroc_rows: Sequence[Mapping[str, Any]], settings: SystemSettings) -> SystemsSlice:
     """The system-level statistics of one slice (`rows` are its rows that name a system)."""
     names = sorted({systems[i] for i in rows})
-    head = {"slice": sl, "n_rows": int(rows.size), "n_without_system": int(n_without), "n_systems": len(names),
-            "thresholds": thresholds}
     if len(names) < 2:
-        return plain({**head, "status": "skipped", "reason": f"{len(names)} system named in this slice: ranking "
-                      "needs two or more", "notes": []})
+        return SystemsSlice(slice=sl, n_rows=int(rows.size), n_without_system=int(n_without), n_systems=len(names),
+                            thresholds=thresholds, status="skipped",
+                            reason=f"{len(names)} system named in this slice: ranking needs two or more")
     res = system_bootstrap(labels[rows], {m: x[rows] for m, x in scores.items()}, [systems[i] for i in rows],
                            [groups[i] for i in rows],
                            thresholds={m: t["threshold"] for m, t in thresholds.items() if t["threshold"] is not None},
                            resample=settings.resample, n_boot=settings.n_boot,
                            rng=slice_rng(settings.seed, _rng_name(sl)), min_shared=settings.min_shared)
-    level = summarise_systems(res, settings.level).to_dict()
-    side, notes = item_vs_system(auroc_rows, level["agreement"])
-    d = level["design"]
-    if d["paired"]:
-        used = (f"{d['n_used']} inputs answered by every system are used and resampled jointly across systems"
-                + (f"; {d['rows_dropped']} rows on the other {d['n_inputs'] - d['n_used']} inputs are left out"
-                   if d["rows_dropped"] else ""))
+    level = summarise_systems(res, settings.level)
+    side, notes = item_vs_system(auroc_rows, to_record(level.agreement))
+    d = level.design
+    if d.paired:
+        used = (f"{d.n_used} inputs answered by every system are used and resampled jointly across systems"
+                + (f"; {d.rows_dropped} rows on the other {d.n_inputs - d.n_used} inputs are left out"
+                   if d.rows_dropped else ""))
     else:
-        used = d["caveat"]
+        used = str(d.caveat)
     notes = [used] + ([f"{n_without} rows name no system and are left out"] if n_without else []) + notes
     lacking = {m: t["reason"] for m, t in thresholds.items() if t["threshold"] is None}
     for reason in dict.fromkeys(lacking.values()):
         notes.append(f"no pass rate for {', '.join(m for m, r in lacking.items() if r == reason)}: {reason}")
-    return plain({**head, "status": "ok", **level, "item_vs_system": side, "notes": notes})
+    return SystemsSlice(slice=sl, n_rows=int(rows.size), n_without_system=int(n_without), n_systems=len(names),
+                        thresholds=thresholds, status="ok", statistics=level, item_vs_system=side, notes=notes)
 
 
 def systems_section(keys: Sequence[str], labels: np.ndarray, groups: Sequence[str], systems: Sequence[str | None],
@@ -179,9 +179,9 @@ def systems_section(keys: Sequence[str], labels: np.ndarray, groups: Sequence[st
         out.append(slice_section(sl, rows, int((in_slice & ~named).sum()), y, groups, systems, x,
                                  transferred_thresholds(key_arr, y, x, sl),
                                  [r for r in auroc_rows if r["slice"] == sl], settings))
-    return plain({"level": settings.level, "n_boot": settings.n_boot, "seed": settings.seed,
-                  "resample": list(settings.resample), "min_shared": settings.min_shared, "threshold_rule": THRESHOLD_RULE,
-                  "estimand": ESTIMAND, "pairwise_accuracy": PAIRWISE, "slices": out})
+    return SystemsBlock(level=settings.level, n_boot=settings.n_boot, seed=settings.seed,
+                        resample=list(settings.resample), min_shared=settings.min_shared, threshold_rule=THRESHOLD_RULE,
+                        estimand=ESTIMAND, pairwise_accuracy=PAIRWISE, slices=out)
 
 
 # ---- which metric to rank systems with -------------------------------------------------------------------------
@@ -203,8 +203,6 @@ class RankerPick:
     reversals: dict[str, int]  # per candidate: its reversals (mean score)
     caveat: str
 
-    def to_dict(self) -> dict:
-        return plain(asdict(self))
 
 
 def _difference(entry: Mapping[str, Any], a: str, b: str) -> tuple[float, float] | None:
@@ -225,15 +223,19 @@ def pick_ranker(entry: Mapping[str, Any], metrics: Sequence[str] | None = None) 
     paired τ difference cannot separate from it, and whether it reaches what these labels can show at all."""
     sl = entry["slice"]
     if entry["status"] != "ok":
-        return RankerPick(sl, None, "no-recommendation", [], None, None, [], None, None, None, {}, entry["reason"])
+        return RankerPick(slice=sl, metric=None, verdict="no-recommendation", candidates=[], tau=None,
+                          pairwise_accuracy=None, tied_with=[], reaches_ceiling=None, ceiling=None, n_reversals=None,
+                          reversals={}, caveat=entry["reason"])
     rows = [a for a in entry["agreement"] if a["summary"] == "mean" and (metrics is None or a["metric"] in metrics)]
     cands = [a["metric"] for a in rows]
     revs = {m: sum(1 for r in entry["reversals"] if r["metric"] == m and r["summary"] == "mean") for m in cands}
     ok = [a for a in rows if a["tau"]["estimate"] is not None]
     if not ok:
-        return RankerPick(sl, None, "no-recommendation", cands, None, None, [], None, entry["ceiling"], None, revs,
-                          "no candidate has a defined τ-b here (the human pass rates or the metric means tie for "
-                          "every system)")
+        return RankerPick(slice=sl, metric=None, verdict="no-recommendation", candidates=cands, tau=None,
+                          pairwise_accuracy=None, tied_with=[], reaches_ceiling=None, ceiling=entry["ceiling"],
+                          n_reversals=None, reversals=revs,
+                          caveat="no candidate has a defined τ-b here (the human pass rates or the metric means tie "
+                                 "for every system)")
     order = {a["metric"]: q for q, a in enumerate(ok)}  # a full tie goes to the candidate listed first
     best = max(ok, key=lambda a: (a["tau"]["estimate"], a["pairwise_accuracy"]["estimate"] or 0.0, -order[a["metric"]]))
     m = best["metric"]
@@ -269,8 +271,9 @@ def pick_ranker(entry: Mapping[str, Any], metrics: Sequence[str] | None = None) 
     design = entry["design"]
     if design.get("caveat"):
         caveat += f" Caveat: {design['caveat']}."
-    return RankerPick(sl, m, verdict, cands, tau, best["pairwise_accuracy"], tied, reaches, entry["ceiling"], n_rev,
-                      revs, caveat)
+    return RankerPick(slice=sl, metric=m, verdict=verdict, candidates=cands, tau=tau,
+                      pairwise_accuracy=best["pairwise_accuracy"], tied_with=tied, reaches_ceiling=reaches,
+                      ceiling=entry["ceiling"], n_reversals=n_rev, reversals=revs, caveat=caveat)
 
 
 # ---- from an audit folder's saved scores -----------------------------------------------------------------------
@@ -284,8 +287,10 @@ def _settings(results: AuditResults, folder: Path) -> SystemSettings:
             raw = {k: block[k] for k in ("n_boot", "seed", "level", "resample", "min_shared")}
         else:
             stats = results["spec"]["stats"] if isinstance(results.get("spec"), dict) else {}
-            raw = {"n_boot": stats.get("n_boot", 2000), "seed": stats.get("seed", 0), "level": stats.get("level", 0.95),
-                   "resample": stats.get("system_resample", ["inputs"])}
+            d = StatsSpec()  # an audit that recorded no setting ran with the spec's default
+            raw = {"n_boot": stats.get("n_boot", d.n_boot), "seed": stats.get("seed", d.seed),
+                   "level": stats.get("level", d.level),
+                   "resample": stats.get("system_resample", list(d.system_resample))}
     return SystemSettings.checked(raw, str(where))
 
 
@@ -305,7 +310,7 @@ def systems_from_results(folder: str | Path, overrides: Mapping[str, Any] | None
                          "rerun the audit into this folder")
     settings = _settings(results, folder)
     if overrides:
-        settings = SystemSettings.checked({**asdict(settings), **{k: v for k, v in overrides.items() if v is not None}},
+        settings = SystemSettings.checked({**to_record(settings), **{k: v for k, v in overrides.items() if v is not None}},
                                           "systems")
     try:
         frame = pd.read_parquet(path)
@@ -336,6 +341,7 @@ def rankers_from_results(folder: str | Path, metrics: Sequence[str] | None = Non
     if not isinstance(results.get("systems"), dict):
         raise UsageError(f"{where} has no system-level section: no row of its data names a system (map the "
                          "generator with --system-col COLUMN and audit again)")
+    saved_systems(results["systems"], where)  # every value of the saved section checked: one line naming the key
     with saved_layout(where, "select --level system"):
         entries = list(results["systems"]["slices"])
         known = sorted({a["metric"] for e in entries if e["status"] == "ok" for a in e["agreement"]})
@@ -344,3 +350,10 @@ def rankers_from_results(folder: str | Path, metrics: Sequence[str] | None = Non
             raise UsageError(f"scorer(s) {', '.join(unknown)} not in this audit's system-level section "
                              f"({', '.join(known)})")
         return [pick_ranker(e, metrics) for e in entries]
+
+
+def saved_systems(block: Any, where: str | Path) -> SystemsBlock:
+    """results.json's system-level section as its records, every value checked against them: a value of the wrong
+    type is one line naming the file and key (``results.json: key 'systems.slices[0].design': expected an object,
+    got null``)."""
+    return from_record(SystemsBlock, block, where=str(where), key="systems", error=UsageError)

@@ -12,26 +12,29 @@ audit carries that audit's run id, so the report never draws thresholds of anoth
 """
 from __future__ import annotations
 
-import platform
-import sys
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, NotRequired, Sequence, TypedDict
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit import __version__
-from attrib_audit.audit.results import AuditResults, ToolInfo, read_results
+from attrib_audit.audit.results import AuditResults, ToolInfo, read_results, tool_info
 from attrib_audit.data.records import PairTable
 from attrib_audit.errors import InputError, UsageError, saved_layout
-from attrib_audit.files.jsonfile import plain, read_json, sealed_json
+from attrib_audit.files.jsonfile import SavedDict, read_json, sealed_json
 from attrib_audit.files.outdir import run_id_of
+from attrib_audit.files.records import from_record, to_record
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
-from attrib_audit.stats.calibration import METHODS, calibration_transfer, recalibrate, reliability
-from attrib_audit.stats.threshold import UNITS, Target, slice_thresholds, transfer_matrix
+from attrib_audit.stats.calibration import (
+    METHODS, CalibrationCell, Recalibration, Reliability, calibration_transfer, recalibrate, reliability,
+)
+from attrib_audit.stats.threshold import (
+    UNITS, Certificate, GateRates, HeldOut, LabelNeed, NaiveThreshold, Target, TransferCell, slice_thresholds,
+    transfer_matrix,
+)
 from attrib_audit.stats.types import LabelledScores
 
 FILE = "thresholds.json"
@@ -39,81 +42,52 @@ FILE = "thresholds.json"
 
 # --- the model of thresholds.json ---------------------------------------------------------------------------------
 
-class TargetRecord(TypedDict):
-    kind: str  # false_pass | precision | catch
-    level: float
+@dataclass(frozen=True)
+class InSample:
+    """Both thresholds' rates on the pairs that chose them (None where that threshold does not exist)."""
+
+    certified: GateRates | None
+    naive: GateRates | None
 
 
-class EstimateRecord(TypedDict):
-    estimate: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int
-    n_groups: int
-    method: str
-    n_boot: int
-    n_boot_dropped: int
-
-
-class GateRatesRecord(TypedDict):
-    """A gate's pair-level rates on labelled pairs (stats.threshold.GateRates)."""
-
-    threshold: float | None  # None: cross-fitted, each pair judged by its own fold's threshold
-    n: int
-    false_pass: EstimateRecord
-    catch: EstimateRecord
-    precision: EstimateRecord
-    supported_pass: EstimateRecord
-
-
-class TransferCellRecord(GateRatesRecord):
-    fitted_on: str
-    applied_to: str
-    in_sample: bool  # the diagonal
-    broken: bool  # the target's rate CI lies wholly on the wrong side of the target
-
-
-class TransferRow(TypedDict):
+@dataclass(frozen=True)
+class TransferRow:
     """This slice's thresholds applied to every slice of its construct (one row of each transfer matrix)."""
 
     construct: str
     slices: list[str]  # the matrix's slices, in order
-    certified: list[TransferCellRecord]  # empty when this slice certifies nothing
-    naive: list[TransferCellRecord]
+    certified: list[TransferCell]  # empty when this slice certifies nothing
+    naive: list[TransferCell]
 
 
-class HeldOutRecord(TypedDict):
-    folds: int
-    fold_thresholds: list[list[float | None]]  # (certified, naive) fitted without each fold
-    certified_folds: int
-    naive_folds: int
-    certified: GateRatesRecord | None
-    naive: GateRatesRecord | None
-    reason: str | None
+@dataclass(frozen=True)
+class Recalibrated:
+    """With --recalibrate: the held-out ECE of a map fitted per fold, or why there is none."""
+
+    recalibration: Recalibration | None
+    recalibration_reason: str | None
 
 
-class LabelNeedRecord(TypedDict):
-    threshold: float
-    risk: float
-    unit: str
-    units_at_hand: float
-    units_needed: int | None
-    labels_at_hand: int
-    labels_needed: int | None
-    more_labels: int | None
-    assumption: str
+@dataclass(frozen=True)
+class MapTransfer:
+    """With --recalibrate: this slice's map applied to every slice of its construct, or why it is not."""
+
+    transfer: list[CalibrationCell] | None
+    transfer_reason: str | None
 
 
-class CalibrationRecord(TypedDict):
-    reliability: dict[str, Any] | None  # stats.calibration.Reliability.to_dict: bins and ECE with its CI
+@dataclass(frozen=True)
+class CalibrationRecord:
+    """The scores read as P(supported): a reliability diagram (or why none), and with --recalibrate the maps."""
+
+    reliability: Reliability | None
     reason: str | None  # why there is no reliability diagram (scores not in [0, 1], one class)
-    recalibration: NotRequired[dict[str, Any] | None]  # with --recalibrate: held-out ECE of a map fitted per fold
-    recalibration_reason: NotRequired[str | None]
-    transfer: NotRequired[list[dict[str, Any]] | None]  # this slice's map applied to every slice of its construct
-    transfer_reason: NotRequired[str | None]
+    recalibrated: Recalibrated | None = field(default=None, metadata={"inline": True, "skip_default": True})
+    map_transfer: MapTransfer | None = field(default=None, metadata={"inline": True, "skip_default": True})
 
 
-class ThresholdEntry(TypedDict):
+@dataclass(frozen=True)
+class ThresholdEntry:
     """One scorer on one slice."""
 
     scorer: str
@@ -127,25 +101,26 @@ class ThresholdEntry(TypedDict):
     weighted: bool  # Horvitz–Thompson weights (a sampled file)
     unit: str | None  # the unit of exchangeability: pair or group
     assumption: str | None  # what the guarantee assumes, in words
-    target: TargetRecord
+    target: Target
     delta: float
     certified_threshold: float | None
     certified_reason: str | None  # one line when none is certified
     naive_threshold: float | None
     naive_reason: str | None
-    certificate: dict[str, Any] | None  # stats.threshold.Certificate.to_dict
-    naive: dict[str, Any] | None
-    in_sample: dict[str, GateRatesRecord | None]  # certified, naive
-    held_out: HeldOutRecord | None
-    label_need: LabelNeedRecord | None  # labels that would certify the threshold picked by eye
-    fewest_labels: LabelNeedRecord | None  # labels that would certify any candidate at all
+    certificate: Certificate | None
+    naive: NaiveThreshold | None
+    in_sample: InSample
+    held_out: HeldOut | None
+    label_need: LabelNeed | None  # labels that would certify the threshold picked by eye
+    fewest_labels: LabelNeed | None  # labels that would certify any candidate at all
     transfer: TransferRow | None
     transfer_reason: str | None
     calibration: CalibrationRecord
 
 
-class ThresholdConfig(TypedDict):
-    target: TargetRecord
+@dataclass(frozen=True)
+class ThresholdConfig:
+    target: Target
     delta: float
     unit: str  # as asked: auto, pair or group
     folds: int
@@ -158,7 +133,8 @@ class ThresholdConfig(TypedDict):
     slice_by: str
 
 
-class ThresholdsResults(TypedDict):
+@dataclass(frozen=True)
+class ThresholdsResults:
     """thresholds.json, in the order of its keys (the file adds `digest` last)."""
 
     run_id: str  # the audit's run id (--results), or this run's own (a scored file)
@@ -172,17 +148,31 @@ class ThresholdsResults(TypedDict):
 
 def to_json(results: ThresholdsResults) -> str:
     """thresholds.json's text: plain values (NaN → null), indented, sealed with a digest of the content."""
-    return sealed_json(results)
+    return sealed_json(to_record(results))
+
+
+def thresholds_file(where: str | Path, command: str = "read_thresholds",
+                    error: type[InputError] = InputError) -> tuple[Path, SavedDict]:
+    """thresholds.json (in the folder `where`, or the file `where`) as parsed, unchecked JSON and its path; a missing
+    or unreadable file is one line naming `command`."""
+    path = Path(where) / FILE if Path(where).is_dir() else Path(where)
+    if not path.is_file():
+        raise error(f"{command}: {path} not found; run `attrib-audit threshold --results DIR ...` first")
+    return path, read_json(path, error)
+
+
+def thresholds_record(raw: Mapping[str, Any], where: str | Path,
+                      error: type[InputError] = InputError) -> ThresholdsResults:
+    """Parsed thresholds.json as its records, every value checked: one line naming the file and key otherwise."""
+    return from_record(ThresholdsResults, raw, where=str(where), error=error)
 
 
 def read_thresholds(where: str | Path, command: str = "read_thresholds",
                     error: type[InputError] = InputError) -> ThresholdsResults:
-    """thresholds.json (in the folder `where`, or the file `where`) as its typed model; a missing or unreadable file
-    is one line naming `command`. A key the caller reads and the file lacks raises files.jsonfile.LayoutError."""
-    path = Path(where) / FILE if Path(where).is_dir() else Path(where)
-    if not path.is_file():
-        raise error(f"{command}: {path} not found; run `attrib-audit threshold --results DIR ...` first")
-    return read_json(path, error)  # type: ignore[return-value]
+    """thresholds.json (in the folder `where`, or the file `where`) as its records; a missing or unreadable file, or
+    one whose values are not of the model's types, is one line naming `command` or the file and key."""
+    path, raw = thresholds_file(where, command, error)
+    return thresholds_record(raw, path, error)
 
 
 # --- the scores thresholds are computed from ----------------------------------------------------------------------
@@ -205,10 +195,11 @@ class ScoredPairs:
 
 
 def scored_from_table(table: PairTable, keys: Sequence[str], scores: Mapping[str, ScoreBatch]) -> ScoredPairs:
-    return ScoredPairs(np.asarray(keys, dtype=object).astype(str),
-                       np.array([c or "unspecified" for c in table.constructs], dtype=object),
-                       table.labels.astype(np.int64), np.asarray(table.groups, dtype=object).astype(str),
-                       table.weights, {n: np.asarray(b.scores, dtype=np.float64) for n, b in scores.items()})
+    return ScoredPairs(slices=np.asarray(keys, dtype=object).astype(str),
+                       constructs=np.array([c or "unspecified" for c in table.constructs], dtype=object),
+                       labels=table.labels.astype(np.int64), groups=np.asarray(table.groups, dtype=object).astype(str),
+                       weights=table.weights,
+                       scores={n: np.asarray(b.scores, dtype=np.float64) for n, b in scores.items()})
 
 
 def scored_from_results(folder: str | Path, command: str = "threshold") -> tuple[ScoredPairs, AuditResults]:
@@ -239,10 +230,10 @@ def scored_from_results(folder: str | Path, command: str = "threshold") -> tuple
     if weights is not None and not (np.isfinite(weights).all() and (weights > 0).all()):
         raise InputError(f"{command}: {path}: column 'weight' must hold positive finite weights (1/inclusion probability)")
     constructs = frame["construct"].astype(object).where(frame["construct"].notna(), None).to_numpy(object)
-    return ScoredPairs(frame["slice"].astype(str).to_numpy(object),
-                       np.array([c or "unspecified" for c in constructs], dtype=object),
-                       labels.astype(np.int64), frame["group"].astype(str).to_numpy(object), weights,
-                       {n: frame[n].to_numpy(np.float64) for n in names}), results
+    return ScoredPairs(slices=frame["slice"].astype(str).to_numpy(object),
+                       constructs=np.array([c or "unspecified" for c in constructs], dtype=object),
+                       labels=labels.astype(np.int64), groups=frame["group"].astype(str).to_numpy(object),
+                       weights=weights, scores={n: frame[n].to_numpy(np.float64) for n in names}), results
 
 
 # --- computing it ---------------------------------------------------------------------------------------------------
@@ -281,21 +272,22 @@ def _stream(seed: int, sl: str, what: str) -> np.random.Generator:
 
 
 def _calibration(data: LabelledScores, sl: str, opts: ThresholdOptions) -> CalibrationRecord:
-    out: CalibrationRecord = {"reliability": None, "reason": None}
+    rel, reason = None, None
     try:
-        out["reliability"] = reliability(data, n_bins=opts.n_bins, level=opts.level, n_boot=opts.n_boot,
-                                         rng=_stream(opts.seed, sl, "reliability")).to_dict()
+        rel = reliability(data, n_bins=opts.n_bins, level=opts.level, n_boot=opts.n_boot,
+                          rng=_stream(opts.seed, sl, "reliability"))
     except ValueError as exc:  # scores not in [0, 1]: not probabilities
-        out["reason"] = str(exc)
-    if opts.recalibrate:
-        out["recalibration"] = out["recalibration_reason"] = None
-        try:
-            out["recalibration"] = recalibrate(data, method=opts.recalibrate, folds=opts.folds, n_bins=opts.n_bins,
-                                               level=opts.level, n_boot=opts.n_boot,
-                                               rng=_stream(opts.seed, sl, "recalibration")).to_dict()
-        except ValueError as exc:
-            out["recalibration_reason"] = str(exc)
-    return out
+        reason = str(exc)
+    if not opts.recalibrate:
+        return CalibrationRecord(reliability=rel, reason=reason)
+    try:
+        recal = Recalibrated(recalibration=recalibrate(data, method=opts.recalibrate, folds=opts.folds,
+                                                       n_bins=opts.n_bins, level=opts.level, n_boot=opts.n_boot,
+                                                       rng=_stream(opts.seed, sl, "recalibration")),
+                             recalibration_reason=None)
+    except ValueError as exc:
+        recal = Recalibrated(recalibration=None, recalibration_reason=str(exc))
+    return CalibrationRecord(reliability=rel, reason=reason, recalibrated=recal)
 
 
 def slice_data(pairs: ScoredPairs, name: str, sl: str) -> tuple[LabelledScores, int]:
@@ -311,53 +303,58 @@ def _entry(name: str, sl: str, construct: str, data: LabelledScores, n_failed: i
            opts: ThresholdOptions) -> ThresholdEntry:
     n_pos = int(data.labels.sum())
     status = "no_scores" if data.n == 0 else "ok" if 0 < n_pos < data.n else "one_class"
-    base = {"scorer": name, "slice": sl, "construct": construct, "status": status, "n": data.n, "n_pos": n_pos,
-            "n_groups": int(np.unique(data.groups).size) if data.n else 0, "n_failed": n_failed,
-            "weighted": data.weights is not None}
+    n_groups = int(np.unique(np.asarray(data.groups)).size) if data.n else 0
     if status == "no_scores":
         reason = f"no scores: all {n_failed} pairs failed for {name}"
-        return {**base, "unit": None, "assumption": None, "target": opts.target.to_dict(), "delta": opts.delta,
-                "certified_threshold": None, "certified_reason": reason, "naive_threshold": None,
-                "naive_reason": reason, "certificate": None, "naive": None,
-                "in_sample": {"certified": None, "naive": None}, "held_out": None, "label_need": None,
-                "fewest_labels": None, "transfer": None, "transfer_reason": reason,
-                "calibration": {"reliability": None, "reason": reason}}  # type: ignore[return-value]
+        return ThresholdEntry(
+            scorer=name, slice=sl, construct=construct, status=status, n=data.n, n_pos=n_pos, n_groups=n_groups,
+            n_failed=n_failed, weighted=data.weights is not None,
+            unit=None, assumption=None, target=opts.target, delta=opts.delta, certified_threshold=None,
+            certified_reason=reason, naive_threshold=None, naive_reason=reason, certificate=None, naive=None,
+            in_sample=InSample(certified=None, naive=None), held_out=None, label_need=None, fewest_labels=None,
+            transfer=None, transfer_reason=reason, calibration=CalibrationRecord(reliability=None, reason=reason))
     st = slice_thresholds(data, opts.target, opts.delta, folds=opts.folds, rng=slice_rng(opts.seed, sl),
-                          unit=opts.unit, level=opts.level, n_boot=opts.n_boot).to_dict()
-    cert = st["certificate"]
-    return {**base, "unit": cert["unit"], "assumption": cert["assumption"], "target": st["target"],
-            "delta": st["delta"], "certified_threshold": st["certified_threshold"],
-            "certified_reason": st["certified_reason"], "naive_threshold": st["naive_threshold"],
-            "naive_reason": st["naive_reason"], "certificate": cert, "naive": st["naive"],
-            "in_sample": st["in_sample"], "held_out": st["held_out"], "label_need": st["label_need"],
-            "fewest_labels": st["fewest_labels"], "transfer": None, "transfer_reason": None,
-            "calibration": _calibration(data, sl, opts)}  # type: ignore[return-value]
+                          unit=opts.unit, level=opts.level, n_boot=opts.n_boot)
+    cert = st.certified
+    return ThresholdEntry(
+        scorer=name, slice=sl, construct=construct, status=status, n=data.n, n_pos=n_pos, n_groups=n_groups,
+            n_failed=n_failed, weighted=data.weights is not None,
+        unit=cert.unit, assumption=cert.assumption, target=cert.target, delta=cert.delta,
+        certified_threshold=cert.threshold, certified_reason=cert.reason, naive_threshold=st.naive.threshold,
+        naive_reason=st.naive.reason, certificate=cert, naive=st.naive,
+        in_sample=InSample(certified=st.certified_rates, naive=st.naive_rates), held_out=st.held_out,
+        label_need=st.label_need, fewest_labels=st.fewest_labels, transfer=None, transfer_reason=None,
+        calibration=_calibration(data, sl, opts))
 
 
 def _transfer(entries: list[ThresholdEntry], datas: dict[str, LabelledScores], construct: str,
-              opts: ThresholdOptions) -> None:
-    """Fill the transfer rows of one scorer's two-class slices of one construct (matrices on shared draws)."""
-    by_slice = {e["slice"]: e for e in entries}
-    names = list(by_slice)
+              opts: ThresholdOptions) -> list[ThresholdEntry]:
+    """The entries of one scorer's two-class slices of one construct, with their transfer rows (matrices on shared
+    draws) and, with --recalibrate, their maps applied to each other's slices."""
+    names = [e.slice for e in entries]
     matrices = {kind: transfer_matrix({s: datas[s] for s in names},
-                                      {s: by_slice[s][f"{kind}_threshold"] for s in names}, opts.target,
-                                      level=opts.level, n_boot=opts.n_boot, seed=opts.seed).to_dict()
+                                      {e.slice: e.certified_threshold if kind == "certified" else e.naive_threshold
+                                       for e in entries}, opts.target,
+                                      level=opts.level, n_boot=opts.n_boot, seed=opts.seed)
                 for kind in ("certified", "naive")}
-    for s in names:
-        by_slice[s]["transfer"] = {"construct": construct, "slices": names,
-                                   **{k: [c for c in m["cells"] if c["fitted_on"] == s] for k, m in matrices.items()}}
-    cal = {s: by_slice[s]["calibration"] for s in names}
+    maps: dict[str, MapTransfer] = {}
     if opts.recalibrate:
         try:
             ct = calibration_transfer({s: datas[s] for s in names}, method=opts.recalibrate, folds=opts.folds,
                                       n_bins=opts.n_bins, level=opts.level, n_boot=opts.n_boot, seed=opts.seed)
         except ValueError as exc:
-            for s in names:
-                cal[s]["transfer"], cal[s]["transfer_reason"] = None, str(exc)
+            maps = {s: MapTransfer(transfer=None, transfer_reason=str(exc)) for s in names}
         else:
-            for s in names:
-                cal[s]["transfer"] = [c.to_dict() for c in ct.cells if c.fitted_on == s]
-                cal[s]["transfer_reason"] = None
+            maps = {s: MapTransfer(transfer=[c for c in ct.cells if c.fitted_on == s], transfer_reason=None)
+                    for s in names}
+    out = []
+    for e in entries:
+        row = TransferRow(construct=construct, slices=names,
+                          certified=[c for c in matrices["certified"].cells if c.fitted_on == e.slice],
+                          naive=[c for c in matrices["naive"].cells if c.fitted_on == e.slice])
+        calibration = replace(e.calibration, map_transfer=maps[e.slice]) if e.slice in maps else e.calibration
+        out.append(replace(e, transfer=row, calibration=calibration))
+    return out
 
 
 def _transfer_reason(construct: str, two_class: int) -> str | None:
@@ -384,20 +381,20 @@ def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Ma
     constructs = {sl: pairs.slice_construct(sl) for sl in slices}
     entries: list[ThresholdEntry] = []
     for name in names:
-        mine, datas = [], {}
+        mine, datas = {}, {}
         for sl in slices:
             data, n_failed = slice_data(pairs, name, sl)
             datas[sl] = data
-            mine.append(_entry(name, sl, constructs[sl], data, n_failed, opts))
+            mine[sl] = _entry(name, sl, constructs[sl], data, n_failed, opts)
         for c in dict.fromkeys(constructs.values()):
-            group = [e for e in mine if e["construct"] == c and e["status"] == "ok"]
+            group = [e for e in mine.values() if e.construct == c and e.status == "ok"]
             reason = _transfer_reason(c, len(group))
             if reason is None:
-                _transfer(group, datas, c, opts)
-            for e in mine:
-                if e["construct"] == c and e["transfer"] is None and e["transfer_reason"] is None:
-                    e["transfer_reason"] = reason or "one class in the slice: no threshold to transfer"
-        entries += mine
+                mine.update((e.slice, e) for e in _transfer(group, datas, c, opts))
+            for sl, e in mine.items():
+                if e.construct == c and e.transfer is None and e.transfer_reason is None:
+                    mine[sl] = replace(e, transfer_reason=reason or "one class in the slice: no threshold to transfer")
+        entries += mine.values()
     weighted = pairs.weights is not None
     notes = [f"target: {opts.target.describe()} with probability ≥ {1 - opts.delta:g} (delta {opts.delta:g}), "
              "Learn-then-Test: candidate thresholds from the most conservative down, each tested with a valid p-value, "
@@ -412,12 +409,9 @@ def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Ma
     if weighted:
         notes.append("weighted: Horvitz–Thompson (each pair weighs 1/inclusion probability), so every rate describes "
                      "the pool the labelled sample was drawn from")
-    return plain({  # type: ignore[return-value]
-        "run_id": run_id,
-        "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
-                 "platform": platform.platform()},
-        "source": dict(source),
-        "config": {"target": opts.target.to_dict(), "delta": opts.delta, "unit": opts.unit, "folds": opts.folds,
-                   "n_boot": opts.n_boot, "seed": opts.seed, "level": opts.level, "n_bins": opts.n_bins,
-                   "recalibrate": opts.recalibrate, "scorers": names, "slice_by": slice_by},
-        "notes": notes, "entries": entries, "elapsed_s": round(time.time() - t0, 3)})
+    return ThresholdsResults(
+        run_id=run_id, tool=tool_info(), source=dict(source),
+        config=ThresholdConfig(target=opts.target, delta=opts.delta, unit=opts.unit, folds=opts.folds,
+                               n_boot=opts.n_boot, seed=opts.seed, level=opts.level, n_bins=opts.n_bins,
+                               recalibrate=opts.recalibrate, scorers=names, slice_by=slice_by),
+        notes=notes, entries=entries, elapsed_s=round(time.time() - t0, 3))

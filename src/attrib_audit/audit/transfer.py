@@ -16,6 +16,7 @@ import numpy as np
 
 from attrib_audit.engine.cache import ScoreCache, text_key
 from attrib_audit.files.jsonfile import plain
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.bootstrap import BootstrapAUROC, slice_rng
 from attrib_audit.stats.classification import average_precision, transferred_balanced_accuracy
 from attrib_audit.stats.rank import kendall_tau_matrix, kendall_w_test, spearman
@@ -100,16 +101,16 @@ def matrix_statistics(mat: AurocMatrix, *, construct: str, seed: int, n_perm: in
         "datasets": list(mat.datasets),
         "metrics": list(mat.metrics),
         "auroc": {m: dict(zip(mat.datasets, mat.point[i].tolist())) for i, m in enumerate(mat.metrics)},
-        "best_per_dataset": [b.to_dict() for b in best_per_dataset(mat, LEVEL)],
-        "portability": [p.to_dict() for p in portability(mat, LEVEL)],
+        "best_per_dataset": [to_record(b) for b in best_per_dataset(mat, LEVEL)],
+        "portability": [to_record(p) for p in portability(mat, LEVEL)],
         "kendall_tau": {"datasets": list(mat.datasets), "tau": tau.tau, "p": tau.pvalue, "method": tau.method.tolist(),
                         "note": "τ-b between two datasets' rankings of the metrics by AUROC; p as scipy.stats.kendalltau"},
-        "kendall_w": w.to_dict(),
-        "regret": lodo_regret(mat, LEVEL).to_dict(),
+        "kendall_w": to_record(w),
+        "regret": to_record(lodo_regret(mat, LEVEL)),
         "eps_regret": eps_regret_sweep(mat, eps_grid),
-        "paired_best_vs_rest": [p.to_dict() for p in paired_best_vs_rest(mat, LEVEL)],
-        "sign_flips": [f.to_dict() for f in sign_flips(mat, LEVEL)],
-        "decomposition": decompose(mat, n_perm, slice_rng(seed, f"transfer:decomposition:{construct}")).to_dict(),
+        "paired_best_vs_rest": [to_record(p) for p in paired_best_vs_rest(mat, LEVEL)],
+        "sign_flips": [to_record(f) for f in sign_flips(mat, LEVEL)],
+        "decomposition": to_record(decompose(mat, n_perm, slice_rng(seed, f"transfer:decomposition:{construct}"))),
     }
 
 
@@ -206,7 +207,7 @@ def balanced_accuracy_rows(datasets: Sequence[str], metrics: Sequence[str], rows
             row = {"scorer": m, "dataset": d, "threshold_from": [o for o in datasets if o != d],
                    "n_failed_excluded": int((~ks).sum() + (~kt).sum())}
             try:
-                row.update(transferred_balanced_accuracy(xs[ks], ys[ks], xt[kt], yt[kt]).to_dict())
+                row.update(to_record(transferred_balanced_accuracy(xs[ks], ys[ks], xt[kt], yt[kt])))
             except ValueError as exc:  # the other datasets' scored rows hold one class only
                 row.update({"test_balanced_accuracy": None, "reason": str(exc)})
             out.append(row)

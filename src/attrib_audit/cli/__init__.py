@@ -18,9 +18,7 @@ from typing import Sequence
 from attrib_audit.cli.parser import OUTPUT_FLAGS, build_parser
 from attrib_audit.errors import AuditError, UsageError, one_line, terminal_text
 from attrib_audit.files.outdir import command_outputs
-from attrib_audit.scorers.base import ScorerLoadError
 from attrib_audit.scorers.judge.http import redact
-from attrib_audit.scorers.plugins import PluginError
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -35,16 +33,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with command_outputs(input_paths(args), force=bool(getattr(args, "force", False))):
             return int(args.func(args) or 0)
-    except AuditError as exc:  # a usage error names the command it was given to; the others their kind
-        where = f"attrib-audit {args.command}" if isinstance(exc, UsageError) else f"attrib-audit: {exc.kind}"
+    except AuditError as exc:  # a usage error names the command it was given to; the others their kind, if any
+        where = (f"attrib-audit {args.command}" if isinstance(exc, UsageError) else
+                 f"attrib-audit: {exc.kind}" if exc.kind else "attrib-audit")
         print(f"{where}: {_shown(args, exc)}", file=sys.stderr)
         return exc.exit_code
-    except ScorerLoadError as exc:
-        print(f"attrib-audit: error: {_shown(args, exc)}", file=sys.stderr)
-        return 2
-    except PluginError as exc:
-        print(f"attrib-audit: {_shown(args, exc)}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # `attrib-audit ... | head` closed the pipe: stop quietly, print nothing more
         try:  # the interpreter's final flush of stdout must not raise again
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import AbstractSet
 
 from attrib_audit.audit.results import AuditResult, read_results, results_path
 from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
@@ -15,6 +16,7 @@ from attrib_audit.cli.convert import local_for, log_for, spec_from_args, stderr
 from attrib_audit.cli.options import add_audit_args, add_data_args
 from attrib_audit.cli.report import write_report
 from attrib_audit.cli.rerun import rerun_argv
+from attrib_audit.cli.validate import cmd_audit_until_sure
 from attrib_audit.data.demo import DEMO_FILES, demo_paths
 from attrib_audit.data.sources import DataSpec, FileSource
 from attrib_audit.errors import SpecError, UsageError
@@ -24,9 +26,9 @@ from attrib_audit.files.sqlite import check_cache_path
 from attrib_audit.report.console import format_answer, format_correlations
 
 # flags that set machine-local things, what is printed, or how to check: allowed beside --config and --check
-_LOCAL_FLAGS = {"config", "out", "report", "png", "cache", "no_cache", "quiet", "verbose", "model_path", "trust_remote_code",
-                "judge_url",
-                "judge_api_key_env", "ray_address", "check", "rescore", "tolerance", "func", "command", "cli_parser", "force"}
+_LOCAL_FLAGS = {"config", "out", "report", "png", "cache", "no_cache", "quiet", "verbose", "model_path",
+                "trust_remote_code", "judge_url", "judge_api_key_env", "ray_address", "check", "rescore", "tolerance",
+                "func", "command", "cli_parser", "force"}
 
 
 # beside --config/--check they change nothing: they only name the plugin scorers and the --hf dataset the file may
@@ -39,7 +41,7 @@ def asked(args: argparse.Namespace) -> Asked:
     return Asked.of(args.scorers, args.hf)
 
 
-def refuse_spec_flags(args: argparse.Namespace, where: str, also: set[str] = frozenset()) -> None:
+def refuse_spec_flags(args: argparse.Namespace, where: str, also: AbstractSet[str] = frozenset()) -> None:
     """With --config/--check the spec comes from a file: a flag that would change it is an error, not ignored."""
     defaults = vars(args.cli_parser.parse_args([]))
     given = sorted(k for k, v in vars(args).items() if k not in _LOCAL_FLAGS | also and v != defaults.get(k))
@@ -60,6 +62,8 @@ def check_caches(args: argparse.Namespace) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    if args.until_sure:
+        return cmd_audit_until_sure(args.until_sure)
     if args.check:
         refuse_spec_flags(args, f"--check {args.check}", ASKED_FLAGS)
         results_path(args.check, "audit --check")
@@ -132,6 +136,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         for d in diffs:
             print(f"  {d}")
         return 1
+    assert rerun is not None  # check() reruns whenever no data file is gone or changed
     res = rerun.results
     n = sum(s["n_pairs"] for s in res["scorers"])
     how = "recomputed" if args.rescore else f"{sum(s['n_cached'] for s in res['scorers'])} unique from the cache"
@@ -143,14 +148,18 @@ def cmd_check(args: argparse.Namespace) -> int:
 def add_audit(sub) -> None:
     p = sub.add_parser("audit", help="score labelled pairs and report per-slice AUROC with CIs")
     add_data_args(p)
+    p.add_argument("--until-sure", metavar="POOL", help="report the label-until-sure session of POOL (its store): "
+                                                       "prediction-powered AUROCs, the decision and its guarantee")
     add_audit_args(p, None)
     p.add_argument("--config", metavar="FILE", help="run the spec in FILE (JSON or TOML, or an earlier results.json; "
-                                                    "see docs/how-to/audit-your-data.md); caches, judge endpoint and model paths "
+                                                    "see docs/how-to/audit-your-data.md); caches, judge endpoint "
+                                                    "and model paths "
                                                     "still come from the flags; a plugin scorer or --hf dataset the "
                                                     "file names runs only when --scorers / --hf name it too")
     p.add_argument("--check", metavar="DIR", help="rerun the run spec recorded in DIR/results.json and confirm every "
                                                   "value (exit 1 with a diff if not); caches, judge endpoint, key "
-                                                  "variable and model paths come from this command line, never the file; "
+                                                  "variable and model paths come from this command line, "
+                                                  "never the file; "
                                                   "a plugin or --hf dataset it names needs --scorers / --hf too")
     p.add_argument("--rescore", action="store_true", help="with --check: recompute every score instead of "
                                                           "replaying the score and judge request caches")

@@ -128,12 +128,13 @@ def spec_from_args(args: argparse.Namespace, data: DataSpec | None = None,
                    log: Callable[[str], None] = lambda _m: None) -> tuple[RunSpec, Local]:
     """The spec and the local settings the flags of `audit`/`score`/`demo` describe."""
     scorers, local_opts = scorers_from_args(args)
-    stats = StatsSpec(n_boot=getattr(args, "n_boot", 2000), seed=getattr(args, "seed", 0),
-                      n_perm=getattr(args, "n_perm", 10_000), slice_by=getattr(args, "slice_by", "dataset"),
-                      level=getattr(args, "ci_level", 0.95),
-                      window_sensitivity=getattr(args, "window_sensitivity", None),
-                      system_resample=tuple(getattr(args, "resample", "inputs").split(",")),
-                      statistic=getattr(args, "statistic", "auroc"))
+    d = StatsSpec()  # a command without a statistics flag gets the spec's default for it
+    stats = StatsSpec(n_boot=getattr(args, "n_boot", d.n_boot), seed=getattr(args, "seed", d.seed),
+                      n_perm=getattr(args, "n_perm", d.n_perm), slice_by=getattr(args, "slice_by", d.slice_by),
+                      level=getattr(args, "ci_level", d.level),
+                      window_sensitivity=getattr(args, "window_sensitivity", d.window_sensitivity),
+                      system_resample=tuple(getattr(args, "resample", ",".join(d.system_resample)).split(",")),
+                      statistic=getattr(args, "statistic", d.statistic))
     engine = EngineSpec(engine=getattr(args, "engine", "local"), device=getattr(args, "device", "cpu"),
                         batch_size=getattr(args, "batch_size", None), concurrency=getattr(args, "concurrency", 2),
                         actor_gpus=getattr(args, "actor_gpus", None))

@@ -4,8 +4,11 @@ from __future__ import annotations
 import argparse
 
 from attrib_audit.audit.config import TRANSFER_STATISTICS
+from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.data.adapters import FORMATS, PAIRS
 from attrib_audit.external.exports import SCORE_FORMATS
+
+STATS = StatsSpec()  # the run spec's statistics defaults: every command's flags default to these values
 
 
 def seed_int(text: str) -> int:
@@ -89,17 +92,20 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="let model scorers run Python code shipped with a checkpoint (e.g. bespoke-minicheck); "
                         "asked on this command line only, never read from a spec or results file")
     p.add_argument("--batch-size", type=int, help="pairs per scoring batch (default: per scorer)")
-    p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
+    p.add_argument("--cache",
+                   help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--quiet", action="store_true", help="no progress bars or notes")
 
 
 def add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="local: this process, streaming in chunks; ray: Ray Data actors (pip install 'attrib-audit[ray]')")
+                   help="local: this process, streaming in chunks; ray: Ray Data actors (pip install "
+                        "'attrib-audit[ray]')")
     p.add_argument("--ray-address", default=None,
                    help="Ray cluster to join, e.g. ray://head:10001 or auto (default $RAY_ADDRESS, else a local Ray)")
-    p.add_argument("--concurrency", type=int, default=2, help="Ray actors per scorer, each with one model copy (default 2)")
+    p.add_argument("--concurrency", type=int, default=2,
+                   help="Ray actors per scorer, each with one model copy (default 2)")
     p.add_argument("--actor-gpus", type=float, default=None,
                    help="GPUs per Ray actor (default 1 when --device cuda, else 0)")
 
@@ -136,18 +142,28 @@ def add_precomputed_args(p: argparse.ArgumentParser) -> None:
                    help="format of --scores files: table (id + columns), ragas, deepeval, trulens (default: detect)")
 
 
+def add_n_boot_arg(p: argparse.ArgumentParser, what: str = "bootstrap resamples") -> None:
+    """--n-boot, defaulting to the run spec's resample count; the help names it after `what`."""
+    p.add_argument("--n-boot", type=positive_int, default=STATS.n_boot, help=f"{what} (default {STATS.n_boot})")
+
+
+def add_seed_arg(p: argparse.ArgumentParser) -> None:
+    """--seed, defaulting to the run spec's."""
+    p.add_argument("--seed", type=seed_int, default=STATS.seed)
+
+
 def add_audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
     """What `audit` and `demo` share: scoring, statistics, the output folder, precomputed metrics, the report."""
     add_scoring_args(p, "lexical,minilm,blend,bertscore")
     p.add_argument("--slice-by", choices=("dataset", "source"), default="dataset",
                    help="one AUROC per dataset, or per dataset:source")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=seed_int, default=0)
-    p.add_argument("--n-perm", type=int, default=10_000,
-                   help="permutations for the transfer tests (Kendall's W, decomposition; default 10000)")
-    p.add_argument("--ci-level", type=float, default=0.95,
-                   help="coverage of the per-slice AUROC and paired-difference CIs (default 0.95)")
-    p.add_argument("--statistic", choices=TRANSFER_STATISTICS, default="auroc",
+    add_n_boot_arg(p)
+    add_seed_arg(p)
+    p.add_argument("--n-perm", type=int, default=STATS.n_perm,
+                   help=f"permutations for the transfer tests (Kendall's W, decomposition; default {STATS.n_perm})")
+    p.add_argument("--ci-level", type=float, default=STATS.level,
+                   help=f"coverage of the per-slice AUROC and paired-difference CIs (default {STATS.level:g})")
+    p.add_argument("--statistic", choices=TRANSFER_STATISTICS, default=STATS.statistic,
                    help="what the transfer statistics (portability, Kendall's W, held-out regret) and the selector "
                         "compare metrics by: the AUROC against the binary label (default), or a correlation with the "
                         "graded rating of --rating-col over all rows (partial-*: controlling for the system)")
@@ -173,7 +189,8 @@ def add_system_args(p: argparse.ArgumentParser) -> None:
 
 def add_report_inputs(p: argparse.ArgumentParser) -> None:
     for key in ("provenance", "probe", "agreement"):
-        p.add_argument(f"--{key}", metavar="FILE", help=f"{key}.json saved elsewhere (default: DIR/{key}.json if present)")
+        p.add_argument(f"--{key}", metavar="FILE",
+                       help=f"{key}.json saved elsewhere (default: DIR/{key}.json if present)")
 
 
 def add_target_args(p: argparse.ArgumentParser, required: bool) -> None:

@@ -1,9 +1,9 @@
 """The `attrib-audit` argument parser: every command, in the order `--help` lists them.
 
 Building it imports no model library, scipy, matplotlib, pandas, ray or datasets: the command modules import what
-needs them inside the command functions, when a command runs (tests/test_layers.py checks every command's --help). Every command's help
-opens with its one-line summary and ends with examples (`EXAMPLES`), and `commands` walks the tree: the docs'
-CLI reference is generated from it, so the reference cannot drift from the parser.
+needs them inside the command functions, when a command runs (tests/test_layers.py checks every command's --help).
+Every command's help opens with its one-line summary and ends with examples (`EXAMPLES`), and `commands` walks the
+tree: the docs' CLI reference is generated from it, so the reference cannot drift from the parser.
 """
 from __future__ import annotations
 
@@ -11,8 +11,20 @@ import argparse
 from typing import Iterator, NoReturn
 
 from attrib_audit import __version__
-from attrib_audit.cli import (audit, models, probe, provenance, report, reproduce, results, score, systems, threshold,
-                              validate)
+from attrib_audit.cli import (
+    audit,
+    cache,
+    models,
+    probe,
+    provenance,
+    report,
+    reproduce,
+    results,
+    score,
+    systems,
+    threshold,
+    validate,
+)
 
 # the flags that name where a command writes: never registered as its inputs, and they get --force
 OUTPUT_FLAGS = ("out", "export")
@@ -21,7 +33,8 @@ DESCRIPTION = ("Audit whether faithfulness/attribution metrics transfer across d
                "`attrib-audit COMMAND --help` shows a command's options and examples.")
 # (module, function adding its subcommand), in --help order
 COMMANDS = ((audit, "add_audit"), (audit, "add_demo"), (score, "add_score"), (models, "add_models"),
-            (models, "add_datasets"), (results, "add_select"), (systems, "add_systems"), (threshold, "add_threshold"),
+            (models, "add_datasets"), (cache, "add_cache"), (results, "add_select"), (systems, "add_systems"),
+            (threshold, "add_threshold"),
             (probe, "add_probe"), (provenance, "add_provenance"),
             (report, "add_report"), (results, "add_agree"), (validate, "add_plan"), (validate, "add_sample"),
             (validate, "add_label"), (reproduce, "add_reproduce"))
@@ -49,6 +62,13 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                      "attrib-audit models check nli-mnli --model-path nli-mnli=/models/roberta-large-mnli"),
     "models install": ("attrib-audit models install mpnet",
                        "attrib-audit models install judge"),
+    "cache": ("attrib-audit cache show",
+              "attrib-audit cache limit 128",
+              "attrib-audit cache clear"),
+    "cache show": ("attrib-audit cache show",
+                   "attrib-audit cache show --cache run/scores.sqlite"),
+    "cache clear": ("attrib-audit cache clear",),
+    "cache limit": ("attrib-audit cache limit 128",),
     "datasets": ("attrib-audit datasets",
                  "attrib-audit datasets --json"),
     "select": ("attrib-audit select --results attrib-audit-demo",
@@ -113,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 def commands(parser: argparse.ArgumentParser, prefix: str = "",
              summary: str | None = None) -> Iterator[tuple[str, argparse.ArgumentParser, str]]:
     """(name, parser, one-line summary) of the top level ("") and every (sub)command below it, in --help order."""
-    yield prefix, parser, parser.description if summary is None else summary
+    yield prefix, parser, (parser.description or "") if summary is None else summary
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             helps = {a.dest: a.help or "" for a in action._choices_actions}

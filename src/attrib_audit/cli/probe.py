@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from attrib_audit.cli.options import positive_int, seed_int
+from attrib_audit.cli.options import add_n_boot_arg, add_seed_arg, seed_int
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.errors import UsageError
 from attrib_audit.files.hashing import file_sha256
@@ -89,22 +89,25 @@ def cmd_train(args: argparse.Namespace) -> int:
     summary = run_grpo(examples, config, reward)
     last = summary["reward_log"][-1] if summary["reward_log"] else {}
     print(f"{summary['steps']} GRPO steps on {summary['n_prompts']} prompts ({summary['n_answerable']} answerable); "
-          f"reward called {summary['reward_calls']} times; last batch mean reward {last.get('total', float('nan')):.3f}")
+          f"reward called {summary['reward_calls']} times; "
+          f"last batch mean reward {last.get('total', float('nan')):.3f}")
     print(f"adapter: {args.out}/adapter; summary: {args.out}/train_summary.json")
     return 0
 
 
 def add_probe(sub) -> None:
-    p = sub.add_parser("probe", help="answer-level probe: QA-EM/ROUGE-L/citations vs rewrites; GRPO on a grounding reward")
+    p = sub.add_parser("probe",
+                       help="answer-level probe: QA-EM/ROUGE-L/citations vs rewrites; GRPO on a grounding reward")
     psub = p.add_subparsers(dest="probe_command", required=True)
 
     c = psub.add_parser("compare", help="compare two systems' ASQA-style answers (no arguments: the shipped example)")
     c.add_argument("base", nargs="?", help="BASE.jsonl: id + output per line")
     c.add_argument("tuned", nargs="?", help="TUNED.jsonl: id + output per line")
     c.add_argument("--data", help="ASQA-style examples (qa_pairs, long answers, docs)")
-    c.add_argument("--out", default="attrib-audit-probe", help="output folder for probe.json (default attrib-audit-probe)")
-    c.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
-    c.add_argument("--seed", type=seed_int, default=0)
+    c.add_argument("--out", default="attrib-audit-probe",
+                   help="output folder for probe.json (default attrib-audit-probe)")
+    add_n_boot_arg(c)
+    add_seed_arg(c)
     _reward_args(c, "lexical")
     c.add_argument("--device", default="cpu", help="device of the reward scorer: cpu, cuda or mps")
     c.add_argument("--cache", help="score cache for the reward scorer (default: the user cache)")
@@ -121,7 +124,8 @@ def add_probe(sub) -> None:
     t.add_argument("--lora-alpha", type=int, default=32)
     t.add_argument("--target-modules", default="all-linear")
     t.add_argument("--num-generations", type=int, default=8, help="completions sampled per prompt")
-    t.add_argument("--batch-size", type=int, default=8, help="completions per device step (multiple of --num-generations)")
+    t.add_argument("--batch-size", type=int, default=8,
+                   help="completions per device step (multiple of --num-generations)")
     t.add_argument("--grad-accum", type=int, default=1)
     t.add_argument("--max-completion-length", type=int, default=256)
     t.add_argument("--temperature", type=float, default=1.0)

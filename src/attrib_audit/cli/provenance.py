@@ -3,15 +3,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from attrib_audit.cli.convert import scorer_options_from_args
-from attrib_audit.cli.options import add_model_args, positive_int, seed_int
+from attrib_audit.cli.options import add_model_args, add_n_boot_arg, add_seed_arg
 from attrib_audit.errors import UsageError
 from attrib_audit.provenance.loaders import FORMATS, load_provenance
 from attrib_audit.report.console import format_provenance
 
+if TYPE_CHECKING:
+    from attrib_audit.provenance.rankers import Eq1Weights
 
-def _weights(text: str) -> "Eq1Weights":  # noqa: F821
+
+def _weights(text: str) -> Eq1Weights:
     from attrib_audit.provenance.rankers import Eq1Weights  # here: the rankers import scipy, and `--help` must not
 
     try:
@@ -33,7 +37,8 @@ def cmd_provenance(args: argparse.Namespace) -> int:
     sets = [load_provenance(p, format=args.format, dataset=args.dataset_name, limit=args.limit) for p in args.data]
     rankers = tuple(r.strip() for r in args.rankers.split(",") if r.strip())
     step = args.alpha_step
-    alphas = None if step is None else tuple(round(i * step, 6) for i in range(int(round(1 / step)) + 1)) if step > 0 else ()
+    alphas = None if step is None else tuple(round(i * step,
+                                                   6) for i in range(int(round(1 / step)) + 1)) if step > 0 else ()
     config = ProvenanceConfig(
         rankers=rankers, semantic=args.semantic, eq1_weights=args.eq1_weights, confusable_k=args.confusable,
         seeds=args.seeds, candidate_cap=args.candidate_cap or None, alphas=alphas, n_boot=args.n_boot,
@@ -58,9 +63,12 @@ def add_provenance(sub) -> None:
     p.add_argument("--dataset", dest="dataset_name", help="dataset name (default: from the file)")
     p.add_argument("--limit", type=int, help="use the first N examples only (the rest is reported as skipped)")
     p.add_argument("--rankers", default="lexical,minilm,blend,eq1",
-                   help="comma-separated: lexical, eq1, or any registered scorer (minilm, mpnet, blend, an NLI scorer…)")
-    p.add_argument("--semantic", default="minilm", help="encoder of Eq. 1's sem term and the alpha sweep (minilm, mpnet)")
-    p.add_argument("--eq1-weights", type=_weights, default="0.40,0.45,0.10,0.05",  # argparse parses a str default (after --help)
+                   help="comma-separated: lexical, eq1, or any registered scorer "
+                        "(minilm, mpnet, blend, an NLI scorer…)")
+    p.add_argument("--semantic", default="minilm",
+                   help="encoder of Eq. 1's sem term and the alpha sweep (minilm, mpnet)")
+    # argparse parses a str default (after --help)
+    p.add_argument("--eq1-weights", type=_weights, default="0.40,0.45,0.10,0.05",
                    help="Eq. 1 weights lex,sem,hint,cite (default 0.40,0.45,0.10,0.05)")
     p.add_argument("--confusable", type=int, default=5, metavar="K", help="distractors per unit (0 = no stress test)")
     p.add_argument("--seeds", type=int, default=4, help="confusable-test seeds (default 4)")
@@ -69,8 +77,8 @@ def add_provenance(sub) -> None:
     p.add_argument("--alpha-step", type=float, default=None,
                    help="alpha sweep step (0 = no sweep; default: 0.1 when a ranker already embeds with --semantic, "
                         "else no sweep, so no encoder runs for it)")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=seed_int, default=0)
+    add_n_boot_arg(p)
+    add_seed_arg(p)
     add_model_args(p)
     p.add_argument("--out", required=True, help="output folder (writes provenance.json)")
     p.set_defaults(func=cmd_provenance)

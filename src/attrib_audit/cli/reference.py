@@ -17,7 +17,7 @@ def markdown() -> str:
     parts = []
     for name, p, _ in commands(parser):
         title = f"attrib-audit {name}".strip()
-        parts.append(f"## `{title}` {{#{anchor(name)}}}\n\n{_escape(p.description)}\n")
+        parts.append(f"## `{title}` {{#{anchor(name)}}}\n\n{_escape(p.description or '')}\n")
         parts.append("```text\n" + p.format_usage().strip() + "\n```\n")
         parts.extend(_options(p))
         parts.append("**Examples**\n\n```bash\n" + "\n".join(EXAMPLES[name]) + "\n```\n")
@@ -45,7 +45,8 @@ def _options(p: argparse.ArgumentParser) -> list[str]:
                 continue
             rows.append(f"- {_flag(a)}: {_escape(formatter._expand_help(a) if a.help else '')}{_default(a)}")
         if rows:
-            title = {"positional arguments": "arguments"}.get(group.title, group.title) if title is None else title
+            if title is None:
+                title = {"positional arguments": "arguments"}.get(group.title or "", group.title or "")
             out.append(f"**{_escape(title[:1].upper() + title[1:])}**\n\n" + "\n".join(rows) + "\n")
     return out
 
@@ -53,14 +54,15 @@ def _options(p: argparse.ArgumentParser) -> list[str]:
 def _flag(a: argparse.Action) -> str:
     if not a.option_strings:
         return f"`{a.metavar or a.dest}`"
-    metavar = "" if a.nargs == 0 else " " + (a.metavar or (("{" + ",".join(map(str, a.choices)) + "}")
-                                                       if a.choices else a.dest.upper()))
+    named = " ".join(a.metavar) if isinstance(a.metavar, tuple) else a.metavar
+    metavar = "" if a.nargs == 0 else " " + (named or (("{" + ",".join(map(str, a.choices)) + "}")
+                                                     if a.choices else a.dest.upper()))
     return ", ".join(f"`{s}{metavar}`" for s in a.option_strings)
 
 
 def _default(a: argparse.Action) -> str:
-    if (not a.option_strings or a.default is None or a.default is False or a.default == [] or a.default == argparse.SUPPRESS
-            or "default" in (a.help or "")):
+    if (not a.option_strings or a.default is None or a.default is False or a.default == []
+            or a.default == argparse.SUPPRESS or "default" in (a.help or "")):
         return ""
     return f" (default `{a.default}`)"
 

@@ -17,7 +17,8 @@ def write_report(folder, out=None, screenshot=None, png=False, **explicit) -> in
     for key in paths.skipped:
         print(f"[report] section {key!r} skipped: its input has an unexpected layout (see the note in the report)",
               file=sys.stderr)
-    print(f"report: {paths.html}\nmarkdown: {paths.markdown}\nplots: {len(paths.plots)} files in {paths.html.parent / 'plots'}")
+    print(f"report: {paths.html}\nmarkdown: {paths.markdown}\nplots: {len(paths.plots)} files in "
+          f"{paths.html.parent / 'plots'}")
     if screenshot:
         check = check_page(paths.html, screenshot)
         print(check.summary())

@@ -6,9 +6,9 @@ import argparse
 import os
 from pathlib import Path
 
-from attrib_audit.cli.options import positive_int, seed_int
 from attrib_audit.audit.reproduce import Settings, fetch, load_manifest, reproduce
 from attrib_audit.cli.convert import log_for
+from attrib_audit.cli.options import STATS, add_n_boot_arg, add_seed_arg
 from attrib_audit.errors import InputError, UsageError
 from attrib_audit.files.jsonfile import sealed_json
 from attrib_audit.files.outdir import check_out_dir, staged_dir
@@ -31,7 +31,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     for item in args.model_path:
         key, sep, path = item.partition("=")
         if not sep or key.strip() not in manifest.scorers:
-            raise UsageError(f"--model-path {item!r}: expected SCORER=PATH with SCORER one of {', '.join(manifest.scorers)}")
+            raise UsageError(f"--model-path {item!r}: expected SCORER=PATH with SCORER one of "
+                             f"{', '.join(manifest.scorers)}")
         paths[key.strip()] = path.strip()
     data_dir = Path(args.download or args.data_dir)
     if args.data_dir and not data_dir.is_dir():
@@ -68,10 +69,11 @@ def add_reproduce(sub) -> None:
                    help="weights for a manifest scorer (repeatable), e.g. nli-mnli=/models/roberta-large-mnli")
     p.add_argument("--device", default="cpu", help="cpu, cuda or mps")
     p.add_argument("--batch-size", type=int, help="pairs per scoring batch (default: per scorer)")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples per row (default 2000)")
-    p.add_argument("--seed", type=seed_int, default=0)
-    p.add_argument("--ci-level", type=float, default=0.95, help="coverage of our CIs (default 0.95)")
-    p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
+    add_n_boot_arg(p, "bootstrap resamples per row")
+    add_seed_arg(p)
+    p.add_argument("--ci-level", type=float, default=STATS.level, help=f"coverage of our CIs (default {STATS.level:g})")
+    p.add_argument("--cache",
+                   help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--quiet", action="store_true", help="no progress notes")
     p.add_argument("--out", metavar="DIR", help="also write reproduce.json (sealed) and reproduce.md there")

@@ -11,7 +11,8 @@ import argparse
 
 from attrib_audit.scorers.judge.http import public_url
 
-NOT_RECORDED = {"out", "report", "png", "quiet", "verbose", "check", "cache", "no_cache", "help", "version", "screenshot",
+NOT_RECORDED = {"out", "report", "png", "quiet", "verbose", "check", "cache", "no_cache", "help", "version",
+                "screenshot",
                 "force"}
 ALWAYS = {"scorers", "slice_by", "n_boot", "seed", "n_perm"}  # written even at their default: defaults may change
 

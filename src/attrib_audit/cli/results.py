@@ -4,11 +4,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from attrib_audit.cli.options import finite_float, positive_int, seed_int
 from attrib_audit.audit.agreement import agreement
 from attrib_audit.audit.config import DEFAULT_EPS
 from attrib_audit.audit.systems import rankers_from_results
+from attrib_audit.cli.options import add_n_boot_arg, add_seed_arg, finite_float
 from attrib_audit.errors import UsageError
+from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_agreement, format_ranker, format_recommendation
 
 
@@ -16,9 +17,11 @@ def cmd_select(args: argparse.Namespace) -> int:
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()] if args.scorers else None
     if args.level == "system":
         return select_ranker(args, scorers)
-    from attrib_audit.audit.select import select_from_results  # here: the statistics import scipy, and `--help` must not
+    from attrib_audit.audit.select import (
+        select_from_results,  # here: the statistics import scipy, and `--help` must not
+    )
 
-    recs = [r.to_dict() for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
+    recs = [to_record(r) for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
                                                      eps=args.eps)]
     if args.json:
         print(json.dumps(recs, indent=2))
@@ -33,7 +36,7 @@ def select_ranker(args: argparse.Namespace, scorers: list[str] | None) -> int:
     """`select --level system`: per slice, the metric to rank systems with (read from the saved section)."""
     if args.construct:
         raise UsageError("--construct chooses among constructs at --level item; --level system recommends per slice")
-    picks = [p.to_dict() for p in rankers_from_results(args.results, scorers)]
+    picks = [to_record(p) for p in rankers_from_results(args.results, scorers)]
     print(json.dumps(picks, indent=2) if args.json else "\n\n".join(format_ranker(p) for p in picks))
     return 0
 
@@ -47,7 +50,8 @@ def cmd_agree(args: argparse.Namespace) -> int:
 
 def add_select(sub) -> None:
     p = sub.add_parser("select", help="recommend a metric for a new dataset of a construct, with the regret caveat")
-    p.add_argument("--results", required=True, help="an `attrib-audit audit --out` folder (results.json + bootstrap.npz)")
+    p.add_argument("--results", required=True,
+                   help="an `attrib-audit audit --out` folder (results.json + bootstrap.npz)")
     p.add_argument("--construct", help="only this construct (default: every construct in the audit)")
     p.add_argument("--scorers", help="restrict the candidates, e.g. to the metrics you can afford to run")
     p.add_argument("--eps", type=float, default=DEFAULT_EPS,
@@ -67,6 +71,6 @@ def add_agree(sub) -> None:
     p.add_argument("--b", required=True, help="second rater: a scorer name or 'human'")
     p.add_argument("--threshold", type=finite_float, default=0.5,
                    help="scorers without a discrete label count as attributable at score >= this (default 0.5)")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=seed_int, default=0)
+    add_n_boot_arg(p)
+    add_seed_arg(p)
     p.set_defaults(func=cmd_agree)

@@ -10,11 +10,20 @@ from attrib_audit.audit.results import read_results
 from attrib_audit.audit.systems import systems_from_results
 from attrib_audit.cli.audit import check_caches
 from attrib_audit.cli.convert import log_for, spec_from_args
-from attrib_audit.cli.options import add_data_args, add_precomputed_args, add_scoring_args, positive_int, seed_int
+from attrib_audit.cli.options import (
+    STATS,
+    add_data_args,
+    add_precomputed_args,
+    add_scoring_args,
+    positive_int,
+    seed_int,
+)
 from attrib_audit.errors import UsageError
+from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_systems, format_systems_brief
 
-DEFAULTS = {"n_boot": 2000, "seed": 0, "ci_level": 0.95, "resample": "inputs"}  # scoring a file: as `audit`
+DEFAULTS = {"n_boot": STATS.n_boot, "seed": STATS.seed, "ci_level": STATS.level,  # scoring a file: as `audit`
+            "resample": ",".join(STATS.system_resample)}
 TOLERANCE = 1e-9
 
 
@@ -27,7 +36,7 @@ def cmd_systems(args: argparse.Namespace) -> int:
             raise UsageError("give data files or --results DIR, not both")
         overrides = {"n_boot": args.n_boot, "seed": args.seed, "level": args.ci_level,
                      "resample": args.resample.split(",") if args.resample else None}
-        block = systems_from_results(args.results, overrides)
+        block = to_record(systems_from_results(args.results, overrides))
         recorded = read_results(args.results, "systems --results", UsageError).get("systems")
         if all(v is None for v in overrides.values()) and isinstance(recorded, dict):
             found = diff(recorded, block, tolerance=TOLERANCE)
@@ -63,9 +72,11 @@ def add_systems(sub) -> None:
     add_precomputed_args(p)
     p.add_argument("--slice-by", choices=("dataset", "source"), default="dataset",
                    help="scoring a file: one section per dataset, or per dataset:source")
-    p.add_argument("--n-boot", type=positive_int, help="bootstrap resamples (default: as the audit recorded; 2000 for a file)")
-    p.add_argument("--seed", type=seed_int, help="default: as the audit recorded; 0 for a file")
-    p.add_argument("--ci-level", type=float, help="CI coverage (default: as the audit recorded; 0.95 for a file)")
+    p.add_argument("--n-boot", type=positive_int,
+                   help=f"bootstrap resamples (default: as the audit recorded; {STATS.n_boot} for a file)")
+    p.add_argument("--seed", type=seed_int, help=f"default: as the audit recorded; {STATS.seed} for a file")
+    p.add_argument("--ci-level", type=float,
+                   help=f"CI coverage (default: as the audit recorded; {STATS.level:g} for a file)")
     p.add_argument("--resample", choices=("inputs", "systems,inputs"),
                    help="resample inputs, or systems and inputs (default: as the audit recorded; inputs for a file)")
     p.add_argument("--json", action="store_true", help="print the section as JSON (results.json's `systems` layout)")

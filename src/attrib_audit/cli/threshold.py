@@ -8,16 +8,29 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from attrib_audit.audit.spec import audit_config
 from attrib_audit.audit.thresholds import (
-    FILE, ThresholdOptions, compute_thresholds, scored_from_results, scored_from_table, to_json,
+    FILE,
+    ThresholdOptions,
+    compute_thresholds,
+    scored_from_results,
+    scored_from_table,
+    to_json,
 )
 from attrib_audit.cli.audit import check_caches
 from attrib_audit.cli.convert import log_for, spec_from_args, target_from_args
 from attrib_audit.cli.options import (
-    add_data_args, add_engine_args, add_judge_args, add_model_args, add_precomputed_args, add_target_args,
-    positive_int, seed_int,
+    STATS,
+    add_data_args,
+    add_engine_args,
+    add_judge_args,
+    add_model_args,
+    add_n_boot_arg,
+    add_precomputed_args,
+    add_seed_arg,
+    add_target_args,
 )
 from attrib_audit.cli.report import write_report
 from attrib_audit.data.sources import load_data
@@ -32,7 +45,9 @@ DEFAULT_SCORERS = "lexical,minilm,blend,bertscore"
 
 
 def _options(args: argparse.Namespace, scorers: tuple[str, ...] | None) -> ThresholdOptions:
-    return ThresholdOptions(target_from_args(args), delta=args.delta, unit=args.unit, folds=args.folds,
+    target = target_from_args(args)
+    assert target is not None  # the parser requires one of the target flags
+    return ThresholdOptions(target, delta=args.delta, unit=args.unit, folds=args.folds,
                             n_boot=args.n_boot, seed=args.seed, level=args.ci_level, n_bins=args.n_bins,
                             recalibrate=args.recalibrate, scorers=scorers)
 
@@ -51,7 +66,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         pairs, audit = scored_from_results(args.results)
         with saved_layout(Path(args.results) / "results.json", "threshold"):
             run_id, slice_by = audit["run_id"], audit["config"]["slice_by"]
-        source = {"results": {"folder": str(Path(args.results)), "run_id": run_id}}
+        source: dict[str, Any] = {"results": {"folder": str(Path(args.results)), "run_id": run_id}}
     else:
         if not (args.data or args.hf):
             raise UsageError("give --results DIR (an earlier audit) or labelled files to score")
@@ -65,10 +80,12 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         table = load_data(spec.data, log=log)
         from attrib_audit.audit.run import score_all  # here: the statistics import scipy, and `--help` must not
 
-        _, scores, run_stats, _, unavailable = score_all(table, audit_config(spec, local), log)
+        scored = score_all(table, audit_config(spec, local), log)
+        scores, run_stats, unavailable = scored.scores, scored.run_stats, scored.unavailable
         if not scores:
             raise no_scorer_ran(unavailable)
-        pairs, slice_by, run_id = scored_from_table(table, table.slice_keys(args.slice_by), scores), args.slice_by, new_run_id()
+        pairs, slice_by, run_id = scored_from_table(table, table.slice_keys(args.slice_by),
+                                                    scores), args.slice_by, new_run_id()
         source = {"data": table.origin, "scorers": {s.scorer: s.signature for s in run_stats},
                   "unavailable": unavailable}
     results = compute_thresholds(pairs, opts, source=source, run_id=run_id, slice_by=slice_by)
@@ -85,7 +102,8 @@ def cmd_threshold(args: argparse.Namespace) -> int:
 
 
 def add_threshold(sub) -> None:
-    p = sub.add_parser("threshold", help="the gate threshold to deploy for a target rate (certified by Learn-then-Test), "
+    p = sub.add_parser("threshold",
+                       help="the gate threshold to deploy for a target rate (certified by Learn-then-Test), "
                                          "with held-out rates, transfer across slices and calibration")
     p.add_argument("--results", metavar="DIR", help="an `attrib-audit audit --out` folder: use its saved scores "
                                                     "(scores.parquet, weights included); nothing is rescored")
@@ -95,14 +113,16 @@ def add_threshold(sub) -> None:
     p.add_argument("--unit", choices=UNITS, default="auto",
                    help="unit of exchangeability: auto (groups where a slice's groups hold several pairs, else pairs), "
                         "pair or group")
-    p.add_argument("--folds", type=int, default=5, help="cross-fitting folds of whole groups for held-out rates (default 5)")
+    p.add_argument("--folds", type=int, default=5,
+                   help="cross-fitting folds of whole groups for held-out rates (default 5)")
     p.add_argument("--recalibrate", choices=METHODS,
                    help="also fit a calibration map per slice (fitted on some folds, judged on the others) and test it "
                         "on the other slices")
     p.add_argument("--n-bins", type=int, default=10, help="reliability-diagram bins on [0, 1] (default 10)")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples for every CI (default 2000)")
-    p.add_argument("--seed", type=seed_int, default=0)
-    p.add_argument("--ci-level", type=float, default=0.95, help="coverage of the rates' and ECE's CIs (default 0.95)")
+    add_n_boot_arg(p, "bootstrap resamples for every CI")
+    add_seed_arg(p)
+    p.add_argument("--ci-level", type=float, default=STATS.level,
+                   help=f"coverage of the rates' and ECE's CIs (default {STATS.level:g})")
     p.add_argument("--out", help="folder for thresholds.json (default: the --results folder; required with data files)")
     p.add_argument("--report", action="store_true", help="also (re)write the report in that folder")
     p.add_argument("-v", "--verbose", action="store_true",

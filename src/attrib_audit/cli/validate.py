@@ -3,26 +3,87 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from attrib_audit.cli.convert import config_from_args, target_from_args
 from attrib_audit.cli.options import add_judge_args, add_model_args, add_target_args, positive_int, seed_int
 from attrib_audit.errors import UsageError
+from attrib_audit.external.sources import parse_score_col
 from attrib_audit.report.console import format_gate_plan, format_plan
+from attrib_audit.report.until_sure import until_sure_plan_text, until_sure_text
 from attrib_audit.validate.label import DEFAULT_PORT, export, serve
 from attrib_audit.validate.plan import DEFAULT_GRID, TARGET_POWER, PlanOptions, plan
 from attrib_audit.validate.sample import STRATEGIES, sample
+from attrib_audit.validate.until_sure import (
+    ANNOTATOR,
+    UntilSure,
+    open_session,
+    plan_until_sure,
+    read_oracle,
+    run_with_oracle,
+)
+from attrib_audit.validate.until_sure_page import serve_until_sure
+
+
+def _mark_until_sure_only(p: argparse.ArgumentParser, before: set[str]) -> None:
+    """Record the flags added since `before` (the until-sure ones): without --until-sure they would do nothing."""
+    flags = {a.dest: (a.option_strings[0], a.default) for a in p._actions if a.dest not in before and a.option_strings}
+    p.set_defaults(until_sure_only=flags)
+
+
+def refuse_until_sure_flags(args: argparse.Namespace) -> None:
+    """A flag of --until-sure given without it is an error, not a silent no-op."""
+    given = [flag for dest, (flag, default) in args.until_sure_only.items() if getattr(args, dest) != default]
+    if given:
+        raise UsageError(f"{', '.join(given)} belong(s) to --until-sure")
 
 
 def _list(text: str | None, cast=str) -> tuple | None:
     return tuple(cast(x.strip()) for x in text.split(",")) if text else None
 
 
+def _session_inputs(args: argparse.Namespace, pool_file: str) -> dict[str, Any]:
+    """The metrics, proxy and scoring configuration `label --until-sure` and `plan --until-sure` share."""
+    from attrib_audit.validate.sample import read_pool
+
+    metrics = _list(args.metrics) or ()
+    cols = _score_cols(args.us_score_col)
+    if len(metrics) + len(cols) < 2:
+        raise UsageError("--until-sure needs at least two metrics: --metrics a,b and/or --score-col NAME=COL")
+    if args.proxy is None:
+        raise UsageError("--until-sure needs --proxy: a scorer (e.g. judge) or a column of the pool")
+    proxy: str | None = args.proxy
+    proxy_col: tuple[str, bool] | None = None
+    by_name = {n: (c, low) for n, c, low in cols}
+    if args.proxy in by_name:
+        proxy, proxy_col = None, by_name[args.proxy]
+    elif args.proxy not in metrics and args.proxy in read_pool(pool_file).rows[0]:
+        proxy, proxy_col = None, (args.proxy, False)
+
+    def config_for(names: tuple[str, ...]) -> Any:
+        return config_from_args(argparse.Namespace(**{**vars(args), "scorers": ",".join(names)}))
+
+    return {"metrics": tuple(metrics), "score_cols": cols, "proxy": proxy, "proxy_col": proxy_col,
+            "config_for": config_for, "log": lambda m: print(m, file=sys.stderr)}
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
-    opts = PlanOptions(results=args.results, slice=args.slice, scorers=_list(args.scorers), auroc=_list(args.auroc, float),
+    if args.until_sure:
+        delta = 0.02 if args.delta is None else args.delta
+        sure = plan_until_sure(args.until_sure, **_session_inputs(args, args.until_sure), delta=delta,
+                               alpha=args.alpha, budget=args.budget, sims=args.sims, seed=args.seed)
+        print(until_sure_plan_text(sure))
+        return 0
+    refuse_until_sure_flags(args)
+    if args.delta is None:
+        args.delta = 0.1  # the gate target's default margin (the parser leaves it unset for --until-sure's own)
+    opts = PlanOptions(results=args.results, slice=args.slice, scorers=_list(args.scorers),
+                       auroc=_list(args.auroc, float),
                        prevalence=args.prevalence, corr=args.corr, half_width=args.half_width, detect=args.detect,
                        pairs_per_cluster=args.pairs_per_cluster, icc=args.icc,
                        grid=tuple(sorted({int(x) for x in args.grid.split(",")})) if args.grid else DEFAULT_GRID,
-                       sims=args.sims, n_boot=args.n_boot, seed=args.seed, gate=target_from_args(args), delta=args.delta)
+                       sims=args.sims, n_boot=args.n_boot, seed=args.seed, gate=target_from_args(args),
+                       delta=args.delta)
     plans = plan(opts)
     if opts.gate is not None:
         print("\n\n".join(format_gate_plan(p) for p in plans))
@@ -32,7 +93,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if len(plans) > 1:
         recs = [p["recommended_n"] for p in plans]
         need = None if None in recs else max(recs)
-        print(f"overall: {'label ' + str(need) + ' pairs (the most any audited slice needs)' if need else 'some slice needs more than the grid allows'}")
+        overall = (f"label {need} pairs (the most any audited slice needs)" if need
+                   else "some slice needs more than the grid allows")
+        print(f"overall: {overall}")
     return 0
 
 
@@ -41,13 +104,65 @@ def cmd_sample(args: argparse.Namespace) -> int:
     s = sample(args.data, args.out, args.n, strategy=args.strategy, seed=args.seed, strata=args.strata,
                cluster_by=args.cluster_by, config=config, log=lambda m: print(m, file=sys.stderr))
     pi = s.inclusion_prob[s.chosen]
-    print(f"sampled {s.chosen.size} of {s.pool_size} pairs ({args.strategy}{', by ' + args.cluster_by if args.cluster_by else ''}); "
+    print(f"sampled {s.chosen.size} of {s.pool_size} pairs "
+          f"({args.strategy}{', by ' + args.cluster_by if args.cluster_by else ''}); "
           f"inclusion probabilities {pi.min():.3g}–{pi.max():.3g}, weights sum to {(1.0 / pi).sum():.0f} "
           f"(the pool size, in expectation)\nto label: {s.out}\nnext: attrib-audit label {s.out} --annotator YOUR_NAME")
     return 0
 
 
+def _score_cols(items: list[str]) -> tuple[tuple[str, str, bool], ...]:
+    out = []
+    for text in items:
+        src = parse_score_col(text)
+        out.append((src.name, src.column, src.lower))
+    return tuple(out)
+
+
+def open_until_sure(args: argparse.Namespace) -> UntilSure:
+    """The session `label --until-sure` asks for: metrics scored through the engine (cached), or pool columns."""
+    return open_session(args.data, **_session_inputs(args, args.data), delta=args.delta, alpha=args.alpha,
+                        budget=args.budget, active=not args.uniform, seed=args.seed, cluster_by=args.cluster_by,
+                        annotator=args.annotator or ANNOTATOR)
+
+
+def cmd_label_until_sure(args: argparse.Namespace) -> int:
+    session = open_until_sure(args)
+    if args.oracle:
+        report = run_with_oracle(session, read_oracle(args.oracle))
+        print(until_sure_text(report))
+        print(f"labels used: {report.n_labels} (of budget {report.budget}); store: {session.log.path}")
+        print(f"next: attrib-audit audit --until-sure {args.data}")
+        return 0
+    try:
+        server = serve_until_sure(session, args.port)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"label until sure: {len(session.pool.ids)} pairs, budget {args.budget}; every coin flip and label is saved "
+          f"to {session.log.path}\nopen {server.url}\n(Ctrl-C stops the server; rerun the same command to resume)",
+          flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        print("stopped; every label is saved", file=sys.stderr)
+    finally:
+        server.server_close()
+    print(until_sure_text(session.report()))
+    if session.pending_row is not None:
+        print("note: one shown pair awaits its answer; it is shown again when you rerun the same command")
+    return 0
+
+
+def cmd_audit_until_sure(pool: str) -> int:
+    """`audit --until-sure POOL`: the session its store holds, as it stands."""
+    print(until_sure_text(open_session(pool).report()))
+    return 0
+
+
 def cmd_label(args: argparse.Namespace) -> int:
+    if args.until_sure:
+        return cmd_label_until_sure(args)
+    refuse_until_sure_flags(args)
     if args.export:
         s = export(args.data, args.export, args.annotator)
         print(f"exported {s['written']} labels by {s['annotator']} to {s['out']} ({s['skipped']} skipped and "
@@ -56,7 +171,8 @@ def cmd_label(args: argparse.Namespace) -> int:
             print("note: pairs left out act like non-response; the weights assume they resemble the labelled ones")
         if "agreement_dir" in s:
             a, b = s["annotators"][:2]
-            print(f"{len(s['annotators'])} annotators: attrib-audit agree --results {s['agreement_dir']} --a {a} --b {b}")
+            print(f"{len(s['annotators'])} annotators: attrib-audit agree --results {s['agreement_dir']} "
+                  f"--a {a} --b {b}")
         print(f"next: attrib-audit audit {s['out']} --construct attribution --out audit-target, then "
               "attrib-audit select --results audit-target")
         return 0
@@ -66,7 +182,8 @@ def cmd_label(args: argparse.Namespace) -> int:
         server = serve(args.data, args.annotator, args.port)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(f"labelling {len(server.pool.ids)} pairs as {server.annotator}; labels are saved to {server.store.path} after "
+    print(f"labelling {len(server.pool.ids)} pairs as {server.annotator}; labels are saved to "
+          f"{server.store.path} after "
           f"every key press\nopen {server.url}\n(Ctrl-C stops the server; rerun to resume)", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)
@@ -81,36 +198,80 @@ def add_label(sub) -> None:
     p = sub.add_parser("label", help="label sampled pairs in a local web page (127.0.0.1); --export writes them out")
     p.add_argument("data", help="pairs to label (the JSONL `attrib-audit sample` wrote, or any pair file)")
     p.add_argument("--annotator", help="your name; labels are stored per annotator")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
     p.add_argument("--export", metavar="OUT.jsonl", help="write the labelled pairs (our schema) instead of serving")
+    before = {a.dest for a in p._actions} | {"until_sure"}
+    g = p.add_argument_group("label until sure (the page proposes pairs until a metric is the best for this pool)")
+    g.add_argument("--until-sure", action="store_true",
+                   help="propose pairs one at a time and stop when a metric is the best within --delta (or all tie)")
+    g.add_argument("--metrics", help="candidate metrics to score the pool with, comma-separated, e.g. lexical,minilm")
+    g.add_argument("--score-col", dest="us_score_col", action="append", default=[], metavar="NAME=COL[:lower]",
+                   help="a candidate metric precomputed in a column of the pool (repeatable)")
+    g.add_argument("--proxy", help="p̂ of supported on every pair: a scorer (e.g. judge) or a pool column; a score "
+                                   "outside [0, 1] is mapped to its pool percentile rank")
+    g.add_argument("--delta", type=float, default=0.02, help="AUROC margin of the claim (default 0.02)")
+    g.add_argument("--alpha", type=float, default=0.05, help="error rate of the claim (default 0.05)")
+    g.add_argument("--budget", type=positive_int, default=400, help="most pairs to show (default 400)")
+    g.add_argument("--uniform", action="store_true", help="uniform sampling instead of active")
+    g.add_argument("--seed", type=seed_int, default=0, help="seed of the walk and its coins (default 0)")
+    g.add_argument("--cluster-by", metavar="FIELD", help="cluster for the fixed-sample bootstrap, e.g. question")
+    g.add_argument("--oracle", metavar="FILE", help="answer from a labelled file (id, label) instead of the page: "
+                                                    "headless, for tests and benchmarks")
+    add_model_args(p)
+    add_judge_args(p)
+    _mark_until_sure_only(p, before)
     p.set_defaults(func=cmd_label)
 
 
 def add_plan(sub) -> None:
-    p = sub.add_parser("plan", help="how many human labels the target dataset needs (simulated with the audit's bootstrap)")
-    p.add_argument("--results", help="an earlier `attrib-audit audit --out` folder: simulate from its score distributions")
+    p = sub.add_parser("plan",
+                       help="how many human labels the target dataset needs (simulated with the audit's bootstrap)")
+    p.add_argument("--results",
+                   help="an earlier `attrib-audit audit --out` folder: simulate from its score distributions")
     p.add_argument("--slice", help="plan for this slice of --results only (default: every two-class slice)")
     p.add_argument("--scorers", help="candidate metrics from --results (default: all audited)")
-    p.add_argument("--auroc", help="assumed AUROC of the best metric (and others, comma-separated) instead of --results")
+    p.add_argument("--auroc",
+                   help="assumed AUROC of the best metric (and others, comma-separated) instead of --results")
     p.add_argument("--prevalence", type=float, help="share of supported pairs (default with --results: the slice's)")
-    p.add_argument("--corr", type=float, default=0.5, help="with --auroc: correlation of the metrics' scores (default 0.5)")
+    p.add_argument("--corr", type=float, default=0.5,
+                   help="with --auroc: correlation of the metrics' scores (default 0.5)")
     p.add_argument("--half-width", type=float, help="target 95%% CI half-width of the best metric's AUROC, e.g. 0.05")
     p.add_argument("--detect", type=float,
-                   help=f"AUROC gap between the best metric and the runner-up to detect with power {TARGET_POWER}, e.g. 0.05")
-    p.add_argument("--pairs-per-cluster", type=int, help="pairs per question/document in your data (default: the audit's)")
-    p.add_argument("--icc", type=float, help="intra-cluster correlation of scores (default: estimated from the audit, or 0)")
+                   help="AUROC gap between the best metric and the runner-up to detect with power "
+                        f"{TARGET_POWER}, e.g. 0.05")
+    p.add_argument("--pairs-per-cluster", type=int,
+                   help="pairs per question/document in your data (default: the audit's)")
+    p.add_argument("--icc", type=float,
+                   help="intra-cluster correlation of scores (default: estimated from the audit, or 0)")
     p.add_argument("--grid", help="sample sizes to simulate, comma-separated (default "
                                   + ",".join(map(str, DEFAULT_GRID)) + ")")
     p.add_argument("--sims", type=int, default=200, help="simulated labelled samples per n (default 200)")
-    p.add_argument("--n-boot", type=positive_int, default=300, help="bootstrap resamples per simulated sample (default 300)")
+    p.add_argument("--n-boot", type=positive_int, default=300,
+                   help="bootstrap resamples per simulated sample (default 300)")
     p.add_argument("--seed", type=seed_int, default=0)
     add_target_args(p, required=False)  # instead of an AUROC target: labels that certify a gate threshold
-    p.set_defaults(func=cmd_plan)
+    before = {a.dest for a in p._actions} | {"until_sure"}
+    g = p.add_argument_group("label until sure: expected labels to a decision, uniform vs active sampling")
+    g.add_argument("--until-sure", metavar="POOL", help="simulate `label POOL --until-sure` sessions from the pool's "
+                                                       "scores (labels drawn from the proxy)")
+    g.add_argument("--metrics", help="candidate metrics to score the pool with, comma-separated")
+    g.add_argument("--score-col", dest="us_score_col", action="append", default=[], metavar="NAME=COL[:lower]",
+                   help="a candidate metric precomputed in a column of the pool (repeatable)")
+    g.add_argument("--proxy", help="p̂ of supported: a scorer or a pool column")
+    g.add_argument("--alpha", type=float, default=0.05, help="error rate of the claim (default 0.05)")
+    g.add_argument("--budget", type=positive_int, default=400, help="most pairs to show (default 400)")
+    add_model_args(p)
+    add_judge_args(p)
+    _mark_until_sure_only(p, before)
+    p.set_defaults(func=cmd_plan, delta=None)  # --delta: 0.1 for a gate target, 0.02 AUROC with --until-sure
 
 
 def add_sample(sub) -> None:
-    p = sub.add_parser("sample", help="choose which unlabelled pairs to label; records each pair's inclusion probability")
-    p.add_argument("data", help="unlabelled pairs (JSONL/CSV/Parquet with claim, evidence; id, question, group optional)")
+    p = sub.add_parser("sample",
+                       help="choose which unlabelled pairs to label; records each pair's inclusion probability")
+    p.add_argument("data",
+                   help="unlabelled pairs (JSONL/CSV/Parquet with claim, evidence; id, question, group optional)")
     p.add_argument("--n", type=int, required=True, help="pairs to label")
     p.add_argument("--out", required=True, help="output JSONL of the pairs to label")
     p.add_argument("--strategy", choices=STRATEGIES, default="disagreement",

@@ -151,7 +151,7 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
         if len(set(ids)) != n or not seen_ids.keys().isdisjoint(ids):
             return None  # the row path names the duplicate and where it first appeared
         seen_ids.update(zip(ids, zip(repeat(path), range(first_row, first_row + n))))
-    opt = {f: [None] * n if a is None else a.to_pylist() for f, a in optional.items()}
+    opt: dict[str, list[str | None]] = {f: [None] * n if a is None else a.to_pylist() for f, a in optional.items()}
     groups = [g if g else i for g, i in zip(opt["group"], ids)]
     return PairTable(ids=ids, datasets=datasets, claims=texts["claim"], evidences=texts["evidence"], labels=labels,
                      sources=opt["source"], questions=opt["question"], groups=groups,

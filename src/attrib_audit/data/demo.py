@@ -11,7 +11,15 @@ DEMO_FILES = {"attributionbench_id.jsonl": "attribution", "begin_wow.jsonl": "bo
 
 
 def demo_paths() -> list[Path]:
-    """The packaged demo files (AttributionBench sample, then BEGIN sample), wherever the package is installed."""
+    """The packaged demo files (AttributionBench sample, then BEGIN sample), wherever the package is installed.
+
+    Returns:
+        The two paths.
+
+    Examples:
+        >>> [p.name for p in demo_paths()]
+        ['attributionbench_id.jsonl', 'begin_wow.jsonl']
+    """
     root = resources.files("attrib_audit") / "data" / "demo"
     return [Path(str(root / name)) for name in DEMO_FILES]
 

@@ -26,7 +26,8 @@ class HFSplit:
 
 
 def _offline() -> bool:
-    flags = (os.environ.get(k, "").strip().lower() for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    flags = (os.environ.get(k, "").strip().lower() for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE",
+                                                             "TRANSFORMERS_OFFLINE"))
     return any(v in ("1", "true", "yes", "on") for v in flags)
 
 

@@ -45,7 +45,8 @@ def _iter_jsonl(path: Path, skipped: list[dict] | None = None) -> Iterator[tuple
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(path), row=lineno) from None
+                    raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(path),
+                                    row=lineno) from None
                 except RecursionError:
                     raise DataError("invalid JSON (nested too deeply)", path=str(path), row=lineno) from None
                 if not isinstance(obj, dict):
@@ -135,7 +136,8 @@ def parse_inclusion_prob(value: Any, *, path: str, row: int) -> float | None:
     try:
         p = float(value)
     except (TypeError, ValueError):
-        raise DataError(f"inclusion_prob {value!r} is not a number", path=path, row=row, field="inclusion_prob") from None
+        raise DataError(f"inclusion_prob {value!r} is not a number", path=path, row=row,
+                        field="inclusion_prob") from None
     if not 0.0 < p <= 1.0:
         raise DataError(f"inclusion_prob {p!r} must be in (0, 1]", path=path, row=row, field="inclusion_prob")
     return p
@@ -293,11 +295,34 @@ def load_pairs(
     seen_ids: dict[str, tuple[str, int]] | None = None,
     label_from_rating: RatingCut | None = None,
 ) -> PairTable:
-    """Load and validate one or more files; ids must be unique across all of them (and `seen_ids`, shared
-    by a caller that loads files one by one).
+    """Load and validate files in our schema (id, dataset, claim, evidence, label, group, ...).
 
-    on_error="skip" leaves bad rows out and lists them in each file's origin entry (`skipped`).
-    The origin entries also record how the file was loaded, so `audit --check` can reload it.
+    Ids must be unique across all of them (and `seen_ids`, shared by a caller that loads files one by
+    one). The origin entries record how each file was loaded, so `audit --check` can reload it.
+
+    Args:
+        paths: One file or several (JSONL, CSV, Parquet).
+        columns: Our field → the file's column name, for files with other names.
+        label_map: The file's label values → 0/1 (1 = supported).
+        dataset: Dataset name for rows without one.
+        construct: What the labels measure (e.g. "attribution"); constructs are never pooled.
+        on_error: "fail" (the first bad row is an InputError) or "skip" (bad rows left out and listed
+            in each file's origin entry as `skipped`).
+        seen_ids: Ids already loaded → (file, row), updated in place.
+        label_from_rating: derive the label from the `rating` column (mapped in `columns`) by this cut.
+
+    Returns:
+        The table of pairs.
+
+    Raises:
+        ValueError: An unknown `on_error`.
+        InputError: A file cannot be read, or a row is bad (one line naming file, row and field).
+
+    Examples:
+        >>> from attrib_audit.data import demo_paths
+        >>> table = load_pairs([demo_paths()[0]], construct="attribution")
+        >>> len(table), int(table.labels.sum())
+        (200, 100)
     """
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")

@@ -74,7 +74,7 @@ class PairTable:
     @property
     def has_systems(self) -> bool:
         """Whether any row names the system that generated it (the audit then adds the system-level section)."""
-        return any(s is not None for s in self.systems)
+        return any(s is not None for s in self.systems or ())  # never None after __post_init__
 
     @property
     def has_ratings(self) -> bool:
@@ -121,7 +121,7 @@ class PairTable:
                 label=int(self.labels[i]), source=self.sources[i], question=self.questions[i],
                 group=self.groups[i], construct=self.constructs[i],
                 inclusion_prob=None if self.inclusion_probs is None else float(self.inclusion_probs[i]),
-                system=self.systems[i],
+                system=None if self.systems is None else self.systems[i],
                 rating=None if self.ratings is None or not np.isfinite(self.ratings[i]) else float(self.ratings[i]),
             )
 

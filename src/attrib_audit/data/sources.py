@@ -145,6 +145,17 @@ def load_data(spec: DataSpec, log: Callable[[str], None] | None = None) -> PairT
     """The pairs a DataSpec names: files in our schema or a benchmark's layout, and --hf; ids unique across all.
 
     Each file's `data` entry records its resolved format, so a rerun from the spec reads it the same way.
+
+    Args:
+        spec: Files, their format and column mapping, or a Hugging Face dataset.
+        log: Where progress lines go (None: nowhere).
+
+    Returns:
+        The table of pairs.
+
+    Raises:
+        InputError: A file cannot be read, or a row is bad (one line naming file, row and field).
+        UsageError: Flags that do not go together (e.g. a column mapping with a benchmark format).
     """
     say = log or (lambda _m: None)
     fmt = spec.format
@@ -154,8 +165,8 @@ def load_data(spec: DataSpec, log: Callable[[str], None] | None = None) -> PairT
         raise DataError(f"--label-map and --*-col describe our pair schema; the {fmt} format maps its own fields")
     if not spec.files and spec.hf is None:
         raise DataError("no input: give one or more files, or --hf DATASET_ID")
-    for construct in {spec.construct, *(f.construct for f in spec.files)} - {None}:
-        note = unknown_construct_note(construct)
+    for named in [c for c in {spec.construct, *(f.construct for f in spec.files)} - {None} if c is not None]:
+        note = unknown_construct_note(named)
         if note:
             say(f"note: {note}")
     options = AdapterOptions(nei=spec.nei, wice_partial=spec.wice_partial)
@@ -175,14 +186,13 @@ def load_data(spec: DataSpec, log: Callable[[str], None] | None = None) -> PairT
                                            log=say, on_error=spec.on_error)
         tables.append(PairTable.from_records(records, origin=[origin]))
     if spec.hf is not None:
-        tables.append(_load_hf_table(spec, options, say))
+        tables.append(_load_hf_table(spec, spec.hf, options, say))
     table = tables[0] if len(tables) == 1 else PairTable.concat(tables)
     check_unique_ids(table.ids, [f.path for f in spec.files] + ([spec.hf.id] if spec.hf else []))
     return table
 
 
-def _load_hf_table(spec: DataSpec, options: AdapterOptions, log: Callable[[str], None]) -> PairTable:
-    hf = spec.hf
+def _load_hf_table(spec: DataSpec, hf: HFSource, options: AdapterOptions, log: Callable[[str], None]) -> PairTable:
     src = load_hf(hf.id, split=hf.split, revision=hf.revision, config=hf.config, log=log)
     fmt = spec.format
     if fmt == "auto":

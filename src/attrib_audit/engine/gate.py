@@ -13,16 +13,21 @@ from pathlib import Path
 from typing import Sequence
 
 from attrib_audit.engine.cache import ScoreCache, pair_key
-from attrib_audit.scorers.base import Scorer
+from attrib_audit.scorers.base import Scorer, as_scorer
 from attrib_audit.scorers.knownanswers import (
-    LONG_RUN, KnownAnswerError, check_scorer, failure_message, passed_before, record,
+    LONG_RUN,
+    KnownAnswerError,
+    check_scorer,
+    failure_message,
+    passed_before,
+    record,
 )
 
 
 def uncached_pairs(scorer: Scorer, claims: Sequence[str], evidences: Sequence[str],
                    questions: Sequence[str | None] | None, cache_path: str | Path | None) -> int:
     """How many distinct pairs `score_pairs` would send to the scorer (the cache keys as the runner makes them)."""
-    qs = questions if questions is not None and getattr(scorer, "wants_questions", False) else None
+    qs = questions if questions is not None and as_scorer(scorer).wants_questions else None
     keys = list(dict.fromkeys(pair_key(c, e, qs[i] if qs else None) for i, (c, e) in enumerate(zip(claims, evidences))))
     if str(cache_path) == ":memory:":
         return len(keys)

@@ -23,6 +23,7 @@ import numpy as np
 import attrib_audit
 from attrib_audit.engine.cache import ScoreCache, pair_key
 from attrib_audit.engine.runner import RunStats, score_pairs
+from attrib_audit.engine.threads import set_core_share
 from attrib_audit.errors import AuditError, BackendError
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.scorers.catalog import get_scorer
@@ -53,7 +54,9 @@ class RayScorer:
 class ScorerActor:
     """One scorer, built once per actor; scores a Ray batch through the shared cache."""
 
-    def __init__(self, name: str, options: dict[str, Any], cache_path: str | None, batch_size: int | None) -> None:
+    def __init__(self, name: str, options: dict[str, Any], cache_path: str | None, batch_size: int | None,
+                 num_cpus: float | None = None) -> None:
+        set_core_share(num_cpus)  # this actor's torch threads: its own CPUs, not the whole machine's
         self.name = name
         self.scorer = get_scorer(name, **options)
         self.cache = ScoreCache(cache_path) if cache_path else None
@@ -76,7 +79,7 @@ class ScorerActor:
             out = ScoreBatch(scores=np.full(n, np.nan), truncated_tokens=np.zeros(n, dtype=np.int64),
                              input_tokens=np.zeros(n, dtype=np.int64), chunks=np.ones(n, dtype=np.int64),
                              failures=["backend error"] * n)
-            st = RunStats(p, "", n, n, 0, 0, 0)
+            st = RunStats(scorer=p, signature="", n_pairs=n, n_unique=n, n_cached=0, n_scored=0, n_batches=0)
         batch[p] = out.scores
         batch[f"{p}__truncated_tokens"] = out.truncated_tokens
         batch[f"{p}__input_tokens"] = out.input_tokens
@@ -148,7 +151,8 @@ def ray_score(
     opt = options or RayOptions()
     if not len(claims):
         return ({n: ScoreBatch.plain(np.zeros(0)) for n in scorers},
-                [RunStats(n, s.signature, 0, 0, 0, 0, 0) for n, s in scorers.items()])
+                [RunStats(scorer=n, signature=s.signature, n_pairs=0, n_unique=0, n_cached=0, n_scored=0,
+                          n_batches=0) for n, s in scorers.items()])
     init_ray(opt.address)
     if cache_path == ":memory:":
         cache_path = None  # an in-memory cache cannot be shared with actors: score without one
@@ -166,8 +170,9 @@ def ray_score(
     return {n: out[n] for n in scorers}, [stats[n] for n in scorers]
 
 
-def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer], *, cache_path, batch_size,
-                  opt: RayOptions, out_dir) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
+def _score_unique(claims: Sequence[str], evidences: Sequence[str], questions: Sequence[str | None] | None,
+                  scorers: Mapping[str, RayScorer], *, cache_path: str | None, batch_size: int | None,
+                  opt: RayOptions, out_dir: Path | None) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
     """One Ray pipeline over the unique pairs (with their question when `questions` is given)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -177,7 +182,7 @@ def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer]
     keys = [pair_key(c, e, q) for c, e, q in zip(claims, evidences, qs)]
     slot: dict[str, int] = {}
     inverse = np.fromiter((slot.setdefault(k, len(slot)) for k in keys), dtype=np.int64, count=len(keys))
-    first = np.unique(inverse, return_index=True)[1]
+    first: list[int] = np.unique(inverse, return_index=True)[1].tolist()
     # Longest first, as the local engine does, so each actor's batches have similar lengths.
     order = sorted(range(len(first)), key=lambda j: -(len(claims[first[j]]) + len(evidences[first[j]])))
     cols = {"u": np.asarray(order, dtype=np.int64), "claim": [claims[first[j]] for j in order],
@@ -186,9 +191,11 @@ def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer]
         cols["question"] = pa.array([qs[first[j]] for j in order], type=pa.string())
     uniq = pa.table(cols)
     n_blocks = max(1, math.ceil(uniq.num_rows / opt.block_rows))
-    ds = ray.data.from_arrow([uniq.slice(i * opt.block_rows, opt.block_rows) for i in range(n_blocks)])
+    ds: ray.data.Dataset = ray.data.from_arrow([uniq.slice(i * opt.block_rows,
+                                                           opt.block_rows) for i in range(n_blocks)])
     for name, sc in scorers.items():
-        ds = ds.map_batches(ScorerActor, fn_constructor_args=(name, dict(sc.options), cache_path, batch_size),
+        ds = ds.map_batches(ScorerActor,
+                            fn_constructor_args=(name, dict(sc.options), cache_path, batch_size, opt.num_cpus),
                             batch_size=opt.block_rows, batch_format="numpy",
                             compute=ray.data.ActorPoolStrategy(min_size=1, max_size=max(1, opt.concurrency)),
                             num_cpus=opt.num_cpus, num_gpus=opt.num_gpus)
@@ -204,7 +211,9 @@ def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer]
     for name in scorers:
         _raise_actor_error(table.column(f"{name}__error").to_numpy(zero_copy_only=False), cache_path)
     for name, sc in scorers.items():
-        col = lambda suffix: table.column(f"{name}{suffix}").to_numpy(zero_copy_only=False)  # noqa: E731
+        def col(suffix: str, name: str = name) -> np.ndarray:
+            return table.column(f"{name}{suffix}").to_numpy(zero_copy_only=False)
+
         fail_txt, failed = col("__failure"), col("__failed")
         failures = [str(fail_txt[i]) if failed[i] else None for i in row]
         extras_rows = [json.loads(x) if x else {} for x in col("__extras")]
@@ -214,5 +223,6 @@ def _score_unique(claims, evidences, questions, scorers: Mapping[str, RayScorer]
                                failures=failures,
                                extras={k: [extras_rows[i].get(k) for i in row] for k in extra_keys})
         n_cached, n_scored, n_batches = (int(col(f"__{s}").sum()) for s in _STATS)
-        stats.append(RunStats(name, sc.signature, len(keys), len(first), n_cached, n_scored, n_batches))
+        stats.append(RunStats(scorer=name, signature=sc.signature, n_pairs=len(keys), n_unique=len(first),
+                              n_cached=n_cached, n_scored=n_scored, n_batches=n_batches))
     return out, stats

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from attrib_audit import __version__
 from attrib_audit.data.columnar import batch_to_table
@@ -59,8 +59,8 @@ def _raw_chunks(path: Path, chunk_rows: int, skipped: list[dict] | None) -> Iter
         yield chunk
 
 
-def _batch_rows(first_row: int, batch) -> list[tuple[int, dict]]:
-    names = batch.schema.names  # column-wise to_pylist is ~3x faster than RecordBatch.to_pylist
+def _batch_rows(first_row: int, batch: Any) -> list[tuple[int, dict]]:
+    names = batch.schema.names  # column-wise to_pylist: cheaper than RecordBatch.to_pylist
     return list(enumerate((dict(zip(names, vals)) for vals in zip(*(c.to_pylist() for c in batch.columns))),
                           start=first_row))
 
@@ -111,9 +111,10 @@ def iter_tables(paths: Iterable[str | Path], data: DataSpec | None = None,
                            "skipped": skipped or []})
 
 
-def score_columns(ids: list[str], scores: Mapping[str, ScoreBatch]) -> dict[str, list]:
-    """The `score` command's output columns: id, then per scorer its score, truncation and failure."""
-    cols: dict[str, list] = {"id": ids}
+def score_columns(ids: list[str], scores: Mapping[str, ScoreBatch]) -> dict[str, Any]:
+    """The `score` command's output columns (lists or arrays): id, then per scorer its score, truncation and
+    failure."""
+    cols: dict[str, Any] = {"id": ids}
     for name, batch in scores.items():
         cols[name] = batch.scores
         cols[f"{name}__truncated_tokens"] = batch.truncated_tokens
@@ -139,10 +140,10 @@ class ScoreWriter:
             fields += [pa.field(name, pa.float64()), pa.field(f"{name}__truncated_tokens", pa.int64()),
                        pa.field(f"{name}__failure", pa.string())]
         self.schema = pa.schema(fields)
-        self._writer = None
+        self._writer: Any = None  # a pyarrow ParquetWriter once the first Parquet chunk is written
         self._first = True
 
-    def write(self, cols: dict[str, list]) -> None:
+    def write(self, cols: dict[str, Any]) -> None:
         import pyarrow as pa
 
         table = pa.Table.from_pydict(cols, schema=self.schema)
@@ -193,8 +194,9 @@ def _paused_gc() -> Iterator[None]:
 def _merge(a: RunStats | None, b: RunStats) -> RunStats:
     if a is None:
         return b
-    return RunStats(a.scorer, a.signature, a.n_pairs + b.n_pairs, a.n_unique + b.n_unique, a.n_cached + b.n_cached,
-                    a.n_scored + b.n_scored, a.n_batches + b.n_batches)
+    return RunStats(scorer=a.scorer, signature=a.signature, n_pairs=a.n_pairs + b.n_pairs,
+                    n_unique=a.n_unique + b.n_unique, n_cached=a.n_cached + b.n_cached,
+                    n_scored=a.n_scored + b.n_scored, n_batches=a.n_batches + b.n_batches)
 
 
 def stream_score(paths: Iterable[str | Path], scorers: Mapping[str, Scorer], out: str | Path, *,

@@ -9,7 +9,6 @@ from dataclasses import replace
 from typing import Any, Callable, Protocol, Sequence
 
 from attrib_audit import __version__
-
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.gate import check_before_long_run
@@ -17,7 +16,7 @@ from attrib_audit.engine.ray_engine import RayScorer, ray_score
 from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.errors import BackendError, InputError, UsageError
 from attrib_audit.files.paths import default_cache_path
-from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable, as_scorer
 from attrib_audit.scorers.catalog import check_options, get_scorer, scorer_spec
 from attrib_audit.scorers.plugins import is_import_path
 
@@ -80,7 +79,8 @@ def scorer_identity(name: str, options: dict[str, Any]) -> str | None:
     ident = spec.identity(**opts)
     if ident is None:
         return None
-    return hashlib.sha256(json.dumps([name, opts, ident, __version__], sort_keys=True, default=repr).encode()).hexdigest()
+    return hashlib.sha256(json.dumps([name, opts, ident, __version__], sort_keys=True,
+                                     default=repr).encode()).hexdigest()
 
 
 def _build(name: str, options: dict[str, Any], cache: Callable[[], ScoreCache | None]) -> Scorer:
@@ -93,13 +93,12 @@ def _build(name: str, options: dict[str, Any], cache: Callable[[], ScoreCache | 
         if known is not None:
             return DeferredScorer(name, options, *known, cache=str(store.path))
     scorer = get_scorer(name, **options)
-    if identity is not None:
-        window = getattr(scorer, "window", None)
-        store.remember_signature(identity, scorer.signature, int(window) if isinstance(window, int) else None)
+    if identity is not None and store is not None:
+        store.remember_signature(identity, scorer.signature, scorer.window)
     return scorer
 
 
-class DeferredScorer:
+class DeferredScorer(Scorer):
     """A scorer whose model loads on its first uncached pair; its signature and token window are those the same
     identity had when last built (the identity covers the options, weight files and library versions)."""
 
@@ -127,12 +126,16 @@ class DeferredScorer:
 
     @property
     def batch_size(self) -> int:
-        return int(getattr(self.loaded(), "batch_size", 32))
+        return self.loaded().batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        self.loaded().batch_size = value
 
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         return self.loaded().score(claims, evidences)
 
-    def __getattr__(self, attr: str):  # anything else a caller reads (e.g. `embed`) is the loaded scorer's
+    def __getattr__(self, attr: str) -> Any:  # anything else a caller reads (e.g. `embed`) is the loaded scorer's
         if attr.startswith("__") or attr in ("_scorer", "_options", "_signature", "_cache"):
             raise AttributeError(attr)
         return getattr(self.loaded(), attr)
@@ -140,19 +143,20 @@ class DeferredScorer:
 
 def score_table(table: PairTable, scorers: dict[str, Scorer],
                 config: ScoringConfig) -> tuple[dict[str, ScoreBatch], list[RunStats]]:
+    scorers = {name: as_scorer(scorer) for name, scorer in scorers.items()}
     for name, scorer in scorers.items():  # a long run first checks each scorer on the known-answer set
         check_before_long_run(name, scorer, table.claims, table.evidences, questions=table.questions,
                               cache_path=config.cache_path, quiet=config.quiet)
     if config.engine == "ray":
-        specs = {n: RayScorer(config.factory_options(n), s.signature, getattr(s, "wants_questions", False))
-                 for n, s in scorers.items()}
+        specs = {n: RayScorer(config.factory_options(n), s.signature, s.wants_questions) for n, s in scorers.items()}
         return ray_score(table.claims, table.evidences, specs, questions=table.questions,
                          batch_size=config.batch_size, options=config.ray,
                          cache_path=config.cache_path if config.cache_path else str(default_cache_path()))
     if config.engine != "local":
         raise ValueError(f"unknown engine {config.engine!r}: use local or ray")
     cache = ScoreCache(config.cache_path)  # None: the default file; ":memory:": nothing persists
-    out, stats = {}, []
+    out: dict[str, ScoreBatch] = {}
+    stats: list[RunStats] = []
     try:
         for name, scorer in scorers.items():
             try:

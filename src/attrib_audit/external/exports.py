@@ -165,8 +165,8 @@ def read_table(path: Path) -> ScoreFile:
     names = [c for c in rows[0] if c != "id" and "__" not in str(c)]
     cols = {c: [r.get(c) for r in rows] for c in names}
     reasons = {c: [cell_text(r.get(f"{c}__failure")) for r in rows] for c in names if f"{c}__failure" in rows[0]}
-    return ScoreFile(str(path), "table", [cell_text(r.get("id")) for r in rows], None, None, cols, reasons,
-                     [c for c in rows[0] if "__" in str(c)])
+    return ScoreFile(path=str(path), format="table", ids=[cell_text(r.get("id")) for r in rows], claims=None,
+                     evidences=None, columns=cols, reasons=reasons, ignored=[c for c in rows[0] if "__" in str(c)])
 
 
 def read_ragas(path: Path) -> ScoreFile:
@@ -182,8 +182,9 @@ def read_ragas(path: Path) -> ScoreFile:
     claims = [cell_text(r.get(claim)) for r in rows]
     evid = [_contexts(r.get(ctx), path=str(path), row=i + 1, field_=ctx) for i, r in enumerate(rows)]
     names = [c for c in head if c not in _RAGAS_TEXT]
-    ids = [cell_text(r.get("id")) for r in rows] if "id" in head else [None] * len(rows)
-    return ScoreFile(str(path), "ragas", ids, claims, evid, {c: [r.get(c) for r in rows] for c in names},
+    ids: list[str | None] = [cell_text(r.get("id")) for r in rows] if "id" in head else [None] * len(rows)
+    return ScoreFile(path=str(path), format="ragas", ids=ids, claims=claims, evidences=evid,
+                     columns={c: [r.get(c) for r in rows] for c in names},
                      ignored=[c for c in head if c in _RAGAS_TEXT])
 
 
@@ -216,7 +217,8 @@ def read_deepeval(path: Path) -> ScoreFile:
             if len(cols[col]) <= i:
                 cols[col].append(None)
                 reasons[col].append("metric not in this test case")
-    return ScoreFile(str(path), "deepeval", ids, claims, evid, cols, reasons)
+    return ScoreFile(path=str(path), format="deepeval", ids=ids, claims=claims, evidences=evid, columns=cols,
+                     reasons=reasons)
 
 
 def read_trulens(path: Path) -> ScoreFile:
@@ -230,8 +232,9 @@ def read_trulens(path: Path) -> ScoreFile:
         return c in _TRULENS_BOOKKEEPING or low.endswith("_calls") or "cost" in low or low.endswith("direction")
 
     names = [c for c in head if not bookkeeping(c)]
-    return ScoreFile(str(path), "trulens", [cell_text(r.get("record_id")) for r in rows],
-                     [_unquote(cell_text(r.get("output"))) for r in rows], None, {c: [r.get(c) for r in rows] for c in names},
+    return ScoreFile(path=str(path), format="trulens", ids=[cell_text(r.get("record_id")) for r in rows],
+                     claims=[_unquote(cell_text(r.get("output"))) for r in rows], evidences=None,
+                     columns={c: [r.get(c) for r in rows] for c in names},
                      ignored=[c for c in head if bookkeeping(c)])
 
 
@@ -252,7 +255,8 @@ def read_score_file(path: str | Path, fmt: str = "auto", log=lambda _m: None) ->
 
 def numeric_columns(sf: ScoreFile) -> tuple[list[str], list[str]]:
     """Columns that hold scores (most non-empty cells numeric), and the others (left out, said in a note)."""
-    keep, other = [], []
+    keep: list[str] = []
+    other: list[str] = []
     for c, cells in sf.columns.items():
         present = [v for v in cells if not missing(v) and not (isinstance(v, str) and not v.strip())]
         numeric = sum(to_score(v)[1] is None for v in present)

@@ -45,14 +45,14 @@ def to_score(value: Any) -> tuple[float, str | None]:
     return v, None
 
 
-def parse_scores(raw: Sequence[Any]) -> tuple[np.ndarray, list[str | None]]:
+def parse_scores(raw: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[str | None]]:
     """Scores and per-row failure reasons for raw values (numbers, numeric strings, None)."""
     arr = np.asarray(raw) if not isinstance(raw, np.ndarray) else raw
     if arr.dtype.kind in "fiub" and arr.ndim == 1:  # the notebook case: a float array, checked at once
         values = arr.astype(np.float64)
         finite = np.isfinite(values)
-        reasons = [None if ok else ("NaN value" if np.isnan(v) else "infinite value") for ok, v in zip(finite, values)] \
-            if not finite.all() else [None] * values.size
+        reasons: list[str | None] = ([None if ok else ("NaN value" if np.isnan(v) else "infinite value")
+                                      for ok, v in zip(finite, values)] if not finite.all() else [None] * values.size)
         return np.where(finite, values, np.nan), reasons
     pairs = [to_score(v) for v in raw]
     return np.array([p[0] for p in pairs], dtype=np.float64), [p[1] for p in pairs]
@@ -76,7 +76,8 @@ class Precomputed:
     def __post_init__(self) -> None:
         self.values = np.asarray(self.values, dtype=np.float64)
         if len(self.failures) != self.values.size:
-            raise ValueError(f"precomputed {self.name!r}: {len(self.failures)} failure entries for {self.values.size} values")
+            raise ValueError(f"precomputed {self.name!r}: {len(self.failures)} failure entries for "
+                             f"{self.values.size} values")
 
     @property
     def signature(self) -> str:
@@ -95,7 +96,8 @@ class Precomputed:
 
     def run_stats(self) -> RunStats:
         n = int(self.values.size)
-        return RunStats(self.name, self.signature, n, n, 0, 0, 0)
+        return RunStats(scorer=self.name, signature=self.signature, n_pairs=n, n_unique=n, n_cached=0, n_scored=0,
+                        n_batches=0)
 
     def record(self, ids: Sequence[str]) -> dict[str, Any]:
         """The results.json entry: where the scores came from and every failed or unmatched id."""
@@ -110,7 +112,27 @@ class Precomputed:
 
 def from_values(name: str, raw: Any, n: int, *, source: str = PYTHON_SOURCE, column: str = "",
                 lower_is_better: bool = False) -> Precomputed:
-    """Scores given in table order: a numpy array, list, pandas Series or pyarrow (Chunked)Array."""
+    """Scores computed elsewhere, given in table order: a numpy array, list, pandas Series or pyarrow (Chunked)Array.
+
+    Args:
+        name: The metric's name in the audit.
+        raw: One score per pair; None, NaN or null is a failure (counted, left out of that metric).
+        n: Pairs in the table.
+        source: Where the scores came from, as recorded in results.json.
+        column: The column they were read from (default: `name`).
+        lower_is_better: The metric rates support with lower values (negated for AUROC).
+
+    Returns:
+        The metric's scores and failures, ready for `AuditConfig(precomputed={name: ...})`.
+
+    Raises:
+        ValueError: Another number of values than pairs (a value that is not a number is a failure).
+
+    Examples:
+        >>> p = from_values("mine", [0.2, None, 0.9], 3)
+        >>> p.values.tolist(), p.failures
+        ([0.2, nan, 0.9], [None, 'missing value', None])
+    """
     if hasattr(raw, "to_pylist") and not isinstance(raw, np.ndarray):  # pyarrow: nulls become None
         raw = raw.to_pylist()
     elif hasattr(raw, "to_numpy") and not isinstance(raw, np.ndarray):  # pandas: keeps None/NaN as given
@@ -119,7 +141,8 @@ def from_values(name: str, raw: Any, n: int, *, source: str = PYTHON_SOURCE, col
     if values.size != n:
         raise ValueError(f"precomputed {name!r} has {values.size} values for {n} pairs: give one per pair in table "
                          "order, or a mapping id -> score")
-    return Precomputed(name, values, failures, source, column or name, lower_is_better)
+    return Precomputed(name=name, values=values, failures=failures, source=source, column=column or name,
+                       lower_is_better=lower_is_better)
 
 
 def join_scores(name: str, pair_keys: Sequence[str], ids: Sequence[str], source_keys: Sequence[str],
@@ -142,18 +165,19 @@ def join_scores(name: str, pair_keys: Sequence[str], ids: Sequence[str], source_
         slot.setdefault(k, j)
     out = np.full(len(pair_keys), np.nan)
     out_fail: list[str | None] = []
-    missing = []
+    missing: list[str] = []
     for i, k in enumerate(pair_keys):
-        j = slot.get(k)
-        if j is None:
+        at = slot.get(k)
+        if at is None:
             missing.append(ids[i])
             out_fail.append(f"no score for this pair in {Path(source).name}")
             continue
-        out[i] = values[j]
-        out_fail.append(failures[j])
+        out[i] = values[at]
+        out_fail.append(failures[at])
     wanted = set(pair_keys)
     unmatched = [labels[j] if labels is not None else k for k, j in slot.items() if k not in wanted]
-    return Precomputed(name, out, out_fail, source, column, lower_is_better, join, missing, unmatched)
+    return Precomputed(name=name, values=out, failures=out_fail, source=source, column=column,
+                       lower_is_better=lower_is_better, join=join, missing_ids=missing, unmatched_ids=unmatched)
 
 
 def _same(a: float, b: float) -> bool:

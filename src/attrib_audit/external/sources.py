@@ -1,22 +1,22 @@
 """Where precomputed scores come from (`--score-col`, `--scores`), as plain data, and how they meet the pairs.
 
-A ScoreSource is JSON-friendly (`to_dict`/`from_dict`) so a recorded run can name its sources and
+A ScoreSource is JSON-friendly (files.records.to_record) so a recorded run can name its sources and
 resolve them again. Resolution joins each source to the loaded pairs; ids on one side only are
 reported, and with on_error="fail" the first one is an error that names it.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import iter_rows, row_id
-from attrib_audit.files.hashing import file_sha256
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import need
 from attrib_audit.external.exports import ScoreFile, keys_for, numeric_columns, read_score_file, text_key
 from attrib_audit.external.precomputed import PYTHON_SOURCE, Precomputed, from_values, join_scores
+from attrib_audit.files.hashing import file_sha256
 
 LOWER = "lower"
 
@@ -38,12 +38,6 @@ class ScoreSource:
                  f"expected a{' file path' if name == 'file' else ' string'}", value)
         need(isinstance(self.lower, bool), "precomputed.lower", "expected true or false", self.lower)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ScoreSource":
-        return cls(**{k: d[k] for k in ("name", "column", "file", "format", "lower") if k in d})
 
 
 def _entry(text: str, what: str) -> tuple[str, str, bool]:
@@ -61,7 +55,7 @@ def _entry(text: str, what: str) -> tuple[str, str, bool]:
 def parse_score_col(text: str) -> ScoreSource:
     """`--score-col NAME=COL[:lower]`: a numeric column of the data file(s)."""
     name, col, lower = _entry(text, "--score-col")
-    return ScoreSource(name, col, lower=lower)
+    return ScoreSource(name=name, column=col, lower=lower)
 
 
 def split_file_arg(text: str) -> tuple[str, str | None]:
@@ -102,7 +96,7 @@ def parse_scores_arg(text: str, fmt: str = "auto", log: Callable[[str], None] = 
         picked = [(c, c, False) for c in keep]
         if other:
             log(f"scores: {path}: not numeric, left out: {', '.join(map(str, other))}")
-    return [ScoreSource(n, c, path, sf.format, low) for n, c, low in picked], sf
+    return [ScoreSource(name=n, column=c, file=path, format=sf.format, lower=low) for n, c, low in picked], sf
 
 
 def data_columns(table: PairTable, columns: Sequence[str]) -> ScoreFile:
@@ -128,7 +122,7 @@ def data_columns(table: PairTable, columns: Sequence[str]) -> ScoreFile:
             for c in columns:
                 cells[c].append(rec.get(c))
         names.append(Path(path).name)
-    return ScoreFile(",".join(names), "data", ids, None, None, cells)
+    return ScoreFile(path=",".join(names), format="data", ids=ids, claims=None, evidences=None, columns=cells)
 
 
 def resolve_one(table: PairTable, src: ScoreSource, *, files: dict[str | None, ScoreFile] | None = None,

@@ -68,11 +68,11 @@ class LayoutError(KeyError):
         return f"missing key {self.args[0]!r}"
 
 
-class SavedDict(dict):
+class SavedDict(dict[str, Any]):
     """A JSON object read from a saved file; a missing key raises LayoutError, so only that (not any KeyError,
     TypeError or AttributeError of the reading code) says the file is not what the reader expects."""
 
-    def __missing__(self, key):
+    def __missing__(self, key: str) -> Any:
         raise LayoutError(key)
 
 
@@ -90,7 +90,7 @@ def read_json(path: str | Path, error: type[InputError] = InputError) -> SavedDi
         raise error(f"{path}: nested too deeply to be a file attrib-audit wrote") from None
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror})") from None
-    if not isinstance(data, dict):
+    if not isinstance(data, SavedDict):  # object_hook makes every JSON object one
         raise error(f"{path}: expected a JSON object at the top level, found {type(data).__name__}")
     if where is not None:
         raise error(f"{path}, field '{where}': holds an escaped lone surrogate (\\ud800-\\udfff), which UTF-8 "

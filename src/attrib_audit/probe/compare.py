@@ -39,7 +39,7 @@ class CompareConfig:
 @dataclass
 class ProbeResult:
     results: dict[str, Any]
-    per_example: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    per_example: dict[str, np.ndarray] = field(default_factory=dict)  # a column per metric (and `ids`)
 
     def save(self, out: str | Path) -> Path:
         """probe.json (the comparison) and per_example.csv (every example's metrics, to see which moved)."""
@@ -61,7 +61,8 @@ def align(base: Mapping[str, str], tuned: Mapping[str, str], examples: Mapping[s
     for path, outs in ((base_path, base), (tuned_path, tuned)):
         unknown = [i for i in outs if i not in examples]
         if unknown:
-            raise DataError(f"{len(unknown)} output ids are not in the data (first: {unknown[0]!r})", path=path, field="id")
+            raise DataError(f"{len(unknown)} output ids are not in the data (first: {unknown[0]!r})", path=path,
+                            field="id")
     ids = [i for i in examples if i in base and i in tuned]
     if not ids:
         raise DataError("the two systems share no example id", path=f"{base_path}, {tuned_path}", field="id")
@@ -112,7 +113,7 @@ def compare_systems(base: Mapping[str, str], tuned: Mapping[str, str], examples:
         + [per["tuned"][m] - per["base"][m] for m in metrics] + list(rewrite.values())
     boot = bootstrap_means(np.vstack(rows), ids, n_boot=config.n_boot, rng=slice_rng(config.seed, "probe-compare"))
     k = len(metrics)
-    table = []
+    table: list[dict[str, Any]] = []
     for j, m in enumerate(metrics):
         d = mean_estimate(boot, 2 * k + j, config.level, "paired-clustered-bootstrap-percentile")
         table.append({"metric": m, "base": _est(mean_estimate(boot, j, config.level)),

@@ -45,7 +45,8 @@ def rouge_l(answer: str, references: tuple[str, ...] | list[str]) -> float:
     return max(scorer.score(_lines(ref), pred)["rougeLsum"].fmeasure for ref in references)
 
 
-def answer_metrics(outputs: Mapping[str, str], examples: Mapping[str, AsqaExample], ids: list[str]) -> dict[str, np.ndarray]:
+def answer_metrics(outputs: Mapping[str, str], examples: Mapping[str, AsqaExample], ids: list[str]) -> dict[str,
+                                                                                                            np.ndarray]:
     """Per-example qa_em, rouge_l and citation count for the given ids (aligned with `ids`)."""
     return {
         "qa_em": np.array([str_em(outputs[i], examples[i]) for i in ids], dtype=np.float64),

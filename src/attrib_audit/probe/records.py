@@ -86,7 +86,8 @@ def _example(raw: dict, *, path: str, row: int) -> AsqaExample:
     for k, d in enumerate(raw.get("docs") or []):
         if not isinstance(d, dict):
             raise DataError("must be an object with title and text", path=path, row=row, field=f"docs[{k}]")
-        docs.append(Passage(str(d.get("title") or ""), _str(d.get("text"), path=path, row=row, field=f"docs[{k}].text")))
+        docs.append(Passage(str(d.get("title") or ""),
+                            _str(d.get("text"), path=path, row=row, field=f"docs[{k}].text")))
     return AsqaExample(_str(None if rid is None else str(rid), path=path, row=row, field=id_field),
                        _str(question, path=path, row=row, field=q_field), tuple(qa_pairs), tuple(longs), tuple(docs))
 

@@ -14,7 +14,7 @@ total = Σ weight·term. Nothing here calls a model except `support`, so given t
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Callable, Sequence
 
 import numpy as np
@@ -84,8 +84,6 @@ class RewardTerms:
     n_uncited_factual: int  # factual sentences citing no existing passage (their support is 0)
     n_invalid_citations: int  # distinct cited numbers with no such passage
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 class _Pairs:
@@ -119,7 +117,9 @@ class _Plan:
 
 def _plan(answer: str, passages: Sequence[str], unrelated: str | None, mode: str, pairs: _Pairs) -> _Plan:
     sents = parse_answer(answer)
-    cited, counter, by_passage = [], [], {}
+    cited: list[list[int]] = []
+    counter: list[list[int]] = []
+    by_passage: dict[int, list[int]] = {}
     for s in sents:
         valid = [c for c in s.cites if 1 <= c <= len(passages)]
         ids = [pairs.add(s.text, passages[c - 1]) for c in valid]
@@ -152,10 +152,11 @@ def _terms(plan: _Plan, s: np.ndarray, answerable: bool, config: RewardConfig) -
     w = config.weights
     total = (w.claim_support * claim + w.counterfactual_margin * margin + w.evidence_coverage * coverage
              + w.commitment * commitment)
-    return RewardTerms(claim, margin, coverage, commitment, float(total), len(kinds), len(factual),
-                       kinds.count(HEDGE), kinds.count(REFUSAL), kinds.count(META),
-                       sum(1 for i in factual if not plan.cited[i]),
-                       sum(1 for ids in plan.by_passage.values() if not ids))
+    return RewardTerms(claim_support=claim, counterfactual_margin=margin, evidence_coverage=coverage,
+                       commitment=commitment, total=float(total), n_sentences=len(kinds), n_factual=len(factual),
+                       n_hedge=kinds.count(HEDGE), n_refusal=kinds.count(REFUSAL), n_meta=kinds.count(META),
+                       n_uncited_factual=sum(1 for i in factual if not plan.cited[i]),
+                       n_invalid_citations=sum(1 for ids in plan.by_passage.values() if not ids))
 
 
 def grounding_rewards(answers: Sequence[str], passages: Sequence[Sequence[str]], support: SupportFn,
@@ -167,7 +168,8 @@ def grounding_rewards(answers: Sequence[str], passages: Sequence[Sequence[str]],
     not committing is penalised; `unrelated[i]` is the swap passage for counterfactual='swap'.
     """
     n = len(answers)
-    if len(passages) != n or (answerable is not None and len(answerable) != n) or (unrelated is not None and len(unrelated) != n):
+    if (len(passages) != n or (answerable is not None and len(answerable) != n)
+            or (unrelated is not None and len(unrelated) != n)):
         raise ValueError("answers, passages, answerable and unrelated must have one entry per answer")
     pairs = _Pairs()
     plans = [_plan(a, p, unrelated[i] if unrelated is not None else None, config.counterfactual, pairs)

@@ -30,7 +30,8 @@ def passage_answerable(example: AsqaExample, passages: Sequence[str]) -> bool:
 
 def build_prompt(example: AsqaExample, max_docs: int | None) -> str:
     docs = example.docs if max_docs is None else example.docs[:max_docs]
-    body = "\n".join(f"[{k}] {d.title}: {d.text}" if d.title else f"[{k}] {d.text}" for k, d in enumerate(docs, start=1))
+    body = "\n".join(f"[{k}] {d.title}: {d.text}" if d.title else f"[{k}] {d.text}" for k,
+                     d in enumerate(docs, start=1))
     return f"{INSTRUCTION}\n\nPassages:\n{body}\n\nQuestion: {example.question}\nAnswer:"
 
 
@@ -69,13 +70,14 @@ class GroundingReward:
         self.log: list[dict[str, float]] = []
 
     def __call__(self, prompts: list, completions: list, passages: list, answerable: list, unrelated: list,
-                 **_: Any) -> list[float]:
+                 **_: Any) -> list[float | None]:  # TRL's reward signature (None: no reward for that completion)
         terms = grounding_rewards([completion_text(c) for c in completions], passages, self.support, self.config,
                                   answerable=answerable, unrelated=unrelated)
         self.calls += 1
         self.log.append({k: float(np.mean([getattr(t, k) for t in terms])) for k in (*TERMS, "total")}
                         | {"n": len(terms)})
-        return [t.total for t in terms]
+        rewards: list[float | None] = [t.total for t in terms]
+        return rewards
 
 
 @dataclass
@@ -117,7 +119,8 @@ def run_grpo(examples: Sequence[AsqaExample], config: TrainConfig, reward: Groun
     from trl import GRPOConfig, GRPOTrainer
 
     if config.batch_size % config.num_generations:
-        raise ValueError(f"batch_size {config.batch_size} must be a multiple of num_generations {config.num_generations}")
+        raise ValueError(f"batch_size {config.batch_size} must be a multiple of num_generations "
+                         f"{config.num_generations}")
     tok = _tokenizer(config.model)
     chat = bool(getattr(tok, "chat_template", None))
     rows = prompt_rows(examples, config.max_docs)

@@ -18,7 +18,8 @@ from attrib_audit.text.tokenize import token_set
 
 
 def answer_hint(unit: str, answers: Sequence[str]) -> float:
-    """h(u): fraction of gold short answers found in the unit, matched on normalised word boundaries; 0 without answers."""
+    """h(u): fraction of gold short answers found in the unit, matched on normalised word boundaries; 0 without
+    answers."""
     norm = [a for a in (normalize_answer(x) for x in answers) if a]
     if not norm:
         return 0.0
@@ -48,7 +49,8 @@ class Pool:
 
 def binary_token_matrix(token_sets: list[frozenset[str]], vocab: dict[str, int]) -> sparse.csr_matrix:
     """Rows of 0/1 token indicators (vocabulary grows as new tokens appear)."""
-    indptr, indices = [0], []
+    indptr: list[int] = [0]
+    indices: list[int] = []
     for ts in token_sets:
         indices.extend(vocab.setdefault(t, len(vocab)) for t in ts)
         indptr.append(len(indices))
@@ -79,7 +81,10 @@ class Corpus:
     def build(cls, examples: list[ProvenanceExample]) -> "Corpus":
         text_index: dict[str, int] = {}
         owner_rows, owner_cols = [], []
-        unit_texts, unit_example, unit_group, unit_hint = [], [], [], []
+        unit_texts: list[str] = []
+        unit_example: list[int] = []
+        unit_group: list[str] = []
+        unit_hint: list[float] = []
         e_unit, e_text, e_gold, e_cited = [], [], [], []
         for ei, ex in enumerate(examples):
             pidx = []
@@ -106,7 +111,8 @@ class Corpus:
         vocab: dict[str, int] = {}
         text_tokens = binary_token_matrix([token_set(t) for t in texts], vocab)
         unit_tokens = binary_token_matrix([token_set(u) for u in unit_texts], vocab)
-        text_tokens.resize((text_tokens.shape[0], max(len(vocab), 1)))
+        # scipy-stubs 1.17 types csr_matrix.resize's shape as Never
+        text_tokens.resize((text_tokens.shape[0], max(len(vocab), 1)))  # type: ignore[arg-type]
         clean = Pool(np.concatenate(e_unit).astype(np.int64), np.concatenate(e_text).astype(np.int64),
                      np.concatenate(e_gold).astype(bool), np.zeros(sum(map(len, e_unit)), dtype=bool),
                      np.concatenate(e_cited).astype(bool))

@@ -3,28 +3,36 @@ stress test over seeds, and the α sweep — one dataset at a time, never pooled
 """
 from __future__ import annotations
 
-import platform
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from attrib_audit import __version__
+from attrib_audit.audit.results import tool_info
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.files.jsonfile import plain, sealed_json
 from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atomic
+from attrib_audit.files.records import to_record
 from attrib_audit.provenance.corpus import Corpus, Pool
 from attrib_audit.provenance.distractors import find_distractors, sample_candidates
 from attrib_audit.provenance.rankers import (
-    EmbeddingStore, Eq1Ranker, Eq1Weights, LexicalRanker, LinearRanker, PoolTerms, Ranker, ScorerRanker, Top1, top1,
+    EmbeddingStore,
+    Eq1Ranker,
+    Eq1Weights,
+    LexicalRanker,
+    LinearRanker,
+    PoolTerms,
+    Ranker,
+    ScorerRanker,
+    Top1,
+    top1,
 )
 from attrib_audit.provenance.records import ProvenanceSet
 from attrib_audit.scorers.base import ScorerUnavailable
 from attrib_audit.scorers.blend import BlendScorer
-from attrib_audit.scorers.embedding import EmbeddingScorer
 from attrib_audit.scorers.catalog import get_scorer
+from attrib_audit.scorers.embedding import EmbeddingScorer
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 from attrib_audit.stats.proportion import clustered_means
 
@@ -64,7 +72,11 @@ class _Rankers:
         return get_scorer(name, device=self.config.device, **self.config.scorer_options.get(name, {}))
 
     def store(self, scorer: EmbeddingScorer) -> EmbeddingStore:
-        return self.stores.setdefault(scorer.signature, EmbeddingStore(scorer))
+        """One store per encoder; its texts are read from and kept in the embedding cache beside the score cache."""
+        if scorer.signature not in self.stores:
+            scorer.use_vectors(self.cache.vectors)  # closes with the score cache when the run ends
+            self.stores[scorer.signature] = EmbeddingStore(scorer)
+        return self.stores[scorer.signature]
 
     def semantic_store(self) -> EmbeddingStore:
         scorer = self._scorer(self.config.semantic)
@@ -96,9 +108,9 @@ def _pool_summary(corpus: Corpus, pool: Pool, tops: dict[str, Top1], groups: lis
     n = corpus.n_units
     gen = lambda: slice_rng(config.seed, rng_name)  # noqa: E731  (same draws for every ranker)
     base = pool.random_baseline(n)
-    out = {"n_units": n, "n_groups": len(set(groups)), "n_entries": len(pool),
+    out: dict[str, Any] = {"n_units": n, "n_groups": len(set(groups)), "n_entries": len(pool),
            "mean_pool_size": float(len(pool) / n),
-           "random_baseline": clustered_means(base, groups, n_boot=config.n_boot, rng=gen())[0].to_dict(),
+           "random_baseline": to_record(clustered_means(base, groups, n_boot=config.n_boot, rng=gen())[0]),
            "rankers": {}}
     lex = tops.get("lexical")
     for name, t in tops.items():
@@ -107,14 +119,14 @@ def _pool_summary(corpus: Corpus, pool: Pool, tops: dict[str, Top1], groups: lis
         correct = pool.gold[t.entry].astype(np.float64)
         rows = [correct[ok]] + ([pool.distractor[t.entry][ok].astype(np.float64)] if confusable else [])
         ests = clustered_means(np.vstack(rows), g, n_boot=config.n_boot, rng=gen())
-        entry = {"top1": ests[0].to_dict(), "n_tied": int(t.tied.sum()), "n_undefined": int(t.undefined.sum())}
+        entry = {"top1": to_record(ests[0]), "n_tied": int(t.tied.sum()), "n_undefined": int(t.undefined.sum())}
         if confusable:
-            entry["fooled"] = ests[1].to_dict()
+            entry["fooled"] = to_record(ests[1])
         if lex is not None and name != "lexical":
             both = ok & ~lex.undefined
             diff = correct[both] - pool.gold[lex.entry][both]
-            entry["vs_lexical"] = clustered_means(diff, [groups[i] for i in np.flatnonzero(both)],
-                                                       n_boot=config.n_boot, rng=gen())[0].to_dict()
+            entry["vs_lexical"] = to_record(clustered_means(diff, [groups[i] for i in np.flatnonzero(both)],
+                                                            n_boot=config.n_boot, rng=gen())[0])
         out["rankers"][name] = entry
     return out
 
@@ -145,7 +157,8 @@ def run_dataset(pset: ProvenanceSet, config: ProvenanceConfig, rankers: list[Ran
     groups = corpus.unit_group
     log(f"{name}: {len(examples)} examples, {corpus.n_units} units, {len(corpus.clean)} (unit, passage) entries, "
         f"{len(corpus.texts)} distinct passage texts")
-    sweep = [LinearRanker(f"alpha={a:g}", sweep_store, a, 1.0 - a) for a in config.alphas] if sweep_store else []
+    sweep: list[Ranker] = ([LinearRanker(f"alpha={a:g}", sweep_store, a, 1.0 - a) for a in config.alphas or ()]
+                           if sweep_store else [])
     clean_tops = _rank_all(corpus, corpus.clean, rankers + sweep)
     main = {r.name: clean_tops[r.name] for r in rankers}
     result = {"dataset": name, "data": pset.origin, "skipped": skipped, "n_examples": len(examples),
@@ -153,7 +166,8 @@ def run_dataset(pset: ProvenanceSet, config: ProvenanceConfig, rankers: list[Ran
               "clean": _pool_summary(corpus, corpus.clean, main, groups, f"{name}:clean", config, False)}
     sweep_clean = _pool_summary(corpus, corpus.clean, {r.name: clean_tops[r.name] for r in sweep}, groups,
                                 f"{name}:clean", config, False) if sweep else None
-    conf_seeds, sweep_conf = [], {r.name: {"top1": [], "fooled": []} for r in sweep}
+    conf_seeds: list[dict] = []
+    sweep_conf: dict[str, dict[str, list[float]]] = {r.name: {"top1": [], "fooled": []} for r in sweep}
     if config.confusable_k > 0:
         for s in range(config.seeds):
             rng = np.random.default_rng([config.seed, s])
@@ -182,11 +196,11 @@ def run_dataset(pset: ProvenanceSet, config: ProvenanceConfig, rankers: list[Ran
                     for r in rankers} if conf_seeds else {},
         "random_baseline": _spread([c["random_baseline"]["estimate"] for c in conf_seeds]) if conf_seeds else None,
     }
-    if sweep:
+    if sweep and sweep_store is not None and sweep_clean is not None:  # all three or none
         result["alpha_sweep"] = {
-            "formula": f"alpha*lexical + (1-alpha)*[{sweep_store.signature}]", "alpha": list(config.alphas),
+            "formula": f"alpha*lexical + (1-alpha)*[{sweep_store.signature}]", "alpha": list(config.alphas or ()),
             "clean": [sweep_clean["rankers"][r.name]["top1"] for r in sweep],
-            "series": {"alpha": list(config.alphas),
+            "series": {"alpha": list(config.alphas or ()),
                        "clean_top1": [sweep_clean["rankers"][r.name]["top1"]["estimate"] for r in sweep],
                        **({"confusable_top1_mean": [_spread(sweep_conf[r.name]["top1"])["mean"] for r in sweep],
                            "confusable_top1_sd": [_spread(sweep_conf[r.name]["top1"])["sd"] for r in sweep],
@@ -229,8 +243,7 @@ def run_provenance(sets: list[ProvenanceSet], config: ProvenanceConfig | None = 
             sweep_store = None
         datasets = [run_dataset(s, config, rankers, sweep_store, log) for s in sets]
         results = {
-            "tool": {"name": "attrib-audit", "version": __version__, "python": sys.version.split()[0],
-                     "platform": platform.platform()},
+            "tool": to_record(tool_info()),
             "construct": "provenance",
             "config": {"rankers": [r.name for r in rankers], "signatures": {r.name: r.signature for r in rankers},
                        "semantic": config.semantic, "eq1_weights": vars(config.eq1_weights),

@@ -84,7 +84,8 @@ def _need(rec: dict, name: str, kind: type | tuple[type, ...], where: dict) -> A
     if name not in rec or rec[name] is None:
         raise DataError("missing field", field=name, **where)
     if not isinstance(rec[name], kind):
-        raise DataError(f"expected {getattr(kind, '__name__', kind)}, got {type(rec[name]).__name__}", field=name, **where)
+        raise DataError(f"expected {getattr(kind, '__name__', kind)}, got {type(rec[name]).__name__}", field=name,
+                        **where)
     return rec[name]
 
 
@@ -227,7 +228,8 @@ def _adapt_hotpotqa(rec: dict, where: dict, dataset: str, skipped: Counter) -> P
         passages.append(Passage(title, "".join(item[1]).strip(), title))
     gold = {str(f[0]) for f in facts}
     if not gold <= seen:
-        raise DataError(f"supporting titles {sorted(gold - seen)} are not in the context", field="supporting_facts", **where)
+        raise DataError(f"supporting titles {sorted(gold - seen)} are not in the context", field="supporting_facts",
+                        **where)
     ex_id = str(rec.get("_id") or rec.get("id") or f"{dataset}:{where['row']}")
     return _finish(ex_id, dataset, question, [answer], [f"{question} {answer}"], passages, gold, None, None, skipped)
 
@@ -284,7 +286,7 @@ def load_provenance(path: str | Path, *, format: str = "auto", dataset: str | No
             try:
                 fmt = detect_format(rec)
             except ValueError as exc:
-                raise DataError(str(exc), **where) from None
+                raise DataError(str(exc), path=str(p), row=row) from None
         if limit is not None and len(examples) >= limit:
             skipped["beyond_limit"] += 1
             continue

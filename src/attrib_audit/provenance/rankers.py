@@ -81,7 +81,8 @@ class PoolTerms:
 
 
 class Ranker(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     @property
     def signature(self) -> str: ...
@@ -133,7 +134,8 @@ class Eq1Weights:
                 return cls(*map(float, parts))
         except (TypeError, ValueError):
             pass
-        raise ValueError(f"Eq. 1 weights {text!r}: give four numbers lex,sem,hint,cite or lex=..,sem=..,hint=..,cite=..")
+        raise ValueError(f"Eq. 1 weights {text!r}: give four numbers lex,sem,hint,cite or "
+                         "lex=..,sem=..,hint=..,cite=..")
 
 
 @dataclass

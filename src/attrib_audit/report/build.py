@@ -76,6 +76,19 @@ def build_report(folder: str | Path, out: str | Path | None = None, *, png: bool
 
     Everything is drawn in a temporary folder inside `out` first and moved into place at the end,
     so a failure mid-way leaves the previous report whole.
+
+    Args:
+        folder: An audit folder (results.json, and whatever else its commands wrote there).
+        out: Where to write the report (None: `folder`).
+        png: Also write PNG copies of the plots.
+        **explicit: Files elsewhere to include: provenance=, probe=, agreement= paths.
+
+    Returns:
+        The paths written.
+
+    Raises:
+        ReportError: No such folder, a named file missing, or results that cannot be drawn.
+        ValueError: An unknown keyword in `explicit`.
     """
     inputs = load_inputs(folder, **explicit)
     out = check_out_dir(out if out else inputs.folder, names=REPORT_FILES)

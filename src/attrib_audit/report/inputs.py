@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from attrib_audit.audit.results import AuditResults, read_results
-from attrib_audit.audit.thresholds import read_thresholds
+from attrib_audit.audit.thresholds import thresholds_file
 from attrib_audit.data.errors import DataError
 from attrib_audit.files.jsonfile import is_sealed, read_json
 
@@ -25,7 +25,7 @@ class ReportInputs:
     provenance: dict[str, Any] | None = None
     probe: dict[str, Any] | None = None
     agreement: dict[str, Any] | None = None
-    thresholds: dict[str, Any] | None = None  # audit.thresholds.ThresholdsResults
+    thresholds: dict[str, Any] | None = None  # as parsed; report.thresholds reads it as audit.thresholds' records
     sources: dict[str, Path] = field(default_factory=dict)  # which file each part came from
     ignored: list[str] = field(default_factory=list)  # files left out because another run wrote them
     sealed_files: set[Path] = field(default_factory=set)  # files whose digest holds (files.jsonfile.sealed_json)
@@ -76,7 +76,7 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
             raise ReportError(f"{path}: no such file (given for {key})")
         if path.is_file():
             setattr(inputs, key, read_results(folder, "report", ReportError) if key == "results" else
-                    read_thresholds(path, "report", ReportError) if key == "thresholds" else read_json(path, ReportError))
+                    thresholds_file(path, "report", ReportError)[1] if key == "thresholds" else read_json(path, ReportError))
             inputs.sources[key] = path
             if is_sealed(getattr(inputs, key)):
                 inputs.sealed_files.add(path)

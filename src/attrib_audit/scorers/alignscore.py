@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerLoadError, ScorerSpec, ScorerUnavailable, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerLoadError, ScorerSpec, ScorerUnavailable, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import check_resolved, env_var, refuse_hub_offline, require, torch_device
 from attrib_audit.scorers.pairclf import Head, PairClassifier
@@ -69,7 +69,8 @@ def read_state_dict(ckpt: str) -> tuple[dict, dict]:
         obj = torch.load(ckpt, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
         first = next((ln.strip() for ln in str(exc).splitlines() if "Unsupported global" in ln), "")
-        raise ScorerLoadError(f"alignscore: {ckpt} holds Python objects beyond tensors ({first or 'not weights-only'}); "
+        raise ScorerLoadError(f"alignscore: {ckpt} holds Python objects beyond tensors "
+                              f"({first or 'not weights-only'}); "
                               f"refusing to unpickle it: save its state_dict alone") from None
     state = obj.get("state_dict", obj) if isinstance(obj, dict) else None
     if not isinstance(state, dict) or not any(str(k).startswith("base_model.") for k in state):
@@ -110,11 +111,12 @@ def build_model(state: dict, config, what: str):
     return base.eval(), tri.eval()
 
 
-class AlignScoreScorer:
+class AlignScoreScorer(Scorer):
     name = "alignscore"
     batch_size = 32
 
-    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 16, install_hint: str = "") -> None:
+    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 16,
+                 install_hint: str = "") -> None:
         require("transformers", self.name)
         import torch
 
@@ -137,7 +139,8 @@ class AlignScoreScorer:
                 else "roberta-base"))
             base, tri = build_model(state, AutoConfig.from_pretrained(backbone), self.name)
             dtype = torch.float16 if device != "cpu" else torch.float32
-            return AutoTokenizer.from_pretrained(backbone), AlignScoreModel(base.to(device, dtype), tri.to(device, dtype))
+            return AutoTokenizer.from_pretrained(backbone), AlignScoreModel(base.to(device, dtype),
+                                                                            tri.to(device, dtype))
 
         tokenizer, model = load_or_unavailable(resolved, load, what=self.name, install_hint=install_hint)
         window = int(tokenizer.model_max_length) if tokenizer.model_max_length < 1_000_000 else 512
@@ -184,7 +187,8 @@ def per_claim(batch: ScoreBatch, owner: np.ndarray, n: int, how: str) -> ScoreBa
         else:
             vals = batch.scores[rows]
             scores[i] = vals.mean() if how == "mean" else vals.min()
-        cut[i], ev[i], chunks[i] = batch.truncated_tokens[rows].max(), batch.input_tokens[rows[0]], batch.chunks[rows[0]]
+        cut[i], ev[i], chunks[i] = (batch.truncated_tokens[rows].max(), batch.input_tokens[rows[0]],
+                                    batch.chunks[rows[0]])
     return ScoreBatch(scores=scores, truncated_tokens=cut, input_tokens=ev, chunks=chunks, failures=failures)
 
 
@@ -203,4 +207,5 @@ register(ScorerSpec("alignscore", _build,
                     "AlignScore-large P(aligned), nli_sp: max over ~350-word chunks, mean over claim sentences",
                     "fact-check", _check, INSTALL, ("path", "device", "model_batch"),
                     ("needs the roberta-large config + tokenizer files beside the checkpoint",
-                     "no --trust-remote-code: the Lightning checkpoint's state dict is read weights-only, run natively")))
+                     "no --trust-remote-code: the Lightning checkpoint's state dict is read weights-only, "
+                     "run natively")))

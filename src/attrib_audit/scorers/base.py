@@ -7,15 +7,19 @@ from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from attrib_audit.errors import InputError
+from attrib_audit.errors import AuditError, InputError
 
 
 class ScorerUnavailable(RuntimeError):
     """A scorer's weights or package are not on this machine; the message is one line saying how to get them."""
 
 
-class ScorerLoadError(RuntimeError):
-    """Weights are present but do not load (corrupt file, wrong layout): an error, never a silent skip."""
+class ScorerLoadError(AuditError, RuntimeError):
+    """Weights are present but do not load (corrupt file, wrong layout): an error, never a silent skip; the user
+    must fix or replace the files (exit 2)."""
+
+    exit_code = 2
+    kind = "error"
 
 
 class ScorerOptionError(InputError):
@@ -94,14 +98,87 @@ class Scorer(Protocol):
     `signature` must change whenever a score could change (model, revision, window,
     prompt version, weights); the cache keys on it. A scorer that sets `wants_questions = True`
     is also given `score(..., questions=...)` by engine.score_pairs, which then keys on the question too.
+    The optional attributes have defaults here: a built-in scorer subclasses Scorer to inherit them, and any
+    other object is seen through `as_scorer`, which answers the ones it lacks with these defaults.
     """
 
     name: str
+    window: int | None = None  # tokens the model sees per input; None: no token window (it reads everything)
+    batch_size: int = 32  # pairs per engine batch (one cache commit) when the caller sets none
+    wants_questions: bool = False  # True: score() also takes questions=[...] and the cache keys on them
 
     @property
     def signature(self) -> str: ...
 
     def score(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch: ...
+
+
+OPTIONAL_ATTRIBUTES = ("window", "batch_size", "wants_questions")
+_ABSENT = object()
+
+
+class ScorerView(Scorer):
+    """An object with the Scorer protocol's required members, seen with all of its optional ones: what the object
+    has is its own (read when asked, never copied), what it lacks is the protocol's default."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # never forward private names (unpickling asks for `_inner` before it is set)
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+    def _optional(self, name: str) -> Any:
+        value = getattr(self._inner, name, None)
+        return getattr(Scorer, name) if value is None else value
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._inner.name = value
+
+    @property
+    def window(self) -> int | None:
+        return self._optional("window")
+
+    @window.setter
+    def window(self, value: int | None) -> None:
+        self._inner.window = value
+
+    @property
+    def batch_size(self) -> int:
+        return int(self._optional("batch_size"))
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        self._inner.batch_size = value
+
+    @property
+    def wants_questions(self) -> bool:
+        return bool(self._optional("wants_questions"))
+
+    @wants_questions.setter
+    def wants_questions(self, value: bool) -> None:
+        self._inner.wants_questions = value
+
+    @property
+    def signature(self) -> str:
+        return self._inner.signature
+
+    def score(self, claims: Sequence[str], evidences: Sequence[str], **kwargs: Any) -> ScoreBatch:
+        return self._inner.score(claims, evidences, **kwargs)
+
+
+def as_scorer(obj: Any) -> Scorer:
+    """`obj` itself when it declares every optional attribute of the protocol (a built-in scorer does), else a
+    ScorerView of it; found without calling a property, so asking never loads a model."""
+    if all(inspect.getattr_static(obj, a, _ABSENT) is not _ABSENT for a in OPTIONAL_ATTRIBUTES):
+        return obj
+    return ScorerView(obj)
 
 
 @dataclass(frozen=True)

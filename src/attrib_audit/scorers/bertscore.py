@@ -7,14 +7,22 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, ScorerSpec, ScorerUnavailable, register, resolver_check
+from attrib_audit.scorers.base import (
+    ScoreBatch,
+    Scorer,
+    ScorerOptionError,
+    ScorerSpec,
+    ScorerUnavailable,
+    register,
+    resolver_check,
+)
 from attrib_audit.scorers.chunked import PairWindows, aggregate, check_aggregation, pair_windows, per_pair_sum
 from attrib_audit.scorers.embedding import MINILM_INSTALL, chunk_option, count_tokens, local_identity, resolve_minilm
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
 
-class BertScoreScorer:
+class BertScoreScorer(Scorer):
     """Greedy token matching of contextual embeddings; both sides are cut at the encoder's window and counted.
 
     `idf=True` needs an `idf_corpus` (the reference texts idf weights are computed on);
@@ -24,6 +32,7 @@ class BertScoreScorer:
     """
 
     batch_size = 32
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, resolved: Resolved, *, num_layers: int = 4, idf: bool = False,
                  idf_corpus: Sequence[str] | None = None, rescale_with_baseline: bool = False,
@@ -39,12 +48,13 @@ class BertScoreScorer:
         if rescale_with_baseline and not baseline_path:
             raise ScorerUnavailable("bertscore: baseline rescaling needs baseline_path for a local model "
                                     "(bert-score ships baselines only for hub model names)")
-        self.resolved, self.num_layers, self.idf, self.rescale = resolved, int(num_layers), bool(idf), bool(rescale_with_baseline)
-        self._idf_hash = hashlib.sha256("\x1e".join(idf_corpus).encode()).hexdigest()[:12] if idf else "none"
+        self.resolved, self.num_layers = resolved, int(num_layers)
+        self.idf, self.rescale = bool(idf), bool(rescale_with_baseline)
+        self._idf_hash = hashlib.sha256("\x1e".join(idf_corpus or ()).encode()).hexdigest()[:12] if idf else "none"
         self.scorer = load_or_unavailable(
             resolved,
             lambda loc: bert_score.BERTScorer(model_type=loc, num_layers=self.num_layers, idf=self.idf,
-                                              idf_sents=list(idf_corpus) if idf else None, device=device,
+                                              idf_sents=list(idf_corpus or ()) if idf else None, device=device,
                                               rescale_with_baseline=self.rescale, baseline_path=baseline_path,
                                               lang="en" if self.rescale else None),
             what="bertscore", install_hint=install_hint)
@@ -53,7 +63,8 @@ class BertScoreScorer:
         self.window = int(min(tok.model_max_length, max_pos))
         if window:
             if not 8 <= int(window) <= self.window:
-                raise ScorerOptionError(f"{name}: window must be between 8 and the encoder's {self.window} tokens, got {window}")
+                raise ScorerOptionError(f"{name}: window must be between 8 and the encoder's {self.window} "
+                                        f"tokens, got {window}")
             self.window = tok.model_max_length = int(window)  # bert_score cuts at tokenizer.model_max_length
         self._hash = self.scorer.hash
         self._fingerprint = (f"{weights_fingerprint(resolved)}:"
@@ -62,12 +73,14 @@ class BertScoreScorer:
     @property
     def signature(self) -> str:
         base = self.resolved.location.rstrip("/").split("/")[-1]
+        tail = self._hash.split('_')[-1] if '_' in self._hash else ''
         sig = (f"{self.name}:F1:model={base}:weights={self._fingerprint}:layers={self.num_layers}:idf={self._idf_hash}:"
-               f"rescale={self.rescale}:window={self.window}:{self._hash.split('_')[-1] if '_' in self._hash else ''}:v1")
+               f"rescale={self.rescale}:window={self.window}:{tail}:v1")
         return sig + (f":chunk={self.chunk}:sentence-windows" if self.chunk else "")
 
     def _f1(self, claims: Sequence[str], references: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """F1 per (claim, reference) in one bert_score call (it dedupes and length-sorts), and each side's token count."""
+        """F1 per (claim, reference) in one bert_score call (it dedupes and length-sorts), and each side's token
+        count."""
         _, _, f1 = self.scorer.score(list(claims), list(references), batch_size=self.batch_size, verbose=False)
         tok = self.scorer._tokenizer
         return (f1.double().numpy(), count_tokens(tok, [c.strip() for c in claims]),
@@ -87,6 +100,7 @@ class BertScoreScorer:
 
     def score_chunked(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         """F1 of the claim against every window of every pair in one call, aggregated per pair."""
+        assert self.chunk is not None  # score() comes here only with a chunk rule
         n = len(claims)
         win = self.windows(evidences)
         f1, n_c, n_w = self._f1([claims[i] for i in win.owner], win.texts)

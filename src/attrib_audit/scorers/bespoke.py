@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.scorers.alignscore import per_claim
-from attrib_audit.scorers.base import ScoreBatch, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, register
 from attrib_audit.scorers.chunked import aggregate
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, torch_device
@@ -36,9 +36,10 @@ MAX_MODEL_LEN = 32768
 TOP_LOGPROBS = 5
 
 
-class BespokeMiniCheckScorer:
+class BespokeMiniCheckScorer(Scorer):
     name = "bespoke-minicheck"
     batch_size = 8
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", window: int = MAX_MODEL_LEN,
                  trust_remote_code: bool = False, install_hint: str = "") -> None:
@@ -61,7 +62,7 @@ class BespokeMiniCheckScorer:
             tok = AutoTokenizer.from_pretrained(loc, trust_remote_code=trust_remote_code)
             dtype = torch.bfloat16 if self.device != "cpu" else torch.float32
             model = AutoModelForCausalLM.from_pretrained(loc, dtype=dtype, trust_remote_code=trust_remote_code)
-            return tok, model.to(self.device).eval()
+            return tok, model.to(self.device).eval()  # type: ignore[arg-type]  # transformers types .to unbound
 
         self.tokenizer, self.model = load_or_unavailable(resolved, load, what=self.name, install_hint=install_hint)
         self._yes: dict[int, bool] = {}
@@ -120,12 +121,15 @@ class BespokeMiniCheckScorer:
                 rows += 1
         per_sentence = aggregate(np.asarray(probs), np.asarray(chunk_owner, dtype=np.int64), rows, "max")
         ev = [len(self.tokenizer(evidences[i], add_special_tokens=False)["input_ids"]) for i in sentence_owner]
-        batch = ScoreBatch(scores=per_sentence, truncated_tokens=np.zeros(rows, dtype=np.int64), input_tokens=ev,
-                           chunks=[len(split[evidences[i]]) for i in sentence_owner], failures=[None] * rows)
+        batch = ScoreBatch(scores=per_sentence, truncated_tokens=np.zeros(rows, dtype=np.int64),
+                           input_tokens=np.asarray(ev, dtype=np.int64),
+                           chunks=np.asarray([len(split[evidences[i]]) for i in sentence_owner], dtype=np.int64),
+                           failures=[None] * rows)
         return per_claim(batch, np.asarray(sentence_owner), len(claims), "min")
 
 
 register(hub_scorer_spec("bespoke-minicheck", BESPOKE_HUB,
                          "Bespoke-MiniCheck-7B P(yes): max over chunks, min over claim sentences", "fact-check",
                          BespokeMiniCheckScorer,
-                         needs=("needs --trust-remote-code (the checkpoint's InternLM2 code runs)", "needs a GPU with ~16 GB")))
+                         needs=("needs --trust-remote-code (the checkpoint's InternLM2 code runs)",
+                                "needs a GPU with ~16 GB")))

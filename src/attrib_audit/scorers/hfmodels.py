@@ -50,7 +50,7 @@ def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make:
                       ("path", *keyword_options(options_of or make)), needs)
 
 
-def keyword_options(cls: type) -> tuple[str, ...]:
+def keyword_options(cls: Callable[..., Any]) -> tuple[str, ...]:
     """A scorer class's keyword-only constructor options, less the install hint the registry supplies."""
     import inspect
 

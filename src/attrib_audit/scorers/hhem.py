@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerLoadError, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerLoadError, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, require, torch_device
 from attrib_audit.scorers.pairclf import plan_batches
@@ -58,11 +58,12 @@ def load_safetensors(folder: Path) -> dict:
     return state
 
 
-class HHEMScorer:
+class HHEMScorer(Scorer):
     name = "hhem"
     batch_size = 32
 
-    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 8, install_hint: str = "") -> None:
+    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 8,
+                 install_hint: str = "") -> None:
         require("transformers", self.name)
         import torch
 
@@ -84,7 +85,8 @@ class HHEMScorer:
                 raise ScorerLoadError(f"{self.name}: {loc} does not hold HHEM's t5.* weights "
                                       f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
             dtype = torch.float16 if self.device != "cpu" else torch.float32
-            return (AutoTokenizer.from_pretrained(foundation), model.to(self.device, dtype).eval(),
+            return (AutoTokenizer.from_pretrained(foundation),
+                    model.to(self.device, dtype).eval(),  # type: ignore[arg-type]  # transformers types .to unbound
                     cfg.get("prompt") or PROMPT)
 
         self.tokenizer, self.model, self.prompt = load_or_unavailable(resolved, load, what=self.name,
@@ -94,7 +96,8 @@ class HHEMScorer:
             window=None, cut="none (the authors do not truncate; T5 has relative positions)",
             chunk_unit="none", chunk_size=0, chunk_rule="none", claim_split="none", aggregation="single input",
             label="softmax(logits[:, 0, :])[1] of T5ForTokenClassification (P(consistent))",
-            source="vectara/hallucination_evaluation_model modeling_hhem_v2.py (HHEMv2ForSequenceClassification.predict)")
+            source="vectara/hallucination_evaluation_model modeling_hhem_v2.py "
+                   "(HHEMv2ForSequenceClassification.predict)")
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
 
     @property

@@ -28,13 +28,13 @@ from attrib_audit.errors import AuditError
 from attrib_audit.files.jsonfile import is_sealed, sealed_json
 from attrib_audit.files.outdir import write_text_atomic
 from attrib_audit.files.paths import home
-from attrib_audit.scorers.base import ScoreBatch, Scorer
-from attrib_audit.stats.bootstrap import clustered_auroc_ci
+from attrib_audit.scorers.base import ScoreBatch, Scorer, as_scorer
+from attrib_audit.stats.bootstrap import DEFAULT_B, clustered_auroc_ci
 
 MIN_AUROC = 0.80  # a working scorer reaches ~0.95-1.0 on this set (lexical 1.00, minilm 0.94)
 CHANCE = 0.5
 MAX_FAILED = 0.10  # more failed pairs than this (judge refusals, errors) and the check cannot tell
-N_BOOT = 2000
+N_BOOT = DEFAULT_B
 LONG_RUN = 1000  # a scorer about to score more uncached pairs than this is checked first (engine.gate)
 RULE = (f"pass when AUROC ≥ {MIN_AUROC:.2f} and the lower end of its 95% clustered-bootstrap CI (clusters = "
         f"passages) > {CHANCE:.2f}, with at most {MAX_FAILED:.0%} of the pairs failed")
@@ -98,15 +98,16 @@ class CheckResult:
 
 def _score(scorer: Scorer, pairs: Sequence[KnownPair]) -> ScoreBatch:
     claims, evidences = [p.claim for p in pairs], [p.evidence for p in pairs]
-    bs = max(1, int(getattr(scorer, "batch_size", 32) or 32))
+    scorer = as_scorer(scorer)
+    bs = max(1, int(scorer.batch_size or Scorer.batch_size))
     parts = []
     for i in range(0, len(pairs), bs):
         c, e = claims[i:i + bs], evidences[i:i + bs]
-        parts.append(scorer.score(c, e, questions=[None] * len(c)) if getattr(scorer, "wants_questions", False)
+        parts.append(scorer.score(c, e, questions=[None] * len(c)) if scorer.wants_questions  # type: ignore[call-arg]
                      else scorer.score(c, e))
     batch = ScoreBatch.concat(parts)
     if len(batch) != len(pairs):
-        raise KnownAnswerError(f"{getattr(scorer, 'name', scorer)}: returned {len(batch)} scores for {len(pairs)} pairs")
+        raise KnownAnswerError(f"{scorer.name}: returned {len(batch)} scores for {len(pairs)} pairs")
     return batch
 
 

@@ -7,16 +7,17 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerSpec, register
-from attrib_audit.text.tokenize import ASCII_TOKENS as _ASCII, TOKEN_RE
+from attrib_audit.text.tokenize import ASCII_TOKENS as _ASCII
+from attrib_audit.text.tokenize import TOKEN_RE
 
 # `\w` and lower() follow Python's Unicode tables: their version is what computes non-ASCII scores
 SIGNATURE = f"lexical:jaccard:lower:re=\\w+:unicode={unicodedata.unidata_version}:v1"
 
 
-class LexicalScorer:
+class LexicalScorer(Scorer):
     """|A∩B| / |A∪B| over lowercase `\\w+` token sets; no window, so nothing is ever truncated.
 
-    On ASCII text, lowercasing and `\\w+` reduce to one bytes.translate + split (≈3x faster than
+    On ASCII text, lowercasing and `\\w+` reduce to one bytes.translate + split (cheaper than
     the regex); for ASCII those give the same tokens, so scores are identical to `text.tokenize.jaccard`.
     Pairs with any non-ASCII character take the regex path (Unicode `\\w`, full case mapping).
     """
@@ -60,4 +61,5 @@ def _lexical() -> Scorer:
     return LexicalScorer()
 
 
-register(ScorerSpec("lexical", _lexical, "token Jaccard of claim and evidence", "surface", lambda: (True, "built in"), "-"))
+register(ScorerSpec("lexical", _lexical, "token Jaccard of claim and evidence", "surface", lambda: (True, "built in"),
+                    "-"))

@@ -17,12 +17,17 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from attrib_audit.scorers.base import ScoreBatch, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, register
 from attrib_audit.scorers.chunked import check_aggregation
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec
 from attrib_audit.scorers.pairclf import (
-    Head, ModelConfigError, PairClassifier, entailment_index, load_pair_model, model_window,
+    Head,
+    ModelConfigError,
+    PairClassifier,
+    entailment_index,
+    load_pair_model,
+    model_window,
 )
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved
@@ -44,19 +49,20 @@ def minicheck_head(tokenizer, config, what: str) -> Head:
             raise ModelConfigError(f"{what}: the tokenizer has no piece {T5_LABEL_PIECES[0]!r} or "
                                    f"{T5_LABEL_PIECES[1]!r} (not a T5 vocabulary)")
         return Head("seq2seq", token_ids=(int(ids[0]), int(ids[1])), label="1")
-    labels = {int(i): str(l).lower() for i, l in config.id2label.items()}
+    labels = {int(i): str(lab).lower() for i, lab in config.id2label.items()}
     if len(labels) != 2:
         raise ModelConfigError(f"{what}: MiniCheck heads are 2-way; config id2label has {len(labels)} classes "
                                f"{config.id2label}")
-    if all(_GENERIC.fullmatch(l) for l in labels.values()):
+    if all(_GENERIC.fullmatch(lab) for lab in labels.values()):
         return Head("seqcls", index=1, label=str(config.id2label[1]))
     index, label = entailment_index(config, what, keys=("support", "entail"))
     return Head("seqcls", index=index, label=label)
 
 
-class MiniCheckScorer:
+class MiniCheckScorer(Scorer):
     name = "minicheck"
     batch_size = 32
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", chunk_size: int | None = None,
                  window: int = 2048, model_batch: int = 8, chunk: str = "max", trust_remote_code: bool = False,
@@ -69,6 +75,7 @@ class MiniCheckScorer:
         t5 = head.kind == "seq2seq"
         self.chunk_size = int(chunk_size or (CHUNK_WORDS_T5 if t5 else CHUNK_TOKENS_ENCODER))
         win = model_window(tokenizer, model.config, window)
+        self.window = win  # tokens the model sees per input (the window option reruns it at another)
         self.clf = PairClassifier(tokenizer, model, head, window=win, device=device, template="joined",
                                   prefix=T5_PREFIX if t5 else "", batch_size=model_batch,
                                   max_batch_tokens=model_batch * win)
@@ -85,11 +92,6 @@ class MiniCheckScorer:
             chunk_rule="newline blocks, then sentences; greedy whole-sentence packing (no sentence split)",
             claim_split="none", aggregation=f"{self.chunk} over chunks", label=label, source=SOURCE)
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
-
-    @property
-    def window(self) -> int:
-        """Tokens the model sees per input (the window option reruns it at another)."""
-        return self.clf.window
 
     @property
     def signature(self) -> str:

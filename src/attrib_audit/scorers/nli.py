@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from attrib_audit.scorers.base import ScoreBatch, ScorerOptionError, ScorerSpec, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, ScorerSpec, register
 from attrib_audit.scorers.chunked import check_aggregation
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
 from attrib_audit.scorers.hfmodels import hub_scorer_spec
@@ -25,8 +25,9 @@ from attrib_audit.text.chunk import sentence_windows
 MODES = ("truncate", "chunk")
 
 
-class NLIScorer:
+class NLIScorer(Scorer):
     batch_size = 64  # pairs per engine batch (cache commit); forward passes are sized by tokens
+    window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, name: str, resolved: Resolved, *, mode: str = "truncate", device: str = "cpu",
                  window: int | None = None, model_batch: int = 16, chunk: str = "max", trust_remote_code: bool = False,
@@ -39,6 +40,7 @@ class NLIScorer:
                                            trust_remote_code=trust_remote_code)
         index, label = entailment_index(model.config, f"{name} ({resolved.location})")
         win = model_window(tokenizer, model.config, window)
+        self.window = win  # tokens the model sees per input (the window option reruns it at another)
         self.clf = PairClassifier(tokenizer, model, Head("seqcls", index=index, label=label), window=win,
                                   device=device, batch_size=model_batch, max_batch_tokens=model_batch * win)
         self.n_labels = len(model.config.id2label)
@@ -53,11 +55,6 @@ class NLIScorer:
             label=f"softmax(logits)[{index}] ({label!r} of {self.n_labels}-way id2label)",
             source="MNLI convention: premise first (transformers pair encoding)")
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
-
-    @property
-    def window(self) -> int:
-        """Tokens the model sees per input (the window option reruns it at another)."""
-        return self.clf.window
 
     @property
     def signature(self) -> str:

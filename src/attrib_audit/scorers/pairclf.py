@@ -41,11 +41,11 @@ def entailment_index(config, what: str, keys: Sequence[str] = ("entail",)) -> tu
     'not_entailment' is the other class of a 2-way head, not the entailment class; a
     config with no such label, or with two, is an error rather than a guess.
     """
-    id2label = {int(i): str(l) for i, l in (getattr(config, "id2label", None) or {}).items()}
-    hits = [(i, l) for i, l in sorted(id2label.items())
-            if any(k in l.lower() for k in keys) and not _NEGATED.search(l.lower())]
+    id2label = {int(i): str(lab) for i, lab in (getattr(config, "id2label", None) or {}).items()}
+    hits = [(i, lab) for i, lab in sorted(id2label.items())
+            if any(k in lab.lower() for k in keys) and not _NEGATED.search(lab.lower())]
     if len(hits) != 1:
-        found = "none" if not hits else "several: " + ", ".join(l for _, l in hits)
+        found = "none" if not hits else "several: " + ", ".join(lab for _, lab in hits)
         raise ModelConfigError(
             f"{what}: cannot tell the entailment class from config id2label {id2label} ({found} match "
             f"{'/'.join(keys)!r}); use a model whose id2label names it")
@@ -214,7 +214,8 @@ class PairClassifier:
         ids_all = tok([p + eos + c for p, c in zip(premises, claims)], truncation=False, verbose=False)["input_ids"]
         eos_id = tok.convert_tokens_to_ids(eos)
         wants_types = "token_type_ids" in self.input_names
-        out: dict[str, list] = {"input_ids": [], "attention_mask": [], **({"token_type_ids": []} if wants_types else {})}
+        out: dict[str, list] = {"input_ids": [], "attention_mask": [],
+                                **({"token_type_ids": []} if wants_types else {})}
         cut = np.zeros(len(premises), dtype=np.int64)
         for i, ids in enumerate(ids_all):
             split = self.lead + int(full[i])  # the eos after the premise
@@ -257,7 +258,8 @@ class PairClassifier:
         return torch.softmax(logits, dim=-1)[:, self.head.index].cpu().double().numpy()
 
     def score_windows(self, claims: Sequence[str], windows: Sequence[Sequence[str]], how: str = "max") -> ScoreBatch:
-        """Max (or mean) over each pair's evidence windows (one window = plain truncation); cuts and windows counted per pair.
+        """Max (or mean) over each pair's evidence windows (one window = plain truncation); cuts and windows counted
+        per pair.
 
         `input_tokens` counts evidence tokens given to the model and `truncated_tokens`
         those of them it never saw, so a slice's share of evidence cut is their ratio.

@@ -14,15 +14,19 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from attrib_audit.errors import AuditError
-from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerLoadError, ScorerSpec, ScorerUnavailable
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerLoadError, ScorerSpec, ScorerUnavailable, ScorerView
 
 GROUP = "attrib_audit.scorers"
 # what a plugin may raise on purpose and the engine handles itself (weights absent or broken, a backend down)
 _PASS_THROUGH = (ScorerUnavailable, ScorerLoadError, AuditError)
 
 
-class PluginError(RuntimeError):
-    """A plugin scorer could not be imported or built; the message is one line naming it."""
+class PluginError(AuditError, RuntimeError):
+    """A plugin scorer could not be imported or built; the message is one line naming it (and says it is a
+    plugin, so the CLI adds no kind before it)."""
+
+    exit_code = 2
+    kind = ""
 
 
 def _one_line(exc: BaseException) -> str:
@@ -73,19 +77,15 @@ def build_plugin(factory: Callable[..., Any], plugin: str, options: dict[str, An
     return CheckedPlugin(scorer, plugin)
 
 
-class CheckedPlugin:
+class CheckedPlugin(ScorerView):
     """A plugin scorer whose every answer is checked before the engine uses it: code we did not write may return
     anything, and a wrong count, a NaN without its reason or an infinity must stop the run in one line naming the
     plugin, never become a number or a traceback far from it. Anything else (name, batch_size, wants_questions,
-    ...) is the plugin's own."""
+    ...) is the plugin's own, or the Scorer protocol's default where the plugin has none."""
 
     def __init__(self, inner: Any, plugin: str) -> None:
-        self._inner, self._plugin = inner, plugin
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):  # never forward private names (unpickling asks for `_inner` before it is set)
-            raise AttributeError(name)
-        return getattr(self._inner, name)
+        super().__init__(inner)
+        self._plugin = plugin
 
     def _fail(self, what: str) -> PluginError:
         return PluginError(f"plugin {self._plugin!r}: {what} (see docs/how-to/own-metric.md)")
@@ -186,6 +186,7 @@ def entry_point_specs(builtin: set[str]) -> tuple[dict[str, ScorerSpec], list[st
                 return False, str(exc)
             return True, _origin
 
+        dist = getattr(ep, "dist", None)
         specs[ep.name] = ScorerSpec(ep.name, build, f"plugin scorer ({ep.value})", "plugin", check,
-                                    f"pip install {ep.dist.metadata['Name'] if getattr(ep, 'dist', None) else '<package>'}")
+                                    f"pip install {dist.metadata['Name'] if dist is not None else '<package>'}")
     return specs, clashes

@@ -4,9 +4,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 from attrib_audit.scorers.base import ScorerLoadError, ScorerUnavailable
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ def resolve_model(
 
 
 def offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get("TRANSFORMERS_OFFLINE", "") not in ("", "0")
+    return os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0") or os.environ.get("TRANSFORMERS_OFFLINE",
+                                                                                   "") not in ("", "0")
 
 
 def quiet_model_loading() -> None:
@@ -71,7 +74,7 @@ def quiet_model_loading() -> None:
         hf_logging.disable_progress_bar()
 
 
-def load_or_unavailable(resolved: Resolved, loader: Callable[[str], object], *, what: str, install_hint: str) -> object:
+def load_or_unavailable(resolved: Resolved, loader: Callable[[str], T], *, what: str, install_hint: str) -> T:
     """Run a loader. A hub id that is not on this machine is absent (ScorerUnavailable: the audit skips
     the scorer and says so); weights that are here but do not load (corrupt, truncated, wrong layout) are
     a ScorerLoadError: the audit stops, since skipping would hide a broken install."""

@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, group_codes, percentile_ci
+from attrib_audit.stats.rng import as_generator
 from attrib_audit.stats.types import Estimate
 
 
@@ -41,7 +42,23 @@ def _kappa_from_sums(agree: np.ndarray, ma: np.ndarray, mb: np.ndarray, total: n
 
 
 def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None) -> float:
-    """Unweighted Cohen's κ, as sklearn.metrics.cohen_kappa_score (NaN where undefined)."""
+    """Unweighted Cohen's κ, as sklearn.metrics.cohen_kappa_score (NaN where undefined).
+
+    Args:
+        a: First rater's ratings (any comparable values).
+        b: Second rater's ratings of the same items.
+        labels: The categories in order (None: the union of both raters' values).
+
+    Returns:
+        κ, NaN with no rows or when chance agreement is 1.
+
+    Raises:
+        ValueError: The ratings differ in length, or one is not among `labels`.
+
+    Examples:
+        >>> round(cohen_kappa([1, 1, 0, 0, 1], [1, 0, 0, 0, 1]), 4)
+        0.6154
+    """
     cats, ia, ib = _codes(a, b, labels)
     ma = np.bincount(ia, minlength=cats.size).astype(np.float64)
     mb = np.bincount(ib, minlength=cats.size).astype(np.float64)
@@ -49,7 +66,24 @@ def cohen_kappa(a: Sequence, b: Sequence, labels: Sequence | None = None) -> flo
 
 
 def confusion_matrix(a: Sequence, b: Sequence, labels: Sequence | None = None) -> tuple[list, np.ndarray]:
-    """(labels, counts) with counts[i, j] = rows rated labels[i] by a and labels[j] by b."""
+    """(labels, counts) with counts[i, j] = rows rated labels[i] by a and labels[j] by b.
+
+    Args:
+        a: First rater's ratings.
+        b: Second rater's ratings of the same items.
+        labels: The categories in order (None: the sorted union of both).
+
+    Returns:
+        The categories and the (L, L) count matrix.
+
+    Raises:
+        ValueError: The ratings differ in length, or one is not among `labels`.
+
+    Examples:
+        >>> cats, m = confusion_matrix([1, 1, 0, 0, 1], [1, 0, 0, 0, 1])
+        >>> cats, m.tolist()
+        ([0, 1], [[2, 0], [1, 2]])
+    """
     cats, ia, ib = _codes(a, b, labels)
     m = np.bincount(ia * cats.size + ib, minlength=cats.size**2).reshape(cats.size, cats.size)
     return cats.tolist(), m
@@ -57,14 +91,31 @@ def confusion_matrix(a: Sequence, b: Sequence, labels: Sequence | None = None) -
 
 def clustered_kappa_ci(a: Sequence, b: Sequence, groups: Sequence, *, labels: Sequence | None = None,
                        n_boot: int = DEFAULT_B, seed: int | np.random.Generator = 0, level: float = 0.95) -> Estimate:
-    """κ with a percentile CI from resampling clusters (`groups`) with replacement."""
+    """κ with a percentile CI from resampling clusters (`groups`) with replacement.
+
+    Args:
+        a: First rater's ratings.
+        b: Second rater's ratings of the same items.
+        groups: Cluster id of each item.
+        labels: The categories (None: the union of both raters' values).
+        n_boot: Resamples.
+        seed: A seed or a generator.
+        level: Coverage of the interval.
+
+    Returns:
+        κ with its interval (NaN bounds without rows).
+
+    Raises:
+        ValueError: `groups` has another length than the ratings, or a rating is not among `labels`.
+    """
     cats, ia, ib = _codes(a, b, labels)
     if len(groups) != ia.size:
         raise ValueError(f"{len(groups)} groups for {ia.size} rating pairs")
-    gen = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    gen = as_generator(seed)
     point = cohen_kappa(a, b, labels)
     if ia.size == 0:
-        return Estimate(point, float("nan"), float("nan"), 0, 0, "clustered-bootstrap-percentile", n_boot, n_boot)
+        return Estimate(estimate=point, ci_low=float("nan"), ci_high=float("nan"), n=0, n_groups=0,
+                        method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=n_boot)
     codes = group_codes(groups)
     k, L = int(codes.max()) + 1, cats.size
     # per-cluster sufficient statistics: [agreements, rows, a's category counts, b's category counts]
@@ -78,4 +129,5 @@ def clustered_kappa_ci(a: Sequence, b: Sequence, groups: Sequence, *, labels: Se
         s = counts @ stats
         reps.append(_kappa_from_sums(s[:, 0], s[:, 2:2 + L], s[:, 2 + L:], s[:, 1]))
     lo, hi, dropped = percentile_ci(np.concatenate(reps), level)
-    return Estimate(point, lo, hi, int(ia.size), k, "clustered-bootstrap-percentile", n_boot, dropped)
+    return Estimate(estimate=point, ci_low=lo, ci_high=hi, n=int(ia.size), n_groups=k,
+                    method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=dropped)

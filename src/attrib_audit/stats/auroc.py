@@ -21,6 +21,17 @@ def average_ranks(x: np.ndarray, weights: np.ndarray | None = None) -> np.ndarra
 
     With `weights`, the ranks in the pool where row i stands for weights[i] copies of itself:
     W(below) + (W(tied) + 1) / 2 (integer weights: the ranks of the rows repeated).
+
+    Args:
+        x: 1-D values to rank.
+        weights: Optional non-negative weight per value (None: each counts once).
+
+    Returns:
+        The float ranks, one per value, in the order of `x`.
+
+    Examples:
+        >>> average_ranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist()
+        [3.5, 1.0, 3.5, 2.0]
     """
     _, inv, counts = np.unique(x, return_inverse=True, return_counts=True)
     if weights is not None:
@@ -30,7 +41,22 @@ def average_ranks(x: np.ndarray, weights: np.ndarray | None = None) -> np.ndarra
 
 
 def auroc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """P(score_pos > score_neg) + ½ P(tie); NaN when a class is absent (AUROC undefined)."""
+    """P(score_pos > score_neg) + ½ P(tie): the Mann–Whitney AUROC of one sample.
+
+    Args:
+        scores: 1-D scores, higher meaning "supported"; no NaN (drop and count failed rows first).
+        labels: 0/1 labels of the same length (1 = supported).
+
+    Returns:
+        The AUROC in [0, 1], or NaN when a class is absent (AUROC undefined).
+
+    Raises:
+        ValueError: Shapes differ, a score is NaN or a label is not 0/1.
+
+    Examples:
+        >>> auroc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+        0.75
+    """
     s, y = _check(scores, labels)
     n_pos = int(y.sum())
     n_neg = y.size - n_pos
@@ -47,7 +73,7 @@ _MIN_WIDTH = 256  # resamples per block at least, so a block's row-wise cumsum s
 
 def _cumsum_down(a: np.ndarray) -> np.ndarray:
     """np.cumsum(a, axis=0) of a C-contiguous (G, B) array, as a loop of whole-row adds: the same additions in the
-    same order, 3-4x faster than numpy's strided accumulate once rows are long (B resamples); short rows use numpy."""
+    same order, faster than numpy's strided accumulate once rows are long (B resamples); short rows use numpy."""
     if a.shape[1] < 64:
         return np.cumsum(a, axis=0)
     out = a.copy()
@@ -63,9 +89,27 @@ def cluster_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, cou
     Every resample shares one sort of the scores: tie-bins are formed once and a sparse
     (K, G) matrix holds each cluster's positives (negatives) per bin, so the per-resample
     bin weights are one sparse-dense product and no (B, n) matrix is ever built.
-    AUC_b = Σ_g P_bg (N_b,<g + ½ N_bg) / (P_b N_b); resamples holding one class give NaN.
-    `row_weights` (e.g. inverse inclusion probabilities) multiply each row's count, so the
-    Horvitz–Thompson weighted AUROC and its weighted clustered bootstrap are the same product.
+    AUC_b = Σ_g P_bg (N_b,<g + ½ N_bg) / (P_b N_b). `row_weights` (e.g. inverse inclusion
+    probabilities) multiply each row's count, so the Horvitz–Thompson weighted AUROC and its
+    weighted clustered bootstrap are the same product.
+
+    Args:
+        scores: 1-D scores without NaN.
+        labels: 0/1 labels, one per score.
+        codes: Cluster index (0..K−1) of each score.
+        counts: (B, K) multiplicity of each cluster in each resample, or one (K,) resample.
+        row_weights: Optional positive finite weight per score.
+
+    Returns:
+        (B,) AUROCs; NaN for a resample that holds one class only.
+
+    Raises:
+        ValueError: Shapes disagree, a code exceeds K − 1, or a weight is not positive and finite.
+
+    Examples:
+        >>> s, y, codes = np.array([0.1, 0.4, 0.35, 0.8]), np.array([0, 0, 1, 1]), np.array([0, 0, 1, 1])
+        >>> cluster_auroc(s, y, codes, np.array([[1.0, 1.0], [2.0, 0.0]])).tolist()  # the sample; cluster 0 twice
+        [0.75, nan]
     """
     from scipy import sparse
 
@@ -113,7 +157,19 @@ def cluster_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, cou
 
 
 def weighted_auroc(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """AUROC for each row of a (B, n) matrix of row multiplicities (each row its own cluster)."""
+    """AUROC for each row of a (B, n) matrix of row multiplicities (each row its own cluster).
+
+    Args:
+        scores: 1-D scores without NaN.
+        labels: 0/1 labels, one per score.
+        weights: (B, n) multiplicity of each row in each resample, or one (n,) row.
+
+    Returns:
+        (B,) AUROCs, NaN where a resample holds one class only.
+
+    Raises:
+        ValueError: `weights` has another number of columns than there are scores.
+    """
     w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     if w.shape[1] != np.asarray(scores).size:
         raise ValueError(f"weights have {w.shape[1]} columns for {np.asarray(scores).size} scores")
@@ -124,6 +180,18 @@ def ht_auroc(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray) -> flo
     """Horvitz–Thompson (inverse-probability) weighted AUROC: each (pos, neg) pair counts w_i·w_j.
 
     With w = 1/π (inclusion probability) it estimates the AUROC of the whole pool a sample was drawn from.
+
+    Args:
+        scores: 1-D scores without NaN.
+        labels: 0/1 labels, one per score.
+        weights: Positive finite weight per score (1/π).
+
+    Returns:
+        The weighted AUROC, NaN when a class is absent.
+
+    Examples:
+        >>> round(ht_auroc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1], [1, 1, 1, 3]), 6)  # the 0.8 stands for three pairs
+        0.875
     """
     s = np.asarray(scores, dtype=np.float64)
     return float(cluster_auroc(s, labels, np.zeros(s.size, dtype=np.int64), np.ones(1), weights)[0])

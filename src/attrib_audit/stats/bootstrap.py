@@ -15,24 +15,46 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from attrib_audit.stats.auroc import auroc, cluster_auroc, ht_auroc
+from attrib_audit.stats.rng import as_generator, block_rows
 from attrib_audit.stats.types import Estimate, group_codes
 
-DEFAULT_B = 2000
-_MAX_CELLS = 1 << 25  # cap on B×n floats held at once (~256 MB)
+DEFAULT_B = 2000  # bootstrap resamples unless a caller asks for another number: the one default
 
 
 def slice_rng(seed: int, name: str) -> np.random.Generator:
-    """A generator that depends on the seed and the slice name only, not on slice order."""
+    """A generator that depends on the seed and the slice name only, not on slice order.
+
+    Args:
+        seed: The run's seed (non-negative).
+        name: The slice's name; its CRC-32 joins the seed.
+
+    Returns:
+        A new generator: each slice draws the same resamples whichever other slices run.
+    """
     return np.random.default_rng([int(seed), zlib.crc32(name.encode("utf-8"))])
 
 
 def cluster_count_blocks(n_clusters: int, n_boot: int, rng: np.random.Generator, width: int | None = None) -> Iterator[np.ndarray]:
     """Yield (b, K) blocks of cluster multiplicities for n_boot resamples of K clusters with replacement.
 
-    Blocks bound memory: at most _MAX_CELLS of b × max(K, width) at once.
+    Blocks bound memory (`stats.rng.block_rows`): b × max(K, width) cells at once. The draws are
+    taken in order, so the concatenated blocks are the same whatever the block size.
+
+    Args:
+        n_clusters: K, the clusters resampled.
+        n_boot: Resamples in all.
+        rng: The generator to draw from.
+        width: Cells per resample a caller will build from each block (e.g. rows), if wider than K.
+
+    Yields:
+        (b, K) float arrays; row r holds how often each cluster was drawn in that resample (rows sum to K).
+
+    Examples:
+        >>> [b.sum(axis=1).tolist() for b in cluster_count_blocks(3, 2, np.random.default_rng(0))]
+        [[3.0, 3.0]]
     """
     k = int(n_clusters)
-    step = max(1, _MAX_CELLS // max(k, width or 0, 1))
+    step = block_rows(max(k, width or 0))
     for start in range(0, n_boot, step):
         b = min(step, n_boot - start)
         draws = rng.integers(0, k, size=(b, k))
@@ -40,14 +62,30 @@ def cluster_count_blocks(n_clusters: int, n_boot: int, rng: np.random.Generator,
 
 
 def cluster_weight_blocks(codes: np.ndarray, n_boot: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """Yield (b, n) blocks of row multiplicities (a row weighs what its cluster was drawn)."""
+    """Yield (b, n) blocks of row multiplicities (a row weighs what its cluster was drawn).
+
+    Args:
+        codes: (n,) cluster index (0..K−1) of each row.
+        n_boot: Resamples in all.
+        rng: The generator to draw from.
+
+    Yields:
+        (b, n) float arrays, the rows of one cluster sharing its multiplicity.
+    """
     k = int(codes.max()) + 1 if codes.size else 0
     for counts in cluster_count_blocks(k, n_boot, rng, width=codes.size):
         yield counts[:, codes]
 
 
 def replay_rng(state: dict) -> np.random.Generator:
-    """A generator that repeats the draws of the one whose bit-generator state was `state`."""
+    """A generator that repeats the draws of the one whose bit-generator state was `state`.
+
+    Args:
+        state: A `bit_generator.state` dict saved before the draws (as `BootstrapAUROC.rng_state`).
+
+    Returns:
+        A new generator in that state.
+    """
     bits = getattr(np.random, state["bit_generator"])()
     bits.state = state
     return np.random.Generator(bits)
@@ -130,7 +168,8 @@ class BootstrapAUROC:
             w = np.ones(rows.size) if self.weights is None else self.weights
             reps = _auroc_jobs(self.scores, self.labels, self.codes, w, [(j, rows) for j in idx], self.n_boot,
                                replay_rng(self.rng_state))
-        return AlignedAUROC(idx, point, reps, rows, (~finite).sum(axis=1), int(np.unique(self.codes[rows]).size))
+        return AlignedAUROC(scorers=idx, point=point, replicates=reps, rows=rows, dropped=(~finite).sum(axis=1),
+                            n_groups=int(np.unique(self.codes[rows]).size))
 
 
 def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
@@ -139,26 +178,59 @@ def bootstrap_aurocs(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
 
     NaN scores (e.g. a judge's failures) are left out of that scorer only: its rows get
     zero weight. Comparisons between scorers go through `aligned` (common rows, same draws).
-    `weights` (1/inclusion probability per row) make both the point estimate and every resample
-    Horvitz–Thompson weighted.
+    `weights` make both the point estimate and every resample Horvitz–Thompson weighted.
+
+    Args:
+        score_matrix: (m, n) scores of m scorers on n rows (one scorer: a 1-D array); NaN = failed.
+        labels: (n,) 0/1 labels.
+        groups: (n,) cluster id of each row (any hashable); clusters are resampled whole.
+        n_boot: Resamples.
+        rng: A seed or a generator to draw from.
+        weights: Optional (n,) 1/inclusion probability per row.
+
+    Returns:
+        Points, (m, B) replicates and what `aligned` needs to replay the same draws.
+
+    Raises:
+        ValueError: `score_matrix` columns and `labels` differ in length.
+
+    Examples:
+        >>> s = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9, 0.3, 0.7])
+        >>> y, g = np.array([0, 0, 1, 1, 0, 1, 0, 1]), [0, 0, 1, 1, 2, 2, 3, 3]
+        >>> res = bootstrap_aurocs(np.vstack([s, 1 - s]), y, g, n_boot=200, rng=0)
+        >>> res.point.tolist(), res.replicates.shape, res.n_groups
+        ([0.9375, 0.0625], (2, 200), 4)
     """
     sm = np.atleast_2d(np.asarray(score_matrix, dtype=np.float64))
     y = np.asarray(labels).astype(np.int64)
     if sm.shape[1] != y.size:
         raise ValueError("score_matrix columns must match labels")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     state = copy.deepcopy(gen.bit_generator.state)
     codes = group_codes(groups)
     finite = np.isfinite(sm)
     w = np.ones(y.size) if weights is None else np.asarray(weights, dtype=np.float64)
     point = _points(sm, y, finite, None if weights is None else w)
     replicates = _auroc_jobs(sm, y, codes, w, list(enumerate(finite)), n_boot, gen)
-    return BootstrapAUROC(point, replicates, finite.sum(axis=1), int(codes.max()) + 1 if codes.size else 0, n_boot,
-                          sm, y, codes, state, None if weights is None else w)
+    return BootstrapAUROC(point=point, replicates=replicates, n=finite.sum(axis=1),
+                          n_groups=int(codes.max()) + 1 if codes.size else 0, n_boot=n_boot, scores=sm, labels=y,
+                          codes=codes, rng_state=state, weights=None if weights is None else w)
 
 
 def percentile_ci(replicates: np.ndarray, level: float = 0.95) -> tuple[float, float, int]:
-    """(low, high, dropped) percentile interval over the finite replicates."""
+    """Percentile interval over the finite replicates.
+
+    Args:
+        replicates: Bootstrap replicates; NaN ones (a resample where the statistic is undefined) are dropped.
+        level: Coverage, in (0, 1).
+
+    Returns:
+        (low, high, dropped): the interval (NaN, NaN when no replicate is finite) and the count dropped.
+
+    Examples:
+        >>> percentile_ci(np.array([0.2, np.nan, 0.4, 0.6]), 0.5)
+        (0.30000000000000004, 0.5, 1)
+    """
     r = np.asarray(replicates, dtype=np.float64)
     ok = r[np.isfinite(r)]
     dropped = int(r.size - ok.size)
@@ -171,24 +243,74 @@ def percentile_ci(replicates: np.ndarray, level: float = 0.95) -> tuple[float, f
 
 def clustered_auroc_ci(scores: np.ndarray, labels: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
                        seed: int | np.random.Generator = 0, level: float = 0.95) -> Estimate:
-    """AUROC with a percentile CI from resampling clusters with replacement."""
+    """AUROC with a percentile CI from resampling clusters with replacement.
+
+    Args:
+        scores: (n,) scores; NaN rows are left out.
+        labels: (n,) 0/1 labels.
+        groups: (n,) cluster id of each row.
+        n_boot: Resamples.
+        seed: A seed or a generator.
+        level: Coverage of the interval.
+
+    Returns:
+        The AUROC with its clustered-bootstrap percentile interval, n, clusters and dropped resamples.
+
+    Examples:
+        >>> s, y = [0.1, 0.4, 0.35, 0.8, 0.2, 0.9, 0.3, 0.7], [0, 0, 1, 1, 0, 1, 0, 1]
+        >>> e = clustered_auroc_ci(s, y, [0, 0, 1, 1, 2, 2, 3, 3], n_boot=200, seed=0)
+        >>> e.estimate, e.ci_low, e.ci_high, e.n_groups, e.n_boot_dropped
+        (0.9375, 0.75, 1.0, 4, 2)
+    """
     res = bootstrap_aurocs(np.asarray(scores)[None, :], labels, groups, n_boot=n_boot, rng=seed)
     lo, hi, dropped = percentile_ci(res.replicates[0], level)
-    return Estimate(float(res.point[0]), lo, hi, int(res.n[0]), res.n_groups, "clustered-bootstrap-percentile",
-                    n_boot, dropped)
+    return Estimate(estimate=float(res.point[0]), ci_low=lo, ci_high=hi, n=int(res.n[0]), n_groups=res.n_groups,
+                    method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=dropped)
 
 
 def paired_difference(res: BootstrapAUROC, a: int, b: int, level: float = 0.95) -> Estimate:
-    """AUROC_a − AUROC_b on the rows both scored, with a CI from the shared resamples (the paired bootstrap)."""
+    """AUROC_a − AUROC_b on the rows both scored, with a CI from the shared resamples (the paired bootstrap).
+
+    Args:
+        res: The slice's bootstrap (`bootstrap_aurocs`).
+        a: Index of the first scorer in `res`.
+        b: Index of the second.
+        level: Coverage of the interval.
+
+    Returns:
+        The difference with its paired percentile interval, on the rows where both scores are finite.
+
+    Examples:
+        >>> s = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9, 0.3, 0.7])
+        >>> y, g = np.array([0, 0, 1, 1, 0, 1, 0, 1]), [0, 0, 1, 1, 2, 2, 3, 3]
+        >>> d = paired_difference(bootstrap_aurocs(np.vstack([s, 1 - s]), y, g, n_boot=200, rng=0), 0, 1)
+        >>> d.estimate, d.ci_low, d.ci_high
+        (0.875, 0.5, 1.0)
+    """
     al = res.aligned((a, b))
     lo, hi, dropped = percentile_ci(al.replicates[0] - al.replicates[1], level)
-    return Estimate(float(al.point[0] - al.point[1]), lo, hi, al.n, al.n_groups, "paired-clustered-bootstrap-percentile",
-                    res.n_boot, dropped)
+    return Estimate(estimate=float(al.point[0] - al.point[1]), ci_low=lo, ci_high=hi, n=al.n, n_groups=al.n_groups,
+                    method="paired-clustered-bootstrap-percentile", n_boot=res.n_boot, n_boot_dropped=dropped)
 
 
 def paired_auroc_difference(scores_a: np.ndarray, scores_b: np.ndarray, labels: np.ndarray, groups: Sequence, *,
                             n_boot: int = DEFAULT_B, seed: int | np.random.Generator = 0, level: float = 0.95,
                             weights: np.ndarray | None = None) -> Estimate:
+    """AUROC of `scores_a` minus that of `scores_b` with a paired clustered-bootstrap CI.
+
+    Args:
+        scores_a: (n,) first scorer's scores.
+        scores_b: (n,) second scorer's scores on the same rows.
+        labels: (n,) 0/1 labels.
+        groups: (n,) cluster id of each row.
+        n_boot: Resamples.
+        seed: A seed or a generator.
+        level: Coverage of the interval.
+        weights: Optional (n,) 1/inclusion probability per row.
+
+    Returns:
+        As `paired_difference` on a bootstrap of the two.
+    """
     res = bootstrap_aurocs(np.vstack([scores_a, scores_b]), labels, groups, n_boot=n_boot, rng=seed, weights=weights)
     return paired_difference(res, 0, 1, level)
 
@@ -197,6 +319,17 @@ def group_folds(codes: np.ndarray, folds: int, rng: np.random.Generator) -> np.n
     """Fold (0..folds−1) of each row, whole clusters to one fold: a random order of the clusters dealt round-robin.
 
     Cross-fitting on these folds never lets a cluster inform its own held-out estimate.
+
+    Args:
+        codes: (n,) cluster index (0..K−1) of each row.
+        folds: Number of folds, 2 ≤ folds ≤ K.
+        rng: The generator that orders the clusters.
+
+    Returns:
+        (n,) fold of each row.
+
+    Raises:
+        ValueError: `folds` is below 2 or above the number of clusters.
     """
     k = int(codes.max()) + 1 if codes.size else 0
     if not 2 <= folds <= k:
@@ -210,6 +343,15 @@ def cluster_sum_replicates(values: np.ndarray, codes: np.ndarray, n_boot: int, r
     """(B, m) column sums of `values` (n, m) over B clustered resamples: per-cluster sums, then one product per block.
 
     Ratios of such sums (a weighted rate = Σ w·hit / Σ w) give every resample of a rate at once.
+
+    Args:
+        values: (n, m) values per row (or (n,)).
+        codes: (n,) cluster index of each row.
+        n_boot: Resamples.
+        rng: The generator to draw clusters from.
+
+    Returns:
+        (B, m) sums, row b over resample b's drawn clusters.
     """
     v = np.asarray(values, dtype=np.float64).reshape(codes.size, -1)
     k = int(codes.max()) + 1 if codes.size else 0

@@ -14,12 +14,13 @@ enter every fit and every ECE as Horvitz–Thompson weights.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 import numpy as np
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_sum_replicates, group_folds, percentile_ci, slice_rng
+from attrib_audit.stats.rng import as_generator
 from attrib_audit.stats.types import Estimate, LabelledScores
 
 STRATEGIES = ("uniform", "quantile")
@@ -27,7 +28,19 @@ METHODS = ("isotonic", "platt")
 
 
 def bin_edges(scores: np.ndarray, n_bins: int = 10, strategy: str = "uniform") -> np.ndarray:
-    """n_bins + 1 edges on [0, 1] (uniform) or at the scores' quantiles (as sklearn's calibration_curve)."""
+    """n_bins + 1 edges on [0, 1] (uniform) or at the scores' quantiles (as sklearn's calibration_curve).
+
+    Args:
+        scores: The scores (read only for "quantile").
+        n_bins: Bins, at least 1.
+        strategy: "uniform" or "quantile".
+
+    Returns:
+        (n_bins + 1,) edges.
+
+    Raises:
+        ValueError: An unknown strategy or n_bins < 1.
+    """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     if n_bins < 1:
@@ -49,6 +62,25 @@ def _check_probabilities(scores: np.ndarray) -> None:
 
 def expected_calibration_error(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None, *,
                                n_bins: int = 10, strategy: str = "uniform") -> float:
+    """Expected calibration error: Σ over bins of |Σ w·(label − score)| / Σ w (as the reliability diagram's gaps).
+
+    Args:
+        scores: Scores read as probabilities of "supported", in [0, 1].
+        labels: 0/1 labels.
+        weights: Optional 1/π weight per pair.
+        n_bins: Bins.
+        strategy: "uniform" or "quantile" bin edges.
+
+    Returns:
+        The ECE in [0, 1].
+
+    Raises:
+        ValueError: A score outside [0, 1] (not a probability: recalibrate first), or bad bins.
+
+    Examples:
+        >>> expected_calibration_error([0.1, 0.2, 0.8, 0.9], [0, 1, 1, 1], n_bins=2)
+        0.25
+    """
     data = LabelledScores(scores, labels, weights=weights)
     _check_probabilities(data.scores)
     edges = bin_edges(data.scores, n_bins, strategy)
@@ -75,21 +107,13 @@ def _ece_replicates(rows: np.ndarray, data: LabelledScores, n_bins: int, strateg
 class Reliability:
     """A reliability diagram (per bin: weighted pairs, mean score, share supported) and its ECE with a CI."""
 
+    strategy: str
     edges: np.ndarray
     count: np.ndarray  # pairs per bin
     weight: np.ndarray  # weighted pairs per bin (= count without weights)
     mean_score: np.ndarray  # NaN in an empty bin
     frac_supported: np.ndarray
     ece: Estimate
-    strategy: str
-
-    def to_dict(self) -> dict:
-        def clean(a: np.ndarray) -> list:
-            return [float(v) if np.isfinite(v) else None for v in a]
-
-        return {"strategy": self.strategy, "edges": clean(self.edges), "count": [int(c) for c in self.count],
-                "weight": clean(self.weight), "mean_score": clean(self.mean_score),
-                "frac_supported": clean(self.frac_supported), "ece": self.ece.to_dict()}
 
 
 def _reliability(data: LabelledScores, scores: np.ndarray, point: float, reps: np.ndarray, n_bins: int,
@@ -102,20 +126,32 @@ def _reliability(data: LabelledScores, scores: np.ndarray, point: float, reps: n
         mean_score = np.bincount(idx, weights=w * scores, minlength=n_bins) / weight
         frac = np.bincount(idx, weights=w * data.labels, minlength=n_bins) / weight
     lo, hi, dropped = percentile_ci(reps, level)
-    est = Estimate(float(point), lo, hi, data.n, int(np.unique(data.codes).size), "clustered-bootstrap-percentile",
-                   n_boot, dropped)
-    return Reliability(edges, np.bincount(idx, minlength=n_bins), weight, mean_score, frac, est, strategy)
-
-
-def _gen(rng: np.random.Generator | int) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    est = Estimate(estimate=float(point), ci_low=lo, ci_high=hi, n=data.n, n_groups=int(np.unique(data.codes).size),
+                   method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=dropped)
+    return Reliability(strategy=strategy, edges=edges, count=np.bincount(idx, minlength=n_bins), weight=weight,
+                       mean_score=mean_score, frac_supported=frac, ece=est)
 
 
 def reliability(data: LabelledScores, *, n_bins: int = 10, strategy: str = "uniform", level: float = 0.95,
                 n_boot: int = DEFAULT_B, rng: np.random.Generator | int = 0) -> Reliability:
-    """Reliability diagram and ECE of the slice's scores, the CI from resampling its groups (weighted if weighted)."""
+    """Reliability diagram and ECE of the slice's scores, the CI from resampling its groups (weighted if weighted).
+
+    Args:
+        data: The slice's labelled scores, read as probabilities.
+        n_bins: Bins.
+        strategy: "uniform" or "quantile" bin edges.
+        level: Coverage of the ECE's interval.
+        n_boot: Resamples.
+        rng: A seed or a generator.
+
+    Returns:
+        Per bin the weighted pairs, mean score and share supported, and the ECE with its interval.
+
+    Raises:
+        ValueError: A score outside [0, 1], or bad bins.
+    """
     _check_probabilities(data.scores)
-    point, reps = _ece_replicates(data.scores[None, :], data, n_bins, strategy, n_boot, _gen(rng))
+    point, reps = _ece_replicates(data.scores[None, :], data, n_bins, strategy, n_boot, as_generator(rng))
     return _reliability(data, data.scores, point[0], reps[:, 0], n_bins, strategy, level, n_boot)
 
 
@@ -181,11 +217,11 @@ def _platt(s: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
 class CalibrationMap:
     """A fitted map from a score to P(supported): isotonic knots (linear between, flat outside) or Platt's (A, B)."""
 
-    method: str
-    x: tuple[float, ...] = ()
-    y: tuple[float, ...] = ()
-    a: float = float("nan")
-    b: float = float("nan")
+    method: str  # the JSON holds x, y for isotonic and a, b for platt
+    x: tuple[float, ...] = field(default=(), metadata={"skip_default": True})
+    y: tuple[float, ...] = field(default=(), metadata={"skip_default": True})
+    a: float = field(default=float("nan"), metadata={"skip_default": True})
+    b: float = field(default=float("nan"), metadata={"skip_default": True})
 
     def __call__(self, scores: np.ndarray) -> np.ndarray:
         s = np.asarray(scores, dtype=np.float64)
@@ -195,15 +231,28 @@ class CalibrationMap:
             return np.full(s.shape, self.y[0])
         return np.interp(s, self.x, self.y)
 
-    def to_dict(self) -> dict:
-        if self.method == "platt":
-            return {"method": "platt", "a": self.a, "b": self.b}
-        return {"method": "isotonic", "x": list(self.x), "y": list(self.y)}
-
 
 def fit_calibration(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None, *,
                     method: str = "isotonic") -> CalibrationMap:
-    """Isotonic regression (as sklearn's IsotonicRegression(out_of_bounds="clip")) or Platt's sigmoid, weighted."""
+    """Isotonic regression (as sklearn's IsotonicRegression(out_of_bounds="clip")) or Platt's sigmoid, weighted.
+
+    Args:
+        scores: Raw scores (any scale).
+        labels: 0/1 labels.
+        weights: Optional 1/π weight per pair.
+        method: "isotonic" or "platt".
+
+    Returns:
+        The fitted map from a score to P(supported).
+
+    Raises:
+        ValueError: An unknown method or no pairs.
+
+    Examples:
+        >>> m = fit_calibration(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 1, 0, 1]))
+        >>> m.x, m.y
+        ((0.1, 0.2, 0.3, 0.4), (0.0, 0.5, 0.5, 1.0))
+    """
     data = LabelledScores(scores, labels, weights=weights)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
@@ -211,11 +260,11 @@ def fit_calibration(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray 
         raise ValueError("a calibration map needs labelled pairs")
     if method == "platt":
         a, b = _platt(data.scores, data.labels, data.w)
-        return CalibrationMap("platt", a=a, b=b)
+        return CalibrationMap(method="platt", a=a, b=b)
     x, inv = np.unique(data.scores, return_inverse=True)
     wx = np.bincount(inv, weights=data.w)
     fit = _pava(np.bincount(inv, weights=data.w * data.labels) / wx, wx)
-    return CalibrationMap("isotonic", tuple(x.tolist()), tuple(fit.tolist()))
+    return CalibrationMap(method="isotonic", x=tuple(x.tolist()), y=tuple(fit.tolist()))
 
 
 def _cross_fitted(data: LabelledScores, method: str, folds: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
@@ -245,22 +294,38 @@ class Recalibration:
 
     method: str
     folds: int
-    calibration_map: CalibrationMap
-    held_out_scores: np.ndarray
+    calibration_map: CalibrationMap = field(metadata={"json": "map"})
     raw: Reliability | None
     held_out: Reliability
     improvement: Estimate | None
-
-    def to_dict(self) -> dict:
-        return {"method": self.method, "folds": self.folds, "map": self.calibration_map.to_dict(),
-                "raw": None if self.raw is None else self.raw.to_dict(), "held_out": self.held_out.to_dict(),
-                "improvement": None if self.improvement is None else self.improvement.to_dict()}
+    held_out_scores: np.ndarray = field(default_factory=lambda: np.zeros(0), metadata={"omit": True})
 
 
 def recalibrate(data: LabelledScores, *, method: str = "isotonic", folds: int = 5, n_bins: int = 10,
                 strategy: str = "uniform", level: float = 0.95, n_boot: int = DEFAULT_B,
                 rng: np.random.Generator | int = 0) -> Recalibration:
-    gen = _gen(rng)
+    """A calibration map fitted on the whole slice, and the slice's calibration before and after (cross-fitted).
+
+    The "after" diagram judges each pair through a map fitted without its fold (whole groups per
+    fold), so the improvement is not measured on the pairs that chose the map.
+
+    Args:
+        data: The slice's labelled scores.
+        method: "isotonic" or "platt".
+        folds: Cross-fitting folds (fewer with fewer groups).
+        n_bins: Reliability bins.
+        strategy: "uniform" or "quantile" bin edges.
+        level: Coverage of the ECE intervals.
+        n_boot: Resamples.
+        rng: A seed or a generator.
+
+    Returns:
+        The map to deploy and both reliability diagrams.
+
+    Raises:
+        ValueError: One class only in the slice.
+    """
+    gen = as_generator(rng)
     if data.labels.min() == data.labels.max():
         raise ValueError("recalibration needs both classes in the slice")
     held, used = _cross_fitted(data, method, folds, gen)
@@ -272,10 +337,12 @@ def recalibrate(data: LabelledScores, *, method: str = "isotonic", folds: int = 
     if raw_ok:
         raw_rel = _reliability(data, data.scores, point[1], reps[:, 1], n_bins, strategy, level, n_boot)
         lo, hi, dropped = percentile_ci(reps[:, 1] - reps[:, 0], level)
-        improvement = Estimate(float(point[1] - point[0]), lo, hi, data.n, held_rel.ece.n_groups,
-                               "paired-clustered-bootstrap-percentile", n_boot, dropped)
+        improvement = Estimate(estimate=float(point[1] - point[0]), ci_low=lo, ci_high=hi, n=data.n,
+                               n_groups=held_rel.ece.n_groups, method="paired-clustered-bootstrap-percentile",
+                               n_boot=n_boot, n_boot_dropped=dropped)
     cmap = fit_calibration(data.scores, data.labels, data.weights, method=method)
-    return Recalibration(method, used, cmap, held, raw_rel, held_rel, improvement)
+    return Recalibration(method=method, folds=used, calibration_map=cmap, raw=raw_rel, held_out=held_rel,
+                         improvement=improvement, held_out_scores=held)
 
 
 # --- does a map transfer? ------------------------------------------------------------------------------------------
@@ -292,9 +359,6 @@ class CalibrationCell:
     holds: bool
     held_out: bool
 
-    def to_dict(self) -> dict:
-        return {"fitted_on": self.fitted_on, "applied_to": self.applied_to, "ece": self.ece.to_dict(),
-                "excess": self.excess.to_dict(), "holds": self.holds, "held_out": self.held_out}
 
 
 @dataclass(frozen=True)
@@ -315,9 +379,6 @@ class CalibrationTransfer:
             out[pos[c.fitted_on], pos[c.applied_to]] = c.ece.estimate
         return out
 
-    def to_dict(self) -> dict:
-        return {"method": self.method, "slices": list(self.slices),
-                "maps": {k: m.to_dict() for k, m in self.maps.items()}, "cells": [c.to_dict() for c in self.cells]}
 
 
 def calibration_transfer(slices: Mapping[str, LabelledScores], *, method: str = "isotonic", folds: int = 5,
@@ -327,6 +388,19 @@ def calibration_transfer(slices: Mapping[str, LabelledScores], *, method: str = 
 
     Per applied slice, folds and draws come from `slice_rng(seed, name)`, shared by every map judged
     there, so each excess is paired and no cell depends on which other slices are present.
+
+    Args:
+        slices: Slice name → its labelled scores.
+        method: "isotonic" or "platt".
+        folds: Cross-fitting folds for each slice's own map.
+        n_bins: Reliability bins.
+        strategy: "uniform" or "quantile" bin edges.
+        level: Coverage of the intervals.
+        n_boot: Resamples.
+        seed: The run's seed.
+
+    Returns:
+        Every (fitted on, applied to) cell with its ECE and excess over the slice's own map.
     """
     slices = {str(k): v for k, v in slices.items()}
     names = tuple(slices)
@@ -341,11 +415,14 @@ def calibration_transfer(slices: Mapping[str, LabelledScores], *, method: str = 
         n_groups = int(np.unique(data.codes).size)
         for j, a in enumerate([b] + others):
             lo, hi, dropped = percentile_ci(reps[:, j], level)
-            ece = Estimate(float(point[j]), lo, hi, data.n, n_groups, "clustered-bootstrap-percentile", n_boot, dropped)
+            ece = Estimate(estimate=float(point[j]), ci_low=lo, ci_high=hi, n=data.n, n_groups=n_groups,
+                           method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=dropped)
             d_lo, d_hi, d_dropped = percentile_ci(reps[:, j] - reps[:, 0], level)
-            excess = Estimate(float(point[j] - point[0]), d_lo, d_hi, data.n, n_groups,
-                              "paired-clustered-bootstrap-percentile", n_boot, d_dropped)
-            cells.append(CalibrationCell(a, b, ece, excess, not excess.ci_low > 0, a == b))
+            excess = Estimate(estimate=float(point[j] - point[0]), ci_low=d_lo, ci_high=d_hi, n=data.n,
+                              n_groups=n_groups, method="paired-clustered-bootstrap-percentile", n_boot=n_boot,
+                              n_boot_dropped=d_dropped)
+            cells.append(CalibrationCell(fitted_on=a, applied_to=b, ece=ece, excess=excess, holds=not excess.ci_low > 0,
+                                         held_out=a == b))
     order = {s: i for i, s in enumerate(names)}
     cells.sort(key=lambda c: (order[c.fitted_on], order[c.applied_to]))
     return CalibrationTransfer(method, names, maps, tuple(cells))

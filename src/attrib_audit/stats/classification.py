@@ -27,9 +27,20 @@ def _counts_by_threshold(s: np.ndarray, y: np.ndarray,
 def average_precision(scores: np.ndarray, labels: np.ndarray, weights: np.ndarray | None = None) -> float:
     """AP = Σ (R_k − R_{k−1}) P_k over distinct thresholds, as sklearn.metrics.average_precision_score.
 
-    NaN when the slice has no positive (AP undefined); the chance level is the positive share.
-    `weights` (a sample's 1/inclusion probability) make it the Horvitz–Thompson estimate for the pool,
-    as sklearn's `sample_weight`.
+    The chance level is the positive share. `weights` (a sample's 1/inclusion probability) make it the
+    Horvitz–Thompson estimate for the pool, as sklearn's `sample_weight`.
+
+    Args:
+        scores: 1-D scores without NaN.
+        labels: 0/1 labels (1 = supported, the positive class).
+        weights: Optional positive weight per row.
+
+    Returns:
+        AP in [0, 1], NaN when the slice has no positive.
+
+    Examples:
+        >>> round(average_precision([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]), 4)
+        0.8333
     """
     s, y = _check(scores, labels)
     if not y.any():
@@ -41,7 +52,16 @@ def average_precision(scores: np.ndarray, labels: np.ndarray, weights: np.ndarra
 
 
 def balanced_accuracy(scores: np.ndarray, labels: np.ndarray, threshold: float) -> float:
-    """(TPR + TNR) / 2 when predicting 1 for score ≥ threshold; NaN if a class is absent."""
+    """(TPR + TNR) / 2 when predicting 1 for score ≥ threshold.
+
+    Args:
+        scores: 1-D scores without NaN.
+        labels: 0/1 labels.
+        threshold: Predict 1 (supported) at scores ≥ it.
+
+    Returns:
+        The balanced accuracy, NaN if a class is absent.
+    """
     s, y = _check(scores, labels)
     if y.all() or not y.any():
         return float("nan")
@@ -53,6 +73,20 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float
     """(threshold, balanced accuracy) maximising balanced accuracy on these rows; all candidates at once.
 
     Candidates are the distinct scores (predict 1 for score ≥ t); ties go to the highest threshold.
+
+    Args:
+        scores: 1-D training scores without NaN.
+        labels: 0/1 training labels.
+
+    Returns:
+        The threshold and its balanced accuracy on these rows (in-sample: apply it elsewhere).
+
+    Raises:
+        ValueError: One class only.
+
+    Examples:
+        >>> best_threshold([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+        (0.8, 0.75)
     """
     s, y = _check(scores, labels)
     if y.all() or not y.any():
@@ -73,13 +107,25 @@ class TransferredThreshold:
     n_train: int
     n_test: int
 
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def transferred_balanced_accuracy(train_scores: np.ndarray, train_labels: np.ndarray, test_scores: np.ndarray,
                                   test_labels: np.ndarray) -> TransferredThreshold:
-    """Choose the balanced-accuracy threshold on train rows, then score the held-out test rows with it."""
+    """Choose the balanced-accuracy threshold on train rows, then score the held-out test rows with it.
+
+    Args:
+        train_scores: Scores the threshold is chosen on (other datasets).
+        train_labels: Their 0/1 labels (both classes needed).
+        test_scores: Scores of the slice judged.
+        test_labels: Their 0/1 labels.
+
+    Returns:
+        The threshold with its train and test balanced accuracy.
+
+    Raises:
+        ValueError: The training rows hold one class only.
+    """
     t, ba_train = best_threshold(train_scores, train_labels)
-    return TransferredThreshold(t, ba_train, balanced_accuracy(test_scores, test_labels, t),
-                                int(np.size(train_scores)), int(np.size(test_scores)))
+    return TransferredThreshold(threshold=t, train_balanced_accuracy=ba_train,
+                                test_balanced_accuracy=balanced_accuracy(test_scores, test_labels, t),
+                                n_train=int(np.size(train_scores)), n_test=int(np.size(test_scores)))

@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, group_codes, percentile_ci
+from attrib_audit.stats.rng import as_generator
 from attrib_audit.stats.types import Estimate
 
 
@@ -29,12 +30,30 @@ class BootstrapMeans:
 
 def bootstrap_means(matrix: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
                     rng: np.random.Generator | int = 0) -> BootstrapMeans:
-    """Clustered bootstrap of the mean of each row of `matrix` (m, n); NaN cells are left out, never imputed."""
+    """Clustered bootstrap of the mean of each row of `matrix` (m, n); NaN cells are left out, never imputed.
+
+    Args:
+        matrix: (m, n) values of m variables on n rows (one variable: 1-D).
+        groups: (n,) cluster id of each row.
+        n_boot: Resamples.
+        rng: A seed or a generator.
+
+    Returns:
+        Points, (m, B) replicates, finite rows per variable and the number of clusters.
+
+    Raises:
+        ValueError: `matrix` columns and `groups` differ in length.
+
+    Examples:
+        >>> res = bootstrap_means(np.array([[1.0, 2.0, np.nan, 4.0]]), [0, 0, 1, 1], n_boot=3, rng=0)
+        >>> res.point.tolist(), res.n.tolist(), res.replicates.shape
+        ([2.3333333333333335], [3], (1, 3))
+    """
     x = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
     codes = group_codes(groups)
     if x.shape[1] != codes.size:
         raise ValueError(f"matrix has {x.shape[1]} columns for {codes.size} group ids")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     finite = np.isfinite(x)
     k = int(codes.max()) + 1 if codes.size else 0
     sums = np.zeros((x.shape[0], k))
@@ -49,12 +68,24 @@ def bootstrap_means(matrix: np.ndarray, groups: Sequence, *, n_boot: int = DEFAU
             num, den = sums @ c.T, counts @ c.T
             reps.append(np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan))
     replicates = np.concatenate(reps, axis=1) if reps else np.zeros((x.shape[0], 0))
-    return BootstrapMeans(point, replicates, n, k, n_boot)
+    return BootstrapMeans(point=point, replicates=replicates, n=n, n_groups=k, n_boot=n_boot)
 
 
 def mean_estimate(res: BootstrapMeans, j: int, level: float = 0.95, method: str = "clustered-bootstrap-percentile") -> Estimate:
+    """Variable j's mean with its percentile interval.
+
+    Args:
+        res: The bootstrap (`bootstrap_means`).
+        j: Row of the variable.
+        level: Coverage of the interval.
+        method: The method name the estimate carries.
+
+    Returns:
+        The estimate, n its finite rows.
+    """
     lo, hi, dropped = percentile_ci(res.replicates[j], level)
-    return Estimate(float(res.point[j]), lo, hi, int(res.n[j]), res.n_groups, method, res.n_boot, dropped)
+    return Estimate(estimate=float(res.point[j]), ci_low=lo, ci_high=hi, n=int(res.n[j]), n_groups=res.n_groups,
+                    method=method, n_boot=res.n_boot, n_boot_dropped=dropped)
 
 
 def paired_mean_difference(a: np.ndarray, b: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
@@ -62,6 +93,20 @@ def paired_mean_difference(a: np.ndarray, b: np.ndarray, groups: Sequence, *, n_
     """(mean a, mean b, mean of a−b) with CIs from one set of cluster draws.
 
     The difference is taken per row, so a row where either side is NaN is left out of it.
+
+    Args:
+        a: (n,) first variable.
+        b: (n,) second variable on the same rows.
+        groups: (n,) cluster id of each row.
+        n_boot: Resamples.
+        rng: A seed or a generator.
+        level: Coverage of the intervals.
+
+    Returns:
+        The three estimates.
+
+    Raises:
+        ValueError: `a` and `b` are not 1-D of one length.
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:

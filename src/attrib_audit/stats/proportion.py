@@ -11,12 +11,26 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_weight_blocks, group_codes, percentile_ci
+from attrib_audit.stats.rng import as_generator
 from attrib_audit.stats.types import Estimate
 
 
 def clustered_mean_replicates(values: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
                               rng: np.random.Generator | int = 0) -> tuple[np.ndarray, np.ndarray, int]:
-    """(point (m,), replicates (m, B), n_groups) of the mean of each row of `values` (m, n)."""
+    """(point (m,), replicates (m, B), n_groups) of the mean of each row of `values` (m, n).
+
+    Args:
+        values: (m, n) values (one variable: 1-D); no NaN.
+        groups: (n,) cluster id of each unit.
+        n_boot: Resamples.
+        rng: A seed or a generator.
+
+    Returns:
+        Points, replicates and the number of clusters.
+
+    Raises:
+        ValueError: No units, a NaN value, or `groups` of another length.
+    """
     v = np.atleast_2d(np.asarray(values, dtype=np.float64))
     if v.shape[1] != len(groups):
         raise ValueError(f"values have {v.shape[1]} columns for {len(groups)} groups")
@@ -24,7 +38,7 @@ def clustered_mean_replicates(values: np.ndarray, groups: Sequence, *, n_boot: i
         raise ValueError("no units: a mean needs at least one value")
     if np.isnan(v).any():
         raise ValueError("values contain NaN: drop (and count) undefined units first")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     codes = group_codes(groups)
     blocks = [(w @ v.T) / w.sum(axis=1)[:, None] for w in cluster_weight_blocks(codes, n_boot, gen)]
     reps = np.concatenate(blocks, axis=0).T if blocks else np.zeros((v.shape[0], 0))
@@ -33,13 +47,31 @@ def clustered_mean_replicates(values: np.ndarray, groups: Sequence, *, n_boot: i
 
 def clustered_means(values: np.ndarray, groups: Sequence, *, n_boot: int = DEFAULT_B,
                     rng: np.random.Generator | int = 0, level: float = 0.95) -> list[Estimate]:
-    """One Estimate per row of `values`: the mean with a percentile CI over cluster resamples."""
+    """One Estimate per row of `values`: the mean with a percentile CI over cluster resamples.
+
+    Args:
+        values: (m, n) values (one variable: 1-D); no NaN.
+        groups: (n,) cluster id of each unit.
+        n_boot: Resamples.
+        rng: A seed or a generator.
+        level: Coverage of the intervals.
+
+    Returns:
+        m estimates, in row order.
+
+    Raises:
+        ValueError: As `clustered_mean_replicates`.
+
+    Examples:
+        >>> [e.estimate for e in clustered_means(np.array([[0.0, 1.0, 1.0, 1.0]]), [0, 0, 1, 1], n_boot=50)]
+        [0.75]
+    """
     point, reps, n_groups = clustered_mean_replicates(values, groups, n_boot=n_boot, rng=rng)
     out = []
     for j in range(point.size):
         lo, hi, dropped = percentile_ci(reps[j], level)
-        out.append(Estimate(float(point[j]), lo, hi, len(groups), n_groups, "clustered-bootstrap-percentile",
-                            n_boot, dropped))
+        out.append(Estimate(estimate=float(point[j]), ci_low=lo, ci_high=hi, n=len(groups), n_groups=n_groups,
+                            method="clustered-bootstrap-percentile", n_boot=n_boot, n_boot_dropped=dropped))
     return out
 
 

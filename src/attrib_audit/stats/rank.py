@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import ndtr, stdtr  # not scipy.stats: its import alone costs half a second
+from scipy.special import ndtr, stdtr  # not scipy.stats: its import is far slower
 
 from attrib_audit.stats.auroc import average_ranks
+from attrib_audit.stats.rng import as_generator
 
 _BLOCK_CELLS = 1 << 13  # permutations × cells per block: the block's arrays stay in cache
 
@@ -30,6 +31,13 @@ def kendall_exact_p(n: int, concordant: int) -> float:
 
     The number of concordant pairs of a random permutation follows the Mahonian
     distribution: the product of the polynomials (1 + x + … + x^(j−1)) / j.
+
+    Args:
+        n: Items ranked.
+        concordant: Concordant pairs observed.
+
+    Returns:
+        The p-value, at most 1.
     """
     total = n * (n - 1) // 2
     c = min(concordant, total - concordant)
@@ -58,6 +66,15 @@ def kendall_tau_matrix(matrix: np.ndarray) -> KendallTau:
 
     p-values follow scipy's method='auto': exact without ties when n ≤ 33 (or almost
     all pairs agree), otherwise the tie-corrected normal approximation.
+
+    Args:
+        matrix: (n, d) finite values, one column per rater (e.g. a metric's AUROC per dataset).
+
+    Returns:
+        (d, d) τ-b, p-values and the method used per pair.
+
+    Raises:
+        ValueError: `matrix` is not 2-D or holds NaN/inf.
     """
     a = _finite_2d(matrix, "matrix")
     n, d = a.shape
@@ -102,7 +119,17 @@ def _tie_term(ranks: np.ndarray) -> float:
 
 
 def column_ranks(matrix: np.ndarray) -> np.ndarray:
-    """Average ranks of the items within each column (1 = lowest value)."""
+    """Average ranks of the items within each column (1 = lowest value).
+
+    Args:
+        matrix: (n items, k raters) finite values.
+
+    Returns:
+        (n, k) ranks, ties given their mean rank.
+
+    Raises:
+        ValueError: `matrix` is not 2-D or holds NaN/inf.
+    """
     a = _finite_2d(matrix, "matrix")
     return np.column_stack([average_ranks(col) for col in a.T]) if a.size else a
 
@@ -131,8 +158,6 @@ class KendallW:
     null_mean: float
     n_perm: int
 
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
 def _w_and_tie(ranks: np.ndarray) -> tuple[float, float]:
@@ -147,7 +172,18 @@ def _w_and_tie(ranks: np.ndarray) -> tuple[float, float]:
 
 
 def kendall_w(matrix: np.ndarray) -> float:
-    """Kendall's coefficient of concordance of n items ranked by k raters (columns), tie-corrected."""
+    """Kendall's coefficient of concordance of n items ranked by k raters (columns), tie-corrected.
+
+    Args:
+        matrix: (n items, k raters) finite values.
+
+    Returns:
+        W in [0, 1], NaN when undefined (fewer than 2 items, no rater, all tied).
+
+    Examples:
+        >>> round(kendall_w(np.array([[1, 2, 3], [2, 1, 3], [3, 3, 1], [4, 4, 2]])), 4)
+        0.1954
+    """
     return _w_and_tie(column_ranks(matrix))[0]
 
 
@@ -181,8 +217,13 @@ def _key_orders(rng: np.random.Generator, index: np.ndarray, offsets: np.ndarray
 def permuted_row_sums(columns: np.ndarray, n_perm: int, rng: np.random.Generator) -> np.ndarray:
     """Row sums (n_perm, n) of tables whose k columns (given as a (k, n) array) are shuffled independently.
 
-    Permutation p of column j is the argsort of the uniform keys rng.random((n_perm, k, n))[p, j]:
-    the draws are the same for any block size, so p-values do not depend on it.
+    Args:
+        columns: (k, n) values, one row per column of the table.
+        n_perm: Shuffled tables.
+        rng: The generator to shuffle with.
+
+    Returns:
+        (n_perm, n) row sums.
     """
     k, n = columns.shape
     flat = np.ascontiguousarray(columns, dtype=np.float64).ravel()
@@ -202,27 +243,67 @@ def permuted_row_sums(columns: np.ndarray, n_perm: int, rng: np.random.Generator
 
 
 def permuted_rank_w(ranks: np.ndarray, n_perm: int, rng: np.random.Generator, tie: float | None = None) -> np.ndarray:
-    """W of `n_perm` tables whose columns are independently shuffled: only the row sums change."""
+    """W of `n_perm` tables whose columns are independently shuffled: only the row sums change.
+
+    Args:
+        ranks: (n, k) rank table (`column_ranks`).
+        n_perm: Shuffled tables.
+        rng: The generator to shuffle with.
+        tie: The table's Σ(t³ − t) tie term (None: computed here).
+
+    Returns:
+        (n_perm,) W values.
+    """
     tie = _tie_term(ranks) if tie is None else tie
     return _w_from_row_sums(permuted_row_sums(ranks.T, n_perm, rng), ranks.shape[1], tie)
 
 
 def kendall_w_test(matrix: np.ndarray, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> KendallW:
-    """W with a permutation test that shuffles item ranks within each rater (ties kept)."""
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    """W with a permutation test that shuffles item ranks within each rater (ties kept).
+
+    Args:
+        matrix: (n items, k raters) finite values.
+        n_perm: Permutations.
+        rng: A seed or a generator.
+
+    Returns:
+        W with the share of permutations at least as concordant (and at most), and the null mean.
+
+    Raises:
+        ValueError: `matrix` is not 2-D or holds NaN/inf.
+    """
+    gen = as_generator(rng)
     ranks = column_ranks(matrix)
     n, k = ranks.shape
     w, tie = _w_and_tie(ranks)
     if not np.isfinite(w):
-        return KendallW(float("nan"), n, k, float("nan"), float("nan"), float("nan"), 0)
+        return KendallW(w=float("nan"), n_items=n, n_raters=k, p_concordance=float("nan"), p_discordance=float("nan"),
+                        null_mean=float("nan"), n_perm=0)
     null = permuted_rank_w(ranks, n_perm, gen, tie)
     tol = 1e-12
-    return KendallW(w, n, k, float((1 + (null >= w - tol).sum()) / (1 + n_perm)),
-                    float((1 + (null <= w + tol).sum()) / (1 + n_perm)), float(null.mean()), n_perm)
+    return KendallW(w=w, n_items=n, n_raters=k, p_concordance=float((1 + (null >= w - tol).sum()) / (1 + n_perm)),
+                    p_discordance=float((1 + (null <= w + tol).sum()) / (1 + n_perm)), null_mean=float(null.mean()),
+                    n_perm=n_perm)
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    """Spearman ρ and two-sided p (t approximation, n − 2 df), as scipy.stats.spearmanr; NaN if a side is constant."""
+    """Spearman ρ and two-sided p (t approximation, n − 2 df), as scipy.stats.spearmanr.
+
+    Args:
+        x: 1-D values.
+        y: 1-D values of the same length.
+
+    Returns:
+        (ρ, p); both NaN when a side is constant or non-finite, or with fewer than 3 values.
+
+    Raises:
+        ValueError: `x` and `y` are not 1-D of one length.
+
+    Examples:
+        >>> rho, p = spearman(np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 4.0]))
+        >>> round(rho, 4), round(p, 4)
+        (0.8, 0.2)
+    """
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError("spearman needs two 1-D arrays of the same length")

@@ -11,7 +11,7 @@ All pure numpy over arrays; every random draw comes from the caller's generator.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -19,13 +19,27 @@ import numpy as np
 from attrib_audit.stats.auroc import auroc, cluster_auroc
 from attrib_audit.stats.bootstrap import cluster_count_blocks, group_codes
 from attrib_audit.stats.rank import spearman
+from attrib_audit.stats.rng import block_rows
 from attrib_audit.stats.transfer import AurocMatrix
-
-_MAX_CELLS = 1 << 22  # cap on permutations × clusters held at once
 
 
 def quantile_edges(lengths: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin edges at the 0, 1/k, …, 1 quantiles of `lengths` (pooled over a construct); tied edges merge."""
+    """Bin edges at the 0, 1/k, …, 1 quantiles of `lengths` (pooled over a construct); tied edges merge.
+
+    Args:
+        lengths: Evidence lengths (e.g. tokens), pooled over the datasets compared.
+        n_bins: Bins wanted, at least 1 (fewer result when quantiles tie).
+
+    Returns:
+        The distinct edges (empty without lengths).
+
+    Raises:
+        ValueError: n_bins < 1.
+
+    Examples:
+        >>> quantile_edges(np.array([10, 20, 30, 40, 50]), 2).tolist()
+        [10.0, 30.0, 50.0]
+    """
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins}")
     x = np.asarray(lengths, dtype=np.float64)
@@ -35,12 +49,31 @@ def quantile_edges(lengths: np.ndarray, n_bins: int) -> np.ndarray:
 
 
 def assign_bins(lengths: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Bin j holds edges[j] <= x < edges[j+1]; the last bin is closed on the right (it holds the maximum)."""
+    """Bin j holds edges[j] <= x < edges[j+1]; the last bin is closed on the right (it holds the maximum).
+
+    Args:
+        lengths: Values to bin.
+        edges: Edges from `quantile_edges`.
+
+    Returns:
+        (n,) bin index of each value.
+
+    Examples:
+        >>> assign_bins(np.array([10, 29, 30, 50]), np.array([10.0, 30.0, 50.0])).tolist()
+        [0, 0, 1, 1]
+    """
     return np.searchsorted(np.asarray(edges)[1:-1], np.asarray(lengths, dtype=np.float64), side="right")
 
 
 def median_halves(lengths: np.ndarray) -> np.ndarray:
-    """(2, n) masks: short = length <= the median, long = above it."""
+    """(2, n) masks: short = length <= the median, long = above it.
+
+    Args:
+        lengths: Evidence lengths of the slice's rows.
+
+    Returns:
+        Two boolean rows, short then long.
+    """
     x = np.asarray(lengths, dtype=np.float64)
     short = x <= np.median(x) if x.size else np.zeros(0, dtype=bool)
     return np.vstack([short, ~short])
@@ -65,6 +98,17 @@ def subset_bootstrap(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
     """Clustered bootstrap of every scorer's AUROC on every subset (rows of `masks`), sharing the draws.
 
     The draws are those of `stats.bootstrap.bootstrap_aurocs` on the same slice and generator state.
+
+    Args:
+        score_matrix: (m, n) scores; NaN = failed (left out of that scorer).
+        labels: (n,) 0/1 labels.
+        groups: (n,) cluster id of each row.
+        masks: (k, n) boolean subsets (e.g. length bins).
+        n_boot: Resamples.
+        rng: The generator to draw clusters from.
+
+    Returns:
+        (m, k) points and (m, k, B) replicates, with rows and positives per cell.
     """
     sm = np.atleast_2d(np.asarray(score_matrix, dtype=np.float64))
     y = np.asarray(labels).astype(np.int64)
@@ -92,7 +136,13 @@ def subset_bootstrap(score_matrix: np.ndarray, labels: np.ndarray, groups: Seque
 def class_spearman(score_matrix: np.ndarray, lengths: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, ...]:
     """Spearman ρ (and p, n) of each scorer's score with length inside each label class: (m, 2) arrays, class 0 then 1.
 
-    Finite scores only; ρ is NaN where a class has fewer than 3 rows or a constant side.
+    Args:
+        score_matrix: (m, n) scores; NaN rows are left out.
+        lengths: (n,) evidence lengths.
+        labels: (n,) 0/1 labels.
+
+    Returns:
+        (ρ, p, n), each (m, 2); ρ is NaN where a class has fewer than 3 rows or a constant side.
     """
     sm = np.atleast_2d(np.asarray(score_matrix, dtype=np.float64))
     x = np.asarray(lengths, dtype=np.float64)
@@ -160,21 +210,28 @@ class Exchangeability:
     n_perm: int
     n_perm_dropped: int  # relabellings in which some dataset held one class (AUROC undefined)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def exchangeability_test(score_matrix: np.ndarray, labels: np.ndarray, row_cluster: np.ndarray,
                          cluster_dataset: np.ndarray, n_perm: int, rng: np.random.Generator) -> Exchangeability:
     """Observed two-way sums of squares of the metric × dataset AUROC table against dataset relabellings of clusters.
 
-    `row_cluster[i]` is row i's cluster (0..K−1), `cluster_dataset[k]` the dataset (0..d−1) cluster k belongs to.
+    Args:
+        score_matrix: (m, n) scores without NaN.
+        labels: (n,) 0/1 labels.
+        row_cluster: (n,) cluster (0..K−1) of each row.
+        cluster_dataset: (K,) dataset (0..d−1) each cluster belongs to.
+        n_perm: Relabellings.
+        rng: The generator to relabel with.
+
+    Returns:
+        The observed sums of squares and their permutation p-values.
     """
     lab = np.asarray(cluster_dataset, dtype=np.int64)
     d = int(lab.max()) + 1
     observed = permuted_aurocs(score_matrix, labels, row_cluster, lab[None, :], d)[0]
     obs = [float(v) for v in two_way_ss(observed)]
-    step = max(1, _MAX_CELLS // max(lab.size, np.asarray(labels).size, 1))
+    step = block_rows(8 * max(lab.size, np.asarray(labels).size, 1))  # cluster_auroc's temporaries: ~8 per cell
     null_int, null_ds = [], []
     for start in range(0, n_perm, step):
         tables = permuted_aurocs(score_matrix, labels, row_cluster,
@@ -186,13 +243,26 @@ def exchangeability_test(score_matrix: np.ndarray, labels: np.ndarray, row_clust
     ni, nd = np.concatenate(null_int), np.concatenate(null_ds)
     tol = 1e-12 * max(obs[0] + obs[1] + obs[2], 1e-300)
     valid = ni.size
-    return Exchangeability(obs[0], obs[1], obs[2], float((1 + (ni >= obs[2] - tol).sum()) / (1 + valid)),
-                           float((1 + (nd >= obs[0] - tol).sum()) / (1 + valid)),
-                           float(ni.mean()) if valid else float("nan"), n_perm, n_perm - valid)
+    return Exchangeability(ss_dataset=obs[0], ss_metric=obs[1], ss_interaction=obs[2],
+                           p_interaction=float((1 + (ni >= obs[2] - tol).sum()) / (1 + valid)),
+                           p_dataset=float((1 + (nd >= obs[0] - tol).sum()) / (1 + valid)),
+                           null_mean_interaction=float(ni.mean()) if valid else float("nan"), n_perm=n_perm,
+                           n_perm_dropped=n_perm - valid)
 
 
 def drop_dataset(mat: AurocMatrix, dataset: str) -> AurocMatrix:
-    """The same matrix without one dataset (for leave-one-dataset-out verdicts)."""
+    """The same matrix without one dataset (for leave-one-dataset-out verdicts).
+
+    Args:
+        mat: AUROCs of every metric on every dataset.
+        dataset: The dataset to leave out.
+
+    Returns:
+        A new matrix.
+
+    Raises:
+        ValueError: `dataset` is not in the matrix.
+    """
     keep = [j for j, d in enumerate(mat.datasets) if d != dataset]
     if len(keep) == len(mat.datasets):
         raise ValueError(f"dataset {dataset!r} is not in the matrix ({', '.join(mat.datasets)})")
@@ -200,7 +270,19 @@ def drop_dataset(mat: AurocMatrix, dataset: str) -> AurocMatrix:
 
 
 def ranking(names: Sequence[str], values: np.ndarray) -> list[str]:
-    """Names ordered by value, best first (ties keep input order); NaN values last."""
+    """Names ordered by value, best first (ties keep input order); NaN values last.
+
+    Args:
+        names: One name per value.
+        values: The values (higher is better).
+
+    Returns:
+        The names in order.
+
+    Examples:
+        >>> ranking(["a", "b", "c"], np.array([0.7, np.nan, 0.9]))
+        ['c', 'a', 'b']
+    """
     v = np.asarray(values, dtype=np.float64)
     order = np.argsort(-np.where(np.isfinite(v), v, -np.inf), kind="stable")
     return [names[i] for i in order]

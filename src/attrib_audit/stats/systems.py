@@ -27,18 +27,18 @@ Simulated coverage of nominal 95% intervals: tests/test_stats_systems.py.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.stats.bootstrap import _MAX_CELLS, DEFAULT_B, cluster_count_blocks, percentile_ci
+from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, percentile_ci
+from attrib_audit.stats.rng import as_generator, block_rows
 from attrib_audit.stats.types import Estimate
 
 DEFAULT_MIN_SHARED = 30  # fewer inputs answered by every system than this: resample within systems instead
 RESAMPLE_OPTIONS = frozenset({"inputs", "systems"})
 SUMMARIES = ("mean", "pass")
-_PAIR_CELLS = 1 << 22  # metrics × system pairs × resamples held at once by the agreement statistics
 
 
 @dataclass(frozen=True)
@@ -58,13 +58,12 @@ class InputDesign:
     rows_dropped: int  # rows on inputs that not every system answered, left out by the paired design
     min_shared: int
     caveat: str | None = None
+    record_derived: ClassVar[tuple[str, ...]] = ("confounded",)
 
     @property
     def confounded(self) -> bool:
         return self.caveat is not None
 
-    def to_dict(self) -> dict:
-        return {**asdict(self), "confounded": self.confounded}
 
 
 @dataclass(frozen=True)
@@ -156,7 +155,7 @@ def _within_system_count_blocks(present: np.ndarray, n_boot: int, rng: np.random
     kmax = int(ks.max())
     pos = np.argsort(~present, axis=1, kind="stable")[:, :kmax]  # (S, kmax): answered inputs first, in code order
     keep = np.arange(kmax)[None, :] < ks[:, None]  # (S, kmax)
-    step = max(1, _MAX_CELLS // max(s * max(k, kmax), 1))
+    step = block_rows(s * max(k, kmax))
     for start in range(0, n_boot, step):
         b = min(step, n_boot - start)
         draws = rng.integers(0, ks[None, :, None], size=(b, s, kmax))
@@ -183,10 +182,38 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
     `groups` names the input each row answers. Inputs answered by every system are used and
     resampled jointly when there are at least `min_shared` of them (rows on other inputs are left
     out and counted); otherwise all rows are used, each system's inputs are resampled on their
-    own, and the design carries a caveat. `thresholds` (metric → t, pass = score ≥ t) must be
-    chosen on data other than these rows. NaN scores are left out of that metric only.
+    own, and the design carries a caveat. NaN scores are left out of that metric only.
     Draws: the input multiplicities of all resamples first (as `cluster_count_blocks` on the used
     inputs in sorted-id order), then, when systems are resampled, one (B, S) draw of system indices.
+
+    Args:
+        labels: (n,) 0/1 human labels (1 = supported) of each answer.
+        scores: Metric name → (n,) scores (NaN = failed).
+        systems: (n,) the system (generator) that gave each answer; at least 2 systems.
+        groups: (n,) the input each answer responds to.
+        thresholds: Metric → t for a pass-rate summary (pass = score ≥ t), chosen on other rows;
+            metrics without one get mean scores only.
+        resample: {"inputs"} (claims about these systems) or {"systems", "inputs"} (about new systems
+            from the same population).
+        n_boot: Resamples, at least 1.
+        rng: A seed or a generator.
+        min_shared: Fewest inputs answered by every system for the joint (paired) design.
+
+    Returns:
+        Points (V, S) and replicates (V, S, B) of every variable, the design and the draws' weights.
+
+    Raises:
+        ValueError: Labels not 0/1, an unknown resample set, n_boot < 1, fewer than 2 systems, or
+            inputs of unequal length.
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> systems, inputs = np.repeat(["s1", "s2", "s3", "s4"], 40), np.tile(np.arange(40), 4)
+        >>> quality = np.repeat([0.2, 0.4, 0.6, 0.8], 40)
+        >>> labels = (rng.random(160) < quality).astype(int)
+        >>> res = system_bootstrap(labels, {"m": quality + rng.normal(0, 0.3, 160)}, systems, inputs, n_boot=200)
+        >>> res.design.n_used, res.point[0].round(3).tolist()  # inputs shared by all; human pass rates
+        (40, [0.2, 0.425, 0.425, 0.725])
     """
     y = np.asarray(labels, dtype=np.float64)
     if y.ndim != 1 or not np.isin(y, (0.0, 1.0)).all():
@@ -202,7 +229,7 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
     s, k = sys_names.size, grp_names.size
     if s < 2:
         raise ValueError(f"system-level statistics need at least 2 systems, got {s}")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     sums, counts = _cell_sums(values, sys_codes, grp_codes, s, k)
     present = counts[0] > 0  # (S, K): the system answered the input
     shared = present.all(axis=0)
@@ -210,13 +237,15 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
     if n_shared == k or n_shared >= min_shared:
         sums, counts, present = sums[:, :, shared], counts[:, :, shared], present[:, shared]
         rows_used = int(counts[0].sum())
-        design = InputDesign(True, k, n_shared, n_shared, rows_used, int(y.size - rows_used), min_shared)
+        design = InputDesign(paired=True, n_inputs=k, n_shared=n_shared, n_used=n_shared, rows_used=rows_used,
+                             rows_dropped=int(y.size - rows_used), min_shared=min_shared)
         blocks = cluster_count_blocks(n_shared, n_boot, gen, width=values.shape[0] * s)
     else:
         caveat = (f"only {n_shared} of {k} inputs are answered by every system (fewer than {min_shared}): each "
                   f"system's inputs are resampled on their own, so differences between the inputs the systems "
                   f"answered confound the ranking")
-        design = InputDesign(False, k, n_shared, k, int(y.size), 0, min_shared, caveat)
+        design = InputDesign(paired=False, n_inputs=k, n_shared=n_shared, n_used=k, rows_used=int(y.size),
+                             rows_dropped=0, min_shared=min_shared, caveat=caveat)
         blocks = _within_system_count_blocks(present, n_boot, gen)
     point = _ratio(sums.sum(axis=2), counts.sum(axis=2))
     reps = [_ratio(_weighted(sums, c), _weighted(counts, c)) for c in blocks]
@@ -226,8 +255,9 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
         draws = gen.integers(0, s, size=(n_boot, s))
         weights = np.bincount((draws + s * np.arange(n_boot)[:, None]).ravel(),
                               minlength=n_boot * s).reshape(n_boot, s).T.astype(np.float64)
-    return SystemBootstrap(tuple(sys_names.tolist()), metrics, thr, point, replicates, counts.sum(axis=2),
-                           present.sum(axis=1), design, tuple(sorted(res_set)), int(n_boot), weights)
+    return SystemBootstrap(systems=tuple(sys_names.tolist()), metrics=metrics, thresholds=thr, point=point,
+                           replicates=replicates, n=counts.sum(axis=2), n_inputs=present.sum(axis=1), design=design,
+                           resample=tuple(sorted(res_set)), n_boot=int(n_boot), system_weights=weights)
 
 
 def percentile_cis(replicates: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -235,6 +265,13 @@ def percentile_cis(replicates: np.ndarray, level: float = 0.95) -> tuple[np.ndar
 
     Rows without a NaN go through one np.quantile call; rows with some are done one by one (rare:
     a resample that drew none of a system's finite values, or an undefined statistic).
+
+    Args:
+        replicates: (..., B) replicates.
+        level: Coverage of the intervals.
+
+    Returns:
+        Three arrays shaped as the leading axes.
     """
     x = np.asarray(replicates, dtype=np.float64)
     shape = x.shape[:-1]
@@ -263,23 +300,31 @@ class SystemRow:
     mean: dict[str, Estimate]
     pass_rate: dict[str, Estimate]  # only metrics given a threshold
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def system_rows(res: SystemBootstrap, level: float = 0.95) -> list[SystemRow]:
-    """Per-system estimates; their CIs resample inputs only (a given system's value does not depend on the others)."""
+    """Per-system estimates; their CIs resample inputs only (a given system's value does not depend on the others).
+
+    Args:
+        res: The slice's system bootstrap.
+        level: Coverage of the intervals.
+
+    Returns:
+        One row per system: human pass rate and each metric's summaries.
+    """
     lo, hi, dropped = percentile_cis(res.replicates, level)  # (V, S) each
     method = res.method.replace("+systems", "")
 
     def est(v: int, s: int) -> Estimate:
-        return Estimate(float(res.point[v, s]), float(lo[v, s]), float(hi[v, s]), int(res.n[v, s]),
-                        int(res.n_inputs[s]), method, res.n_boot, int(dropped[v, s]))
+        return Estimate(estimate=float(res.point[v, s]), ci_low=float(lo[v, s]), ci_high=float(hi[v, s]),
+                        n=int(res.n[v, s]), n_groups=int(res.n_inputs[s]), method=method, n_boot=res.n_boot,
+                        n_boot_dropped=int(dropped[v, s]))
 
     m = len(res.metrics)
     with_t = [j for j in range(m) if np.isfinite(res.thresholds[j])]
-    return [SystemRow(name, int(res.n_inputs[s]), est(0, s), {res.metrics[j]: est(1 + j, s) for j in range(m)},
-                      {res.metrics[j]: est(1 + m + j, s) for j in with_t})
+    return [SystemRow(system=name, n_inputs=int(res.n_inputs[s]), human=est(0, s),
+                      mean={res.metrics[j]: est(1 + j, s) for j in range(m)},
+                      pass_rate={res.metrics[j]: est(1 + m + j, s) for j in with_t})
             for s, name in enumerate(res.systems)]
 
 
@@ -290,7 +335,7 @@ RANK_STATS = AGREEMENT_STATS[:3]  # the sign-based ones: stated at this number o
 
 
 def _b_blocks(n_boot: int, per_resample: int) -> Iterator[slice]:
-    step = max(1, _PAIR_CELLS // max(per_resample, 1))
+    step = block_rows(8 * max(per_resample, 1))  # metrics × system pairs per resample, ~8 arrays of them at once
     for start in range(0, n_boot, step):
         yield slice(start, min(n_boot, start + step))
 
@@ -378,16 +423,27 @@ class AgreementReplicates:
 
 def agreement_replicates(res: SystemBootstrap, summary: str = "mean",
                          metrics: Sequence[str] | None = None) -> AgreementReplicates:
+    """Every agreement statistic of the metrics' system summaries with the human rates, point and replicates.
+
+    Args:
+        res: The slice's system bootstrap.
+        summary: "mean" score or "pass" rate (needs the metric's threshold).
+        metrics: The metrics (None: all of `res`).
+
+    Returns:
+        The points, (k, B) replicates and the human ceiling's replicates, on `res`'s draws.
+    """
     names = res.metrics if metrics is None else tuple(metrics)
     rows = [res.row(m, summary) for m in names]
     pts = agreement_stats(res.point[0][:, None], res.point[rows][:, :, None])
     reps = agreement_stats(res.replicates[0], res.replicates[rows], res.system_weights)
     observed = np.broadcast_to(res.point[0][None, :, None], (1, *res.replicates.shape[1:]))
     ceiling = agreement_stats(res.replicates[0], observed, res.system_weights)
-    return AgreementReplicates(names, summary, {key: v[:, 0] for key, v in pts.items()}, reps,
-                               {key: ceiling[key][0] for key in RANK_STATS}, _ties(res.point[0]),
-                               tuple(_ties(res.point[v]) for v in rows), len(res.systems), res.design.n_used,
-                               res.n_boot, res.method)
+    return AgreementReplicates(metrics=names, summary=summary, point={key: v[:, 0] for key, v in pts.items()},
+                               replicates=reps, ceiling={key: ceiling[key][0] for key in RANK_STATS},
+                               human_ties=_ties(res.point[0]), metric_ties=tuple(_ties(res.point[v]) for v in rows),
+                               n_systems=len(res.systems), n_inputs=res.design.n_used, n_boot=res.n_boot,
+                               method=res.method)
 
 
 @dataclass(frozen=True)
@@ -408,8 +464,6 @@ class RankAgreement:
     human_ties: int  # system pairs with equal human pass rates (left out of pairwise_accuracy)
     metric_ties: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _estimates(agr: AgreementReplicates, point: np.ndarray, reps: np.ndarray, level: float, method: str,
@@ -419,16 +473,27 @@ def _estimates(agr: AgreementReplicates, point: np.ndarray, reps: np.ndarray, le
         median = np.array([np.median(r[np.isfinite(r)]) if np.isfinite(r).any() else np.nan for r in reps])
         lo, hi = np.clip(lo + point - median, -1.0, 1.0), np.clip(hi + point - median, -1.0, 1.0)
         method = method.replace("-percentile", "-recentred-percentile")
-    return [Estimate(float(point[q]), float(lo[q]), float(hi[q]), agr.n_systems, agr.n_inputs, method, agr.n_boot,
-                     int(dropped[q])) for q in range(point.size)]
+    return [Estimate(estimate=float(point[q]), ci_low=float(lo[q]), ci_high=float(hi[q]), n=agr.n_systems,
+                     n_groups=agr.n_inputs, method=method, n_boot=agr.n_boot,
+                     n_boot_dropped=int(dropped[q])) for q in range(point.size)]
 
 
 def rank_agreement(agr: AgreementReplicates, level: float = 0.95) -> list[RankAgreement]:
-    """τ-b, pairwise accuracy, acc_eq and Pearson r of each metric against the human rates, with CIs."""
+    """τ-b, pairwise accuracy, acc_eq and Pearson r of each metric against the human rates, with CIs.
+
+    Args:
+        agr: The agreement replicates (`agreement_replicates`).
+        level: Coverage of the intervals (Pearson's re-centred on its estimate).
+
+    Returns:
+        One record per metric, in `agr`'s order.
+    """
     cols = [_estimates(agr, agr.point[key], agr.replicates[key], level, agr.method, recentre=key == "pearson")
             for key in AGREEMENT_STATS]
     n_pairs = agr.n_systems * (agr.n_systems - 1) // 2
-    return [RankAgreement(name, agr.summary, *(c[q] for c in cols), n_pairs, agr.human_ties, agr.metric_ties[q])
+    tau, pairwise, acc_eq, pearson = cols
+    return [RankAgreement(metric=name, summary=agr.summary, tau=tau[q], pairwise_accuracy=pairwise[q], acc_eq=acc_eq[q],
+                          pearson=pearson[q], n_pairs=n_pairs, human_ties=agr.human_ties, metric_ties=agr.metric_ties[q])
             for q, name in enumerate(agr.metrics)]
 
 
@@ -457,13 +522,20 @@ class AgreementDifference:
     tau: Estimate
     pairwise_accuracy: Estimate
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def agreement_differences(agr: AgreementReplicates, level: float = 0.95,
                           pairs: Sequence[tuple[str, str]] | None = None) -> list[AgreementDifference]:
-    """a − b for each pair of metrics (default: every pair, in metric order), all on the same draws."""
+    """a − b for each pair of metrics (default: every pair, in metric order), all on the same draws.
+
+    Args:
+        agr: The agreement replicates.
+        level: Coverage of the intervals.
+        pairs: (a, b) metric names to compare (None: every pair).
+
+    Returns:
+        One record per pair and statistic set.
+    """
     pairs = list(pairs) if pairs is not None else [(a, b) for q, a in enumerate(agr.metrics)
                                                    for b in agr.metrics[q + 1:]]
     ia = [agr.metrics.index(a) for a, _ in pairs]
@@ -472,7 +544,8 @@ def agreement_differences(agr: AgreementReplicates, level: float = 0.95,
     cols = [_estimates(agr, agr.point[key][ia] - agr.point[key][ib],
                        agr.replicates[key][ia] - agr.replicates[key][ib], level, method)
             for key in ("tau", "pairwise_accuracy")]
-    return [AgreementDifference(a, b, agr.summary, cols[0][q], cols[1][q]) for q, (a, b) in enumerate(pairs)]
+    return [AgreementDifference(metric_a=a, metric_b=b, summary=agr.summary, tau=cols[0][q],
+                                pairwise_accuracy=cols[1][q]) for q, (a, b) in enumerate(pairs)]
 
 
 # ---- pairs of systems: reversals and significance clusters ----------------------------------------------------
@@ -496,19 +569,30 @@ class PairDifferences:
 
 def pair_differences(res: SystemBootstrap, metric: str | None = None, summary: str = "mean",
                      level: float = 0.95) -> PairDifferences:
-    """Paired differences between systems of the human rate (metric=None) or of a metric summary."""
+    """Paired differences between systems of the human rate (metric=None) or of a metric summary.
+
+    Args:
+        res: The slice's system bootstrap.
+        metric: A metric name, or None for the human pass rate.
+        summary: "mean" or "pass".
+        level: Coverage of the intervals.
+
+    Returns:
+        Every system pair's difference with its interval (input draws only).
+    """
     v = res.row(metric, summary)
     i, j = np.triu_indices(len(res.systems), 1)
     lo, hi, dropped = percentile_cis(res.replicates[v, i] - res.replicates[v, j], level)
-    return PairDifferences(i, j, res.point[v, i] - res.point[v, j], lo, hi, dropped)
+    return PairDifferences(i=i, j=j, point=res.point[v, i] - res.point[v, j], low=lo, high=hi, dropped=dropped)
 
 
 def _oriented(res: SystemBootstrap, d: PairDifferences, q: int, sign: int, v: int) -> Estimate:
     """Estimate of (winner − loser) from pair q's i − j difference; sign −1 flips it."""
     lo, hi = (d.low[q], d.high[q]) if sign > 0 else (-d.high[q], -d.low[q])
-    return Estimate(float(sign * d.point[q]), float(lo), float(hi), int(res.n[v, d.i[q]] + res.n[v, d.j[q]]),
-                    res.design.n_used, "paired-" + res.method.replace("+systems", ""), res.n_boot,
-                    int(d.dropped[q]))
+    return Estimate(estimate=float(sign * d.point[q]), ci_low=float(lo), ci_high=float(hi),
+                    n=int(res.n[v, d.i[q]] + res.n[v, d.j[q]]), n_groups=res.design.n_used,
+                    method="paired-" + res.method.replace("+systems", ""), n_boot=res.n_boot,
+                    n_boot_dropped=int(d.dropped[q]))
 
 
 @dataclass(frozen=True)
@@ -522,17 +606,21 @@ class Reversal:
     human_difference: Estimate  # human rate of human_prefers − metric_prefers (> 0)
     metric_difference: Estimate  # metric summary of human_prefers − metric_prefers (< 0)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def reversals(res: SystemBootstrap, metric: str, summary: str = "mean", level: float = 0.95,
               human: PairDifferences | None = None) -> list[Reversal]:
     """System pairs whose paired-difference CIs exclude 0 in opposite directions for humans and the metric.
 
-    Largest human difference first. No correction for the number of pairs: when both differences
-    are truly 0 a pair shows a spurious reversal with probability about (1 − level)² / 2, and never
-    when the metric is the label itself. `human` reuses the human pair differences across metrics.
+    Args:
+        res: The slice's system bootstrap.
+        metric: The metric.
+        summary: "mean" or "pass".
+        level: Coverage of the intervals.
+        human: The human pair differences, if already computed.
+
+    Returns:
+        One record per reversed pair.
     """
     v = res.row(metric, summary)
     hd = human if human is not None else pair_differences(res, None, level=level)
@@ -542,8 +630,9 @@ def reversals(res: SystemBootstrap, metric: str, summary: str = "mean", level: f
     for q in np.flatnonzero((hs != 0) & (ms == -hs)):
         sign = int(hs[q])
         a, b = (hd.i[q], hd.j[q]) if sign > 0 else (hd.j[q], hd.i[q])
-        out.append(Reversal(metric, summary, res.systems[a], res.systems[b], _oriented(res, hd, q, sign, 0),
-                            _oriented(res, md, q, sign, v)))
+        out.append(Reversal(metric=metric, summary=summary, human_prefers=res.systems[a], metric_prefers=res.systems[b],
+                            human_difference=_oriented(res, hd, q, sign, 0),
+                            metric_difference=_oriented(res, md, q, sign, v)))
     return sorted(out, key=lambda r: r.human_difference.estimate, reverse=True)
 
 
@@ -561,18 +650,27 @@ class SignificanceClusters:
     clusters: tuple[tuple[str, ...], ...]
     resolved: tuple[tuple[str, str], ...]
     n_pairs: int
+    record_derived: ClassVar[tuple[str, ...]] = ("share_resolved",)
 
     @property
     def share_resolved(self) -> float:
         return len(self.resolved) / self.n_pairs if self.n_pairs else float("nan")
 
-    def to_dict(self) -> dict:
-        return {**asdict(self), "share_resolved": self.share_resolved}
 
 
 def significance_clusters(res: SystemBootstrap, metric: str | None = None, summary: str = "mean",
                           level: float = 0.95) -> SignificanceClusters:
-    """Clusters of the human pass rates (metric=None) or of a metric's summary; see `SignificanceClusters`."""
+    """Clusters of the human pass rates (metric=None) or of a metric's summary; see `SignificanceClusters`.
+
+    Args:
+        res: The slice's system bootstrap.
+        metric: A metric name, or None for the human pass rate.
+        summary: "mean" or "pass".
+        level: Coverage of the intervals.
+
+    Returns:
+        The systems grouped where the labels do not resolve their differences.
+    """
     v = res.row(metric, summary)
     s = len(res.systems)
     d = pair_differences(res, metric, summary, level)
@@ -587,10 +685,10 @@ def significance_clusters(res: SystemBootstrap, metric: str | None = None, summa
     rank = {name: q for q, name in enumerate(names)}
     resolved = sorted(((res.systems[a], res.systems[b]) for a, b in zip(*np.nonzero(beats))),
                       key=lambda p: (rank[p[0]], rank[p[1]]))
-    return SignificanceClusters("human" if metric is None else f"{metric}:{summary}", tuple(names),
-                                tuple(float(res.point[v, q]) for q in order),
-                                tuple(tuple(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])), tuple(resolved),
-                                s * (s - 1) // 2)
+    return SignificanceClusters(variable="human" if metric is None else f"{metric}:{summary}", order=tuple(names),
+                                values=tuple(float(res.point[v, q]) for q in order),
+                                clusters=tuple(tuple(names[a:b]) for a, b in zip(bounds[:-1], bounds[1:])),
+                                resolved=tuple(resolved), n_pairs=s * (s - 1) // 2)
 
 
 # ---- everything for one slice ---------------------------------------------------------------------------------
@@ -610,17 +708,32 @@ class SystemLevel:
     reversals: list[Reversal]
     human_clusters: SignificanceClusters
 
-    def to_dict(self) -> dict:
-        return {"design": self.design.to_dict(), "resample": list(self.resample), "level": self.level,
-                "n_boot": self.n_boot, "systems": [r.to_dict() for r in self.systems],
-                "agreement": [a.to_dict() for a in self.agreement],
-                "ceiling": {key: e.to_dict() for key, e in self.ceiling.items()},
-                "differences": [d.to_dict() for d in self.differences],
-                "reversals": [r.to_dict() for r in self.reversals], "human_clusters": self.human_clusters.to_dict()}
 
 
 def summarise_systems(res: SystemBootstrap, level: float = 0.95) -> SystemLevel:
-    """Every system-level statistic of `res`, for each summary the metrics support (pass needs a threshold)."""
+    """The system-level agreement of one slice: every statistic of `res`, for each summary the metrics support.
+
+    "pass" summaries need a metric threshold; "mean" is always there. Intervals are as measured with
+    these inputs: see the module docstring and `human_ceiling` for what they cover.
+
+    Args:
+        res: The slice's system bootstrap (`system_bootstrap`).
+        level: Coverage of every interval.
+
+    Returns:
+        Design, per-system table, agreement with the human ranking, metric-vs-metric differences,
+        reversals and the human significance clusters.
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> systems, inputs = np.repeat(["s1", "s2", "s3", "s4"], 40), np.tile(np.arange(40), 4)
+        >>> quality = np.repeat([0.2, 0.4, 0.6, 0.8], 40)
+        >>> labels = (rng.random(160) < quality).astype(int)
+        >>> res = system_bootstrap(labels, {"m": quality + rng.normal(0, 0.3, 160)}, systems, inputs, n_boot=200)
+        >>> a = summarise_systems(res).agreement[0]
+        >>> a.metric, a.summary, round(a.tau.estimate, 3), round(a.tau.ci_low, 3), a.tau.ci_high
+        ('m', 'mean', 0.913, 0.542, 1.0)
+    """
     agreement, differences, revs = [], [], []
     ceiling = None
     human = pair_differences(res, None, level=level)
@@ -636,5 +749,6 @@ def summarise_systems(res: SystemBootstrap, level: float = 0.95) -> SystemLevel:
         for name in names:
             revs += reversals(res, name, summary, level, human)
     clusters = significance_clusters(res, None, level=level)
-    return SystemLevel(res.design, res.resample, level, res.n_boot, system_rows(res, level), agreement, ceiling,
-                       differences, revs, clusters)
+    return SystemLevel(design=res.design, resample=res.resample, level=level, n_boot=res.n_boot,
+                       systems=system_rows(res, level), agreement=agreement, ceiling=ceiling, differences=differences,
+                       reversals=revs, human_clusters=clusters)

@@ -34,19 +34,20 @@ exact only for equal weights, checked by simulation on a design whose weights go
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_sum_replicates, group_folds, percentile_ci, slice_rng
+from attrib_audit.stats.rng import as_generator, block_rows
 from attrib_audit.stats.types import Estimate, LabelledScores
 
 KINDS = ("false_pass", "precision", "catch")
 P_VALUES = ("auto", "binomial", "hoeffding_bentkus")
 UNITS = ("auto", "pair", "group")
 CIS = ("auto", "exact", "bootstrap")
-_MAX_CELLS = 1 << 24
+MAX_UNITS = 10_000_000  # the largest count `units_needed` searches; past it only a rate of 0 is solved
 
 
 # --- targets -----------------------------------------------------------------------------------------------
@@ -88,13 +89,26 @@ class Target:
             return False
         return est.ci_low > self.level if self.kind == "false_pass" else est.ci_high < self.level
 
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "level": float(self.level)}
-
 
 def make_target(*, max_false_pass: float | None = None, min_precision: float | None = None,
                 min_catch: float | None = None) -> Target:
-    """The one target given (exactly one of the three)."""
+    """The one target given (exactly one of the three).
+
+    Args:
+        max_false_pass: Largest acceptable share of unsupported pairs that pass, in (0, 1).
+        min_precision: Smallest acceptable share of passed pairs that are supported, in (0, 1).
+        min_catch: Smallest acceptable share of unsupported pairs flagged, in (0, 1).
+
+    Returns:
+        The target.
+
+    Raises:
+        ValueError: None or several are given, or the level is not strictly between 0 and 1.
+
+    Examples:
+        >>> make_target(min_precision=0.95).describe()
+        'precision ≥ 0.95'
+    """
     given = [(k, v) for k, v in (("false_pass", max_false_pass), ("precision", min_precision), ("catch", min_catch))
              if v is not None]
     if len(given) != 1:
@@ -111,10 +125,19 @@ def _snap(k: np.ndarray) -> np.ndarray:
 
 
 def binomial_cdf(k: np.ndarray, n: np.ndarray, p: float | np.ndarray) -> np.ndarray:
-    """P(Bin(n, p) ≤ k) = I_{1−p}(n − k, k + 1), continued to real k and n (weighted, effective counts)."""
+    """P(Bin(n, p) ≤ k) = I_{1−p}(n − k, k + 1), continued to real k and n (weighted, effective counts).
+
+    Args:
+        k: Counts (any real; below 0 gives 0, at or above n gives 1).
+        n: Trials, broadcast with `k`.
+        p: Success probability, broadcast with `k`.
+
+    Returns:
+        The CDF values, shaped as `k` and `n` broadcast.
+    """
     k, n = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
     p = np.broadcast_to(np.asarray(p, dtype=np.float64), k.shape)
-    from scipy import special  # here, not at the top: `threshold --help` must not spend a second importing scipy
+    from scipy import special  # here, not at the top: `threshold --help` must not import scipy
 
     out = np.ones(k.shape)
     ok = (k < n) & (k >= 0)
@@ -128,6 +151,18 @@ def binomial_pvalue(risk: np.ndarray, n: np.ndarray, alpha: float | np.ndarray) 
 
     Under H0 the count of losses is Bin(n, R) with R > α, stochastically larger than Bin(n, α), so the
     p-value is super-uniform. p ≤ δ exactly when the one-sided Clopper–Pearson upper bound at 1 − δ is ≤ α.
+
+    Args:
+        risk: Observed risks (shares of losses).
+        n: Units each risk is a share of (effective counts may be real); 0 gives p = 1.
+        alpha: The bound tested.
+
+    Returns:
+        The p-values, shaped as the inputs broadcast.
+
+    Examples:
+        >>> round(float(binomial_pvalue(np.array([0.0]), np.array([22.0]), 0.1)[0]), 4)  # 0.9^22
+        0.0985
     """
     n = np.asarray(n, dtype=np.float64)
     return np.where(n > 0, binomial_cdf(_snap(np.asarray(risk) * n), n, alpha), 1.0)
@@ -139,6 +174,14 @@ def hoeffding_bentkus_pvalue(risk: np.ndarray, n: np.ndarray, alpha: float | np.
     min(exp(−n·h(min(r̂, α), α)), e·P(Bin(n, α) ≤ ⌈n·r̂⌉)), h the Bernoulli relative entropy. For 0/1
     losses the Bentkus term without its factor e is the exact binomial tail, which is never above the
     Hoeffding term; the factor e pays for losses that are shares (a group's rate).
+
+    Args:
+        risk: Observed mean losses, clipped to [0, 1].
+        n: Units averaged (effective counts may be real); 0 gives p = 1.
+        alpha: The bound tested.
+
+    Returns:
+        The p-values, at most 1, shaped as the inputs broadcast.
     """
     from scipy import special  # deferred like binomial_cdf's
 
@@ -152,6 +195,20 @@ def hoeffding_bentkus_pvalue(risk: np.ndarray, n: np.ndarray, alpha: float | np.
 
 
 def pvalues(risk: np.ndarray, n: np.ndarray, alpha: float | np.ndarray, method: str) -> np.ndarray:
+    """The p-values of H0: risk > α by the named method.
+
+    Args:
+        risk: Observed risks.
+        n: Units (effective counts) behind each risk.
+        alpha: The bound tested.
+        method: "binomial" (0/1 losses) or "hoeffding_bentkus" (losses in [0, 1]).
+
+    Returns:
+        The p-values.
+
+    Raises:
+        ValueError: An unknown method.
+    """
     if method == "binomial":
         return binomial_pvalue(risk, n, alpha)
     if method == "hoeffding_bentkus":
@@ -160,7 +217,21 @@ def pvalues(risk: np.ndarray, n: np.ndarray, alpha: float | np.ndarray, method: 
 
 
 def clopper_pearson(k: np.ndarray, n: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided exact (Clopper–Pearson) interval for k successes in n, as scipy's binomtest(...).proportion_ci."""
+    """Two-sided exact (Clopper–Pearson) interval for k successes in n, as scipy's binomtest(...).proportion_ci.
+
+    Args:
+        k: Successes.
+        n: Trials, broadcast with `k`; n ≤ 0 gives NaN bounds.
+        level: Coverage.
+
+    Returns:
+        (low, high) arrays.
+
+    Examples:
+        >>> lo, hi = clopper_pearson(np.array([3]), np.array([10]))
+        >>> round(float(lo[0]), 4), round(float(hi[0]), 4)
+        (0.0667, 0.6525)
+    """
     k, n = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
     from scipy import stats as sps  # deferred like binomial_cdf's
 
@@ -176,6 +247,19 @@ def risk_upper_bound(risk: np.ndarray, n: np.ndarray, delta: float, method: str)
     """The (1 − δ) upper confidence bound of the risk that matches the p-value: the smallest α with p ≤ δ.
 
     Binomial: the one-sided Clopper–Pearson bound; Hoeffding–Bentkus: its inversion by bisection.
+
+    Args:
+        risk: Observed risks.
+        n: Units (effective counts) behind each; 0 gives a bound of 1.
+        delta: Error level of the bound, in (0, 1).
+        method: "binomial" or "hoeffding_bentkus".
+
+    Returns:
+        The bounds, at least 1-D.
+
+    Examples:
+        >>> round(float(risk_upper_bound(np.array([0.0]), np.array([22.0]), 0.1, "binomial")[0]), 4)
+        0.0994
     """
     from scipy import optimize, stats as sps  # deferred like binomial_cdf's
 
@@ -194,13 +278,30 @@ def risk_upper_bound(risk: np.ndarray, n: np.ndarray, delta: float, method: str)
     return np.where(n > 0, ub, 1.0)
 
 
-def units_needed(risk: float, alpha: float, delta: float, method: str = "binomial", cap: int = 10_000_000) -> int | None:
+def units_needed(risk: float, alpha: float, delta: float, method: str = "binomial",
+                 cap: int = MAX_UNITS) -> int | None:
     """Smallest n at which a risk observed at this rate would be certified ≤ α at δ (same rate, n units).
 
-    None when the rate is not below α (no sample size certifies it) or n would pass `cap`.
     Counts are continued to real values (n·rate need not be whole), so the answer moves smoothly with n.
     The p-value falls with n (up to a count's rounding), so n = 4^k probes bracket the answer first and only
     n up to the bracket are scanned: a rate just below α costs a few probes, not a scan to `cap`.
+
+    Args:
+        risk: The observed risk, in [0, 1].
+        alpha: The bound to certify.
+        delta: Error level of the certificate.
+        method: "binomial" or "hoeffding_bentkus".
+        cap: Largest n searched.
+
+    Returns:
+        The count, or None when the rate is not below α (no sample size certifies it) or the count would
+        pass `cap` (`units_needed_without_failures` answers for a rate of 0 without a cap).
+
+    Examples:
+        >>> units_needed(0.02, 0.1, 0.1)
+        33
+        >>> units_needed(0.1, 0.1, 0.1) is None
+        True
     """
     if not 0.0 <= risk < alpha:
         return None
@@ -218,6 +319,38 @@ def units_needed(risk: float, alpha: float, delta: float, method: str = "binomia
             return int(n[hit[0]])
         start = stop + 1
     return None
+
+
+def units_needed_without_failures(alpha: float, delta: float, method: str = "binomial") -> int:
+    """Smallest n at which n units with no failure certify risk ≤ α at δ.
+
+    With no failure both p-values are (1 − α)^n, so n is solved in closed form and then checked
+    against the p-value itself: the same answer as `units_needed(0.0, ...)` wherever that finds
+    one, and an answer for every α, however small (no search cap).
+
+    Args:
+        alpha: The risk bound to certify, in (0, 1).
+        delta: The error level of the certificate, in (0, 1).
+        method: "binomial" or "hoeffding_bentkus".
+
+    Returns:
+        The number of units (at least 1).
+
+    Examples:
+        >>> units_needed_without_failures(0.1, 0.1)
+        22
+        >>> units_needed_without_failures(1e-9, 0.1)
+        2302585157
+    """
+    def p(n: int) -> float:
+        return float(pvalues(np.zeros(1), np.array([float(n)]), alpha, method)[0])
+
+    n = max(1, math.ceil(math.log(delta) / math.log1p(-alpha)))
+    while n > 1 and p(n - 1) <= delta:
+        n -= 1
+    while p(n) > delta:
+        n += 1
+    return n
 
 
 # --- risks of every candidate threshold on the unit ----------------------------------------------------
@@ -251,7 +384,7 @@ def _group_moments(scores: np.ndarray, codes: np.ndarray, w: np.ndarray, neg: np
     t_rank = np.searchsorted(distinct, thresholds, side="left")
     w_neg = np.bincount(codes, weights=w * neg, minlength=k)
     out = np.empty((thresholds.size, 6))
-    step = max(1, _MAX_CELLS // max(k, 1))
+    step = block_rows(2 * k)  # a block's (b, K, 2) tail sums
     for s in range(0, thresholds.size, step):
         q = np.arange(k)[None, :] * width + t_rank[s:s + step, None]
         tail = cs[ends][None] - cs[np.searchsorted(key, q, side="left")]  # (b, K, 2): passed w, passed unsupported w
@@ -298,7 +431,18 @@ def _risk_and_n(m: np.ndarray, weighted: bool) -> tuple[np.ndarray, np.ndarray, 
 
 
 def unit_risks(data: LabelledScores, target: Target, thresholds: np.ndarray, unit: str) -> tuple[Scan, bool]:
-    """(scan without p-values, whether every unit's loss is 0/1) for `unit` "pair" or "group"."""
+    """Every candidate threshold's risk on the unit, effective n and units counted (no p-values yet).
+
+    Args:
+        data: The labelled scores (weights and groups included).
+        target: What is certified.
+        thresholds: Candidate thresholds, most conservative first.
+        unit: "pair" or "group" (already resolved from "auto").
+
+    Returns:
+        (scan, binary): the scan with NaN p-values, and whether every unit's loss is 0/1 (pairs, or groups
+        with one relevant pair), which makes the exact binomial p-value valid.
+    """
     s, w = data.scores, data.w
     neg = (data.labels == 0).astype(np.float64)
     t = np.asarray(thresholds, dtype=np.float64)
@@ -322,7 +466,7 @@ def unit_risks(data: LabelledScores, target: Target, thresholds: np.ndarray, uni
         relevant = np.bincount(codes, weights=neg, minlength=k) if target.on_unsupported else size
         binary = bool((relevant[relevant > 0] == 1).all())
     risk, n_eff, n_units = _risk_and_n(m, data.weights is not None)
-    return Scan(t, risk, n_eff, n_units, np.full(t.size, np.nan)), binary
+    return Scan(thresholds=t, risk=risk, n_effective=n_eff, n_units=n_units, p_values=np.full(t.size, np.nan)), binary
 
 
 # --- certification ------------------------------------------------------------------------------------------
@@ -334,7 +478,17 @@ def _unit_noun(target: Target, unit: str) -> str:
 
 
 def assumption(target: Target, unit: str, weighted: bool, fixed_grid: bool) -> str:
-    """The plain statement of what the guarantee assumes and which rate it is about."""
+    """The plain statement of what the guarantee assumes and which rate it is about.
+
+    Args:
+        target: What is certified.
+        unit: "pair" or "group".
+        weighted: Whether the pairs carry 1/π weights.
+        fixed_grid: Whether the candidates were fixed before seeing the labels.
+
+    Returns:
+        One line, clauses joined by semicolons.
+    """
     what = {"false_pass": "share of {u} unsupported pairs that pass", "catch": "share of {u} unsupported pairs that pass",
             "precision": "share of {u} passed pairs that are unsupported"}[target.kind]
     if unit == "group":
@@ -372,16 +526,17 @@ class Certificate:
     tested: int  # thresholds tested in the sequence
     candidates: int
     weighted: bool
-    scan: Scan | None = None
+    scan: Scan | None = field(default=None, metadata={"omit": True})
+    record_derived: ClassVar[tuple[str, ...]] = ("certified_rate",)
 
     @property
     def certified(self) -> bool:
         return self.threshold is not None
 
-    def to_dict(self) -> dict:
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("scan", "target")}
-        return {"target": self.target.to_dict(), **out, "certified_rate": None if self.risk is None
-                else self.target.rate(self.risk)}
+    @property
+    def certified_rate(self) -> float | None:
+        """The in-sample risk of the certified threshold in the target's terms (None when none is certified)."""
+        return None if self.risk is None else self.target.rate(self.risk)
 
 
 def _resolve_unit(data: LabelledScores, unit: str) -> str:
@@ -405,9 +560,38 @@ def certify(data: LabelledScores, target: Target, delta: float = 0.1, *, unit: s
     Thresholds are scanned from the highest (most conservative) down; each is rejected (its risk
     shown ≤ α) while its p-value is ≤ δ, and the scan stops at the first one that is not. Precision
     starts at the first threshold passing enough units to be certifiable at all (a count of scores,
-    never of labels). `p_value="auto"` is the exact binomial tail when every unit's loss is 0/1 (pairs,
-    or groups with one relevant pair) and Hoeffding–Bentkus for group shares. `grid` fixes the
-    candidates in advance instead of the calibration scores.
+    never of labels). A target so strict that no sample at hand could certify it (e.g. false-pass
+    ≤ 1e-9) gives a "too few labels" certificate naming how many units it would take.
+
+    Args:
+        data: Scores, 0/1 labels (1 = supported), optional groups and 1/π weights.
+        target: The rate to guarantee (`Target` or `make_target`).
+        delta: Error level: the guarantee holds with probability ≥ 1 − δ over the calibration draw.
+        unit: Unit of exchangeability: "pair", "group" (each group one unit; its loss is its own share),
+            or "auto" (groups when some group holds several pairs, else pairs).
+        p_value: "binomial" (exact; needs 0/1 losses), "hoeffding_bentkus" (losses in [0, 1]) or "auto"
+            (binomial when every unit's loss is 0/1, else Hoeffding–Bentkus).
+        grid: Candidate thresholds fixed before seeing the labels (None: the calibration scores).
+
+    Returns:
+        The certificate. `threshold` is None when nothing is certified, and `reason` then says why in one
+        line (one class only, too few labels, the target unmet even in-sample, or the first candidate's
+        bound above α); `scan` keeps every candidate's risk and p-value.
+
+    Raises:
+        ValueError: `delta` outside (0, 1), an unknown `unit` or `p_value`, an empty or non-finite grid, or
+            the binomial p-value asked for group shares.
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> scores = np.r_[rng.normal(0, 1, 100), rng.normal(3, 1, 100)].round(3)
+        >>> data = LabelledScores(scores, np.repeat([0, 1], 100))
+        >>> cert = certify(data, Target("false_pass", 0.1))
+        >>> cert.threshold, cert.risk, round(cert.upper_bound, 4), cert.unit, cert.p_value_method
+        (1.692, 0.05, 0.0908, 'pair', 'binomial')
+        >>> print(certify(data, Target("false_pass", 1e-9)).reason)  # doctest: +NORMALIZE_WHITESPACE
+        too few labels: 100 unsupported pairs, but showing false-pass ≤ 1e-09 at delta 0.1
+        needs at least 2302585157 even when none fails
     """
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must lie strictly between 0 and 1, got {delta}")
@@ -425,20 +609,26 @@ def certify(data: LabelledScores, target: Target, delta: float = 0.1, *, unit: s
     note = assumption(target, unit, data.weights is not None, grid is not None)
 
     def result(idx: int | None, reason: str | None, tested: int, p: np.ndarray | None = None) -> Certificate:
-        sc = scan if p is None else Scan(scan.thresholds, scan.risk, scan.n_effective, scan.n_units, p)
-        if idx is None:
-            return Certificate(target, delta, None, reason, None, None, None, unit, method, note,
-                               int(scan.n_units.max()) if ts.size else 0, float(scan.n_effective.max()) if ts.size else 0.0,
-                               tested, ts.size, data.weights is not None, sc)
-        return Certificate(target, delta, float(ts[idx]), None, float(scan.risk[idx]),
-                           float(risk_upper_bound(scan.risk[idx], scan.n_effective[idx], delta, method)[0]),
-                           float(p[idx]), unit, method, note, int(scan.n_units[idx]), float(scan.n_effective[idx]),
-                           tested, ts.size, data.weights is not None, sc)
+        sc = scan if p is None else Scan(thresholds=scan.thresholds, risk=scan.risk, n_effective=scan.n_effective,
+                                         n_units=scan.n_units, p_values=p)
+        at = None if idx is None else float(ts[idx])
+        if idx is None or p is None:
+            risk = upper = p_at = None
+            n_units = int(scan.n_units.max()) if ts.size else 0
+            n_eff = float(scan.n_effective.max()) if ts.size else 0.0
+        else:
+            risk, p_at = float(scan.risk[idx]), float(p[idx])
+            upper = float(risk_upper_bound(scan.risk[idx], scan.n_effective[idx], delta, method)[0])
+            n_units, n_eff = int(scan.n_units[idx]), float(scan.n_effective[idx])
+        return Certificate(target=target, delta=delta, threshold=at, reason=reason, risk=risk, upper_bound=upper,
+                           p_value=p_at, unit=unit, p_value_method=method, assumption=note, n_units=n_units,
+                           n_effective=n_eff, tested=tested, candidates=int(ts.size), weighted=data.weights is not None,
+                           scan=sc)
 
     one = _one_class(data)
     if one:
         return result(None, one, 0)
-    n_min = units_needed(0.0, alpha, delta, method)
+    n_min = units_needed_without_failures(alpha, delta, method)
     have = float(np.nanmax(scan.n_effective)) if ts.size else 0.0
     noun = _unit_noun(target, unit)
     if have + 1e-9 < n_min:
@@ -475,11 +665,26 @@ class NaiveThreshold:
     rate: float | None  # its in-sample rate in the target's terms
     reason: str | None
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def naive_threshold(data: LabelledScores, target: Target) -> NaiveThreshold:
+    """What people do: the least conservative threshold whose in-sample rate meets the target, with no guarantee.
+
+    Pair-level and weighted (1/π) when the data carry weights; groups are ignored.
+
+    Args:
+        data: The labelled scores.
+        target: The rate to meet.
+
+    Returns:
+        The threshold and its in-sample rate, or None and the reason (one class, or no threshold meets it).
+
+    Examples:
+        >>> rng = np.random.default_rng(0)
+        >>> scores = np.r_[rng.normal(0, 1, 100), rng.normal(3, 1, 100)].round(3)
+        >>> naive_threshold(LabelledScores(scores, np.repeat([0, 1], 100)), Target("false_pass", 0.1))
+        NaiveThreshold(threshold=1.493, rate=0.1, reason=None)
+    """
     one = _one_class(data)
     if one:
         return NaiveThreshold(None, None, one)
@@ -501,18 +706,14 @@ class GateRates:
     """A gate's pair-level rates on labelled pairs; `supported_pass` (share of supported pairs let through) is its cost."""
 
     threshold: float | None  # None: each pair judged by its own fold's threshold (cross-fitted)
+    n: int
     false_pass: Estimate
     catch: Estimate
     precision: Estimate
     supported_pass: Estimate
-    n: int
 
     def rate(self, kind: str) -> Estimate:
         return getattr(self, kind)
-
-    def to_dict(self) -> dict:
-        return {"threshold": self.threshold, "n": self.n,
-                **{k: getattr(self, k).to_dict() for k in ("false_pass", "catch", "precision", "supported_pass")}}
 
 
 def _resolve_ci(data: LabelledScores, ci: str) -> str:
@@ -549,31 +750,42 @@ def _rates(data: LabelledScores, passed: np.ndarray, include: np.ndarray, thresh
                     r = reps[:, j, num] / reps[:, j, den]
                 lo, hi, dropped = percentile_ci(r, level)
             label = "clopper-pearson" if method == "exact" else "clustered-bootstrap-percentile"
-            ests.append(Estimate(float(point), lo, hi, int(counts[j, den]), groups[j][den], label,
-                                 n_boot if method == "bootstrap" else 0, dropped))
+            ests.append(Estimate(estimate=float(point), ci_low=lo, ci_high=hi, n=int(counts[j, den]),
+                                 n_groups=groups[j][den], method=label, n_boot=n_boot if method == "bootstrap" else 0,
+                                 n_boot_dropped=dropped))
         fp, prec, sp = ests
-        catch = Estimate(1.0 - fp.estimate, 1.0 - fp.ci_high, 1.0 - fp.ci_low, fp.n, fp.n_groups, fp.method,
-                         fp.n_boot, fp.n_boot_dropped)
-        out.append(GateRates(None if thresholds[j] is None else float(thresholds[j]), fp, catch, prec, sp,
-                             int(include[j].sum())))
+        catch = Estimate(estimate=1.0 - fp.estimate, ci_low=1.0 - fp.ci_high, ci_high=1.0 - fp.ci_low, n=fp.n,
+                         n_groups=fp.n_groups, method=fp.method, n_boot=fp.n_boot, n_boot_dropped=fp.n_boot_dropped)
+        out.append(GateRates(threshold=None if thresholds[j] is None else float(thresholds[j]), n=int(include[j].sum()),
+                             false_pass=fp, catch=catch, precision=prec, supported_pass=sp))
     return out
-
-
-def _gen(rng: np.random.Generator | int) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
 def gate_rates(data: LabelledScores, thresholds: Sequence[float], *, level: float = 0.95, ci: str = "auto",
                n_boot: int = DEFAULT_B, rng: np.random.Generator | int = 0) -> list[GateRates]:
     """False-pass, catch, precision and supported-pass rate of "pass when score ≥ t" for each t, with CIs.
 
-    `ci="auto"`: exact Clopper–Pearson for unweighted, unclustered pairs; otherwise the clustered
-    (weighted) bootstrap, all thresholds on the same draws. A percentile interval of a rate with no
-    event in the sample is [0, 0]: read it with the exact interval's caution.
+    A percentile interval of a rate with no event in the sample is [0, 0]: read it with the exact
+    interval's caution.
+
+    Args:
+        data: The labelled scores.
+        thresholds: The gates' thresholds.
+        level: Coverage of the intervals.
+        ci: "exact" (Clopper–Pearson; unweighted, unclustered pairs only), "bootstrap" (clustered,
+            weighted; every threshold on the same draws) or "auto" (exact when allowed).
+        n_boot: Resamples for the bootstrap.
+        rng: A seed or a generator.
+
+    Returns:
+        One `GateRates` per threshold, in order.
+
+    Raises:
+        ValueError: An unknown `ci`, or "exact" on weighted or clustered data.
     """
     t = np.asarray(thresholds, dtype=np.float64)
     passed = data.scores[None, :] >= t[:, None]
-    return _rates(data, passed, np.ones_like(passed), list(t), level=level, ci=ci, n_boot=n_boot, rng=_gen(rng))
+    return _rates(data, passed, np.ones_like(passed), list(t), level=level, ci=ci, n_boot=n_boot, rng=as_generator(rng))
 
 
 # --- labels needed -----------------------------------------------------------------------------------------------
@@ -597,8 +809,6 @@ class LabelNeed:
     more_labels: int | None
     assumption: str = "new labels show the same rates, mix and clustering as these"
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def label_need(data: LabelledScores, cert: Certificate, threshold: float | None = None) -> LabelNeed | None:
@@ -607,6 +817,14 @@ def label_need(data: LabelledScores, cert: Certificate, threshold: float | None 
     Units (unsupported pairs, passed pairs or groups) from `units_needed`, converted to labelled
     pairs at this slice's ratio of pairs to effective units at that threshold. The default is the
     threshold a team would pick by eye, so the answer is "what certifying your choice costs".
+
+    Args:
+        data: The labelled scores the certificate was computed on.
+        cert: Its certificate (with its scan).
+        threshold: The threshold to certify (the nearest candidate is used); None for the default.
+
+    Returns:
+        The need, or None when there is no scan, one class only, or no candidate below α.
     """
     scan = cert.scan
     if scan is None or scan.thresholds.size == 0 or _one_class(data):
@@ -618,16 +836,20 @@ def label_need(data: LabelledScores, cert: Certificate, threshold: float | None 
         j = int(below[-1])
     else:
         j = int(np.argmin(np.abs(scan.thresholds - threshold)))
-    return _need(data, cert, j)
+    return _need(data, cert, scan, j)
 
 
-def _need(data: LabelledScores, cert: Certificate, j: int, cap: int = 10_000_000) -> LabelNeed:
-    scan = cert.scan
+def _need(data: LabelledScores, cert: Certificate, scan: Scan, j: int, cap: int = MAX_UNITS,
+          solve_zero: bool = True) -> LabelNeed:
+    """Labels that would certify candidate j of `scan` (the certificate's), searched up to `cap` units."""
     r, have = float(scan.risk[j]), float(scan.n_effective[j])
     need = units_needed(r, cert.target.alpha, cert.delta, cert.p_value_method, cap) if np.isfinite(r) else None
+    if need is None and r == 0.0 and solve_zero:  # past the search, a rate of 0 still has its count
+        need = units_needed_without_failures(cert.target.alpha, cert.delta, cert.p_value_method)
     labels = None if need is None or have <= 0 else int(math.ceil(need * data.n / have - 1e-9))
-    return LabelNeed(float(scan.thresholds[j]), r, _unit_noun(cert.target, cert.unit), have, need, data.n, labels,
-                     None if labels is None else max(0, labels - data.n))
+    return LabelNeed(threshold=float(scan.thresholds[j]), risk=r, unit=_unit_noun(cert.target, cert.unit),
+                     units_at_hand=have, units_needed=need, labels_at_hand=data.n, labels_needed=labels,
+                     more_labels=None if labels is None else max(0, labels - data.n))
 
 
 def fewest_labels(data: LabelledScores, cert: Certificate) -> LabelNeed | None:
@@ -636,17 +858,29 @@ def fewest_labels(data: LabelledScores, cert: Certificate) -> LabelNeed | None:
     Usually a conservative threshold with no observed failure: the floor below which no certificate
     is possible on data like this. Candidates are visited from the lowest risk up, each search capped
     by the best answer so far.
+
+    Args:
+        data: The labelled scores the certificate was computed on.
+        cert: Its certificate (with its scan).
+
+    Returns:
+        The cheapest need, or None when no candidate's risk is below α (a rate of 0 always has a count;
+        another rate has none past `MAX_UNITS` units).
     """
     scan = cert.scan
     if scan is None or scan.thresholds.size == 0 or _one_class(data):
         return None
     ok = np.flatnonzero(np.isfinite(scan.risk) & (scan.risk < cert.target.alpha) & (scan.n_effective > 0))
-    best = None
+    best: LabelNeed | None = None
+    fewest: int | None = None  # best's labels_needed
     for j in ok[np.argsort(scan.risk[ok], kind="stable")]:
-        cap = 10_000_000 if best is None else int(best.labels_needed * scan.n_effective[j] / data.n) + 1
-        need = _need(data, cert, int(j), cap)
-        if need.labels_needed is not None and (best is None or need.labels_needed < best.labels_needed):
-            best = need
+        cap = MAX_UNITS if fewest is None else int(fewest * scan.n_effective[j] / data.n) + 1
+        need = _need(data, cert, scan, int(j), cap, solve_zero=False)
+        if need.labels_needed is not None and (fewest is None or need.labels_needed < fewest):
+            best, fewest = need, need.labels_needed
+    zero = ok[scan.risk[ok] == 0.0]
+    if best is None and zero.size:  # every count passed the search: a rate of 0 still has one, fewest where most units
+        best = _need(data, cert, scan, int(zero[np.argmax(scan.n_effective[zero])]))
     return best
 
 
@@ -669,22 +903,35 @@ class HeldOut:
     naive: GateRates | None
     reason: str | None = None
 
-    def to_dict(self) -> dict:
-        return {"folds": self.folds, "fold_thresholds": [list(p) for p in self.fold_thresholds],
-                "certified_folds": self.certified_folds, "naive_folds": self.naive_folds,
-                "certified": None if self.certified is None else self.certified.to_dict(),
-                "naive": None if self.naive is None else self.naive.to_dict(), "reason": self.reason}
-
 
 def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds: int = 5,
               rng: np.random.Generator | int = 0, unit: str = "auto", p_value: str = "auto", level: float = 0.95,
               ci: str = "auto", n_boot: int = DEFAULT_B) -> HeldOut:
-    """Held-out rates of both thresholds: whole groups per fold (pairs alone without groups), at most `folds` folds."""
-    gen = _gen(rng)
+    """Held-out rates of the certified and the naive threshold, each fitted without the fold it is judged on.
+
+    Folds hold whole groups (pairs alone without groups); at most `folds` folds, fewer with fewer groups.
+
+    Args:
+        data: The labelled scores.
+        target: The rate to guarantee.
+        delta: Error level of each fold's certificate.
+        folds: Number of folds wanted.
+        rng: A seed or a generator (folds, then the CIs' draws).
+        unit: As `certify`'s.
+        p_value: As `certify`'s.
+        level: Coverage of the rates' intervals.
+        ci: As `gate_rates`'.
+        n_boot: Resamples for bootstrap intervals.
+
+    Returns:
+        The folds' thresholds and both gates' pooled held-out rates; a reason when there are under two groups.
+    """
+    gen = as_generator(rng)
     unit = _resolve_unit(data, unit)
     k = int(data.codes.max()) + 1
     if k < 2:
-        return HeldOut(0, (), 0, 0, None, None, "cross-fitting needs at least two groups")
+        return HeldOut(folds=0, fold_thresholds=(), certified_folds=0, naive_folds=0, certified=None, naive=None,
+                       reason="cross-fitting needs at least two groups")
     fold = group_folds(data.codes, min(folds, k), gen)
     n_folds = int(fold.max()) + 1
     passed = np.zeros((2, data.n), dtype=bool)
@@ -701,8 +948,9 @@ def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds
                 include[g, test] = True
                 passed[g, test] = data.scores[test] >= t
     rates = _rates(data, passed, include, [None, None], level=level, ci=ci, n_boot=n_boot, rng=gen)
-    return HeldOut(n_folds, tuple(fitted), sum(c is not None for c, _ in fitted), sum(v is not None for _, v in fitted),
-                   rates[0] if include[0].any() else None, rates[1] if include[1].any() else None)
+    return HeldOut(folds=n_folds, fold_thresholds=tuple(fitted), certified_folds=sum(c is not None for c, _ in fitted),
+                   naive_folds=sum(v is not None for _, v in fitted), certified=rates[0] if include[0].any() else None,
+                   naive=rates[1] if include[1].any() else None)
 
 
 # --- one slice, everything a thresholds.json entry needs ------------------------------------------------------------
@@ -719,22 +967,32 @@ class SliceThresholds:
     label_need: LabelNeed | None  # to certify the threshold a team would pick by eye
     fewest_labels: LabelNeed | None  # to certify any candidate at all
 
-    def to_dict(self) -> dict:
-        return {"target": self.certified.target.to_dict(), "delta": self.certified.delta,
-                "certified_threshold": self.certified.threshold, "certified_reason": self.certified.reason,
-                "naive_threshold": self.naive.threshold, "naive_reason": self.naive.reason,
-                "certificate": self.certified.to_dict(), "naive": self.naive.to_dict(),
-                "in_sample": {"certified": None if self.certified_rates is None else self.certified_rates.to_dict(),
-                              "naive": None if self.naive_rates is None else self.naive_rates.to_dict()},
-                "held_out": self.held_out.to_dict(),
-                "label_need": None if self.label_need is None else self.label_need.to_dict(),
-                "fewest_labels": None if self.fewest_labels is None else self.fewest_labels.to_dict()}
 
 
 def slice_thresholds(data: LabelledScores, target: Target, delta: float = 0.1, *, folds: int = 5,
                      rng: np.random.Generator | int = 0, unit: str = "auto", p_value: str = "auto",
                      level: float = 0.95, ci: str = "auto", n_boot: int = DEFAULT_B) -> SliceThresholds:
-    gen = _gen(rng)
+    """Everything one scorer's thresholds.json entry holds for one slice.
+
+    The certificate, the naive threshold, both thresholds' in-sample rates, their cross-fitted
+    held-out rates, and the labels that would certify the threshold a team would pick (and any).
+
+    Args:
+        data: The slice's labelled scores.
+        target: The rate to guarantee.
+        delta: Error level of the certificate.
+        folds: Cross-fitting folds.
+        rng: A seed or a generator; the in-sample CIs draw first, then the cross-fitting.
+        unit: As `certify`'s.
+        p_value: As `certify`'s.
+        level: Coverage of the rates' intervals.
+        ci: As `gate_rates`'.
+        n_boot: Resamples for bootstrap intervals.
+
+    Returns:
+        The slice's thresholds.
+    """
+    gen = as_generator(rng)
     cert = certify(data, target, delta, unit=unit, p_value=p_value)
     naive = naive_threshold(data, target)
     ts = [t for t in (cert.threshold, naive.threshold) if t is not None]
@@ -743,7 +1001,8 @@ def slice_thresholds(data: LabelledScores, target: Target, delta: float = 0.1, *
     naive_rates = next(rates) if naive.threshold is not None else None
     held = cross_fit(data, target, delta, folds=folds, rng=gen, unit=unit, p_value=p_value, level=level, ci=ci,
                      n_boot=n_boot)
-    return SliceThresholds(cert, naive, cert_rates, naive_rates, held, label_need(data, cert), fewest_labels(data, cert))
+    return SliceThresholds(certified=cert, naive=naive, certified_rates=cert_rates, naive_rates=naive_rates,
+                           held_out=held, label_need=label_need(data, cert), fewest_labels=fewest_labels(data, cert))
 
 
 # --- transfer: each slice's threshold on every slice ------------------------------------------------------------------
@@ -753,13 +1012,9 @@ class TransferCell:
     fitted_on: str
     applied_to: str
     threshold: float
-    rates: GateRates
     in_sample: bool  # the diagonal: the threshold judged on the pairs that chose it
     broken: bool  # the target's rate CI lies wholly on the wrong side of the target
-
-    def to_dict(self) -> dict:
-        return {"fitted_on": self.fitted_on, "applied_to": self.applied_to, "threshold": self.threshold,
-                "in_sample": self.in_sample, "broken": self.broken, **self.rates.to_dict()}
+    rates: GateRates = field(metadata={"inline": True})  # its keys sit beside these in JSON (the same threshold)
 
 
 @dataclass(frozen=True)
@@ -783,10 +1038,6 @@ class TransferMatrix:
             out[pos[c.fitted_on], pos[c.applied_to]] = c.rates.rate(kind).estimate
         return out
 
-    def to_dict(self) -> dict:
-        return {"target": self.target.to_dict(), "slices": [str(s) for s in self.slices],
-                "thresholds": {str(k): None if v is None else float(v) for k, v in self.thresholds.items()},
-                "cells": [c.to_dict() for c in self.cells]}
 
 
 def transfer_matrix(slices: Mapping[str, LabelledScores], thresholds: Mapping[str, float | None], target: Target, *,
@@ -795,6 +1046,21 @@ def transfer_matrix(slices: Mapping[str, LabelledScores], thresholds: Mapping[st
 
     Each applied slice's draws come from `slice_rng(seed, name)`, so a cell does not depend on which
     other slices are in the matrix. Slices without a threshold (None) give no row.
+
+    Args:
+        slices: Slice name → its labelled scores.
+        thresholds: Slice name → the threshold fitted on it (None: none).
+        target: The target, for the `broken` flag of each cell.
+        level: Coverage of the rates' intervals.
+        ci: As `gate_rates`'.
+        n_boot: Resamples for bootstrap intervals.
+        seed: The run's seed.
+
+    Returns:
+        The matrix, cells ordered by fitted slice then applied slice.
+
+    Raises:
+        ValueError: A threshold names a slice not in `slices`.
     """
     slices = {str(k): v for k, v in slices.items()}
     thresholds = {str(k): v for k, v in thresholds.items()}
@@ -809,7 +1075,8 @@ def transfer_matrix(slices: Mapping[str, LabelledScores], thresholds: Mapping[st
         rates = gate_rates(slices[b], [thresholds[a] for a in rows], level=level, ci=ci, n_boot=n_boot,
                            rng=slice_rng(seed, b))
         for a, r in zip(rows, rates):
-            cells.append(TransferCell(a, b, float(thresholds[a]), r, a == b, target.broken_by(r.rate(target.kind))))
+            cells.append(TransferCell(fitted_on=a, applied_to=b, threshold=float(thresholds[a]), in_sample=a == b,
+                                      broken=target.broken_by(r.rate(target.kind)), rates=r))
     order = {s: i for i, s in enumerate(names)}
     cells.sort(key=lambda c: (order[c.fitted_on], order[c.applied_to]))
     return TransferMatrix(target, names, {s: thresholds.get(s) for s in names}, tuple(cells))

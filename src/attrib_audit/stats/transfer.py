@@ -8,12 +8,13 @@ Each statistic is recomputed on every replicate at once (plug-in bootstrap).
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from attrib_audit.stats.rank import permuted_row_sums
+from attrib_audit.stats.rng import as_generator
 
 DEFAULT_EPS_GRID = tuple(round(0.01 * i, 2) for i in range(11)) + (0.15, 0.2, 0.3)
 
@@ -75,8 +76,6 @@ class Portability:
     paired_portable: bool
     paired_breaks_on: tuple[str, ...]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -87,19 +86,38 @@ class DatasetBest:
     ci_low: float
     ci_high: float
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def best_per_dataset(mat: AurocMatrix, level: float = 0.95) -> list[DatasetBest]:
+    """The best metric on each dataset (highest point AUROC), with its AUROC's percentile interval.
+
+    Args:
+        mat: AUROCs of every metric on every dataset, with replicates.
+        level: Coverage of the intervals.
+
+    Returns:
+        One entry per dataset, in the matrix's order.
+    """
     best = mat.point.argmax(axis=0)
     cols = np.arange(len(mat.datasets))
     lo, hi = _ci(mat.replicates[best, cols], level)
-    return [DatasetBest(ds, mat.metrics[best[j]], float(mat.point[best[j], j]), float(lo[j]), float(hi[j]))
+    return [DatasetBest(dataset=ds, best=mat.metrics[best[j]], auroc=float(mat.point[best[j], j]), ci_low=float(lo[j]),
+                        ci_high=float(hi[j]))
             for j, ds in enumerate(mat.datasets)]
 
 
 def portability(mat: AurocMatrix, level: float = 0.95) -> list[Portability]:
+    """Per metric: portable when on every dataset its AUROC is not below the best metric's CI lower bound.
+
+    Also the paired version: the CI of (best − metric), on the shared draws, holds 0 on every dataset.
+
+    Args:
+        mat: AUROCs of every metric on every dataset, with replicates.
+        level: Coverage of the intervals.
+
+    Returns:
+        One entry per metric, naming the datasets where it falls short.
+    """
     best = mat.point.argmax(axis=0)
     cols = np.arange(len(mat.datasets))
     lo_best, _ = _ci(mat.replicates[best, cols], level)
@@ -109,8 +127,10 @@ def portability(mat: AurocMatrix, level: float = 0.95) -> list[Portability]:
     paired_ok = (d_lo <= 0) & (d_hi >= 0)
     out = []
     for i, name in enumerate(mat.metrics):
-        out.append(Portability(name, bool(within[i].all()), tuple(np.asarray(mat.datasets)[~within[i]].tolist()),
-                               bool(paired_ok[i].all()), tuple(np.asarray(mat.datasets)[~paired_ok[i]].tolist())))
+        out.append(Portability(metric=name, portable=bool(within[i].all()),
+                               breaks_on=tuple(np.asarray(mat.datasets)[~within[i]].tolist()),
+                               paired_portable=bool(paired_ok[i].all()),
+                               paired_breaks_on=tuple(np.asarray(mat.datasets)[~paired_ok[i]].tolist())))
     return out
 
 
@@ -131,8 +151,6 @@ class FixedRegret:
     max: float
     worst_dataset: str
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -147,8 +165,6 @@ class SelectorRegret:
     minus_best_fixed: float  # selector mean regret − lowest-regret fixed metric's (paired over replicates)
     minus_best_fixed_ci: tuple[float, float]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -159,14 +175,17 @@ class LodoRegret:
     n_boot: int
     n_boot_dropped: int
 
-    def to_dict(self) -> dict:
-        return {"fixed": [f.to_dict() for f in self.fixed], "selector": self.selector.to_dict(),
-                "lowest_regret_metric": self.lowest_regret_metric, "n_boot": self.n_boot,
-                "n_boot_dropped": self.n_boot_dropped}
 
 
 def regret_matrix(point: np.ndarray) -> np.ndarray:
-    """Per dataset, best AUROC − each metric's AUROC (m, d); works on (m, d, B) replicates too."""
+    """Per dataset, best AUROC − each metric's AUROC (m, d); works on (m, d, B) replicates too.
+
+    Args:
+        point: (m, d) AUROCs, or (m, d, B) replicates.
+
+    Returns:
+        Regrets of the same shape, 0 for each dataset's best.
+    """
     return point.max(axis=0, keepdims=True) - point
 
 
@@ -183,6 +202,21 @@ def _selector(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def lodo_regret(mat: AurocMatrix, level: float = 0.95) -> LodoRegret:
+    """Leave-one-dataset-out regret of always using each metric, and of picking the best on the other datasets.
+
+    Regret on a dataset is the best AUROC there minus the chosen metric's. Intervals are percentile
+    intervals over the replicates where every cell is defined.
+
+    Args:
+        mat: AUROCs of every metric on every dataset, with replicates.
+        level: Coverage of the intervals.
+
+    Returns:
+        Each metric's fixed-choice regret, the selector's, and the metric with the lowest mean regret.
+
+    Raises:
+        ValueError: Fewer than two datasets.
+    """
     m, d = mat.point.shape
     if d < 2:
         raise ValueError("leave-one-dataset-out needs at least two datasets")
@@ -194,22 +228,34 @@ def lodo_regret(mat: AurocMatrix, level: float = 0.95) -> LodoRegret:
     fixed = []
     for i, name in enumerate(mat.metrics):
         j = int(reg[i].argmax())
-        fixed.append(FixedRegret(name, dict(zip(mat.datasets, reg[i].tolist())), float(reg[i].mean()), float(lo[i]),
-                                 float(hi[i]), float(reg[i, j]), mat.datasets[j]))
+        fixed.append(FixedRegret(metric=name, per_dataset=dict(zip(mat.datasets, reg[i].tolist())),
+                                 mean=float(reg[i].mean()), ci_low=float(lo[i]), ci_high=float(hi[i]),
+                                 max=float(reg[i, j]), worst_dataset=mat.datasets[j]))
     best_fixed = int(reg.mean(axis=1).argmin())
     picks, sel = _selector(mat.point)
     _, sel_b = _selector(reps)
     sel_mean_b = sel_b.mean(axis=0)
     s_lo, s_hi = _ci(sel_mean_b, level)
     g_lo, g_hi = _ci(sel_mean_b - reg_b[best_fixed], level)
-    selector = SelectorRegret({ds: mat.metrics[p] for ds, p in zip(mat.datasets, picks)},
-                              dict(zip(mat.datasets, sel.tolist())), float(sel.mean()), float(s_lo), float(s_hi),
-                              float(sel.mean() - reg[best_fixed].mean()), (float(g_lo), float(g_hi)))
-    return LodoRegret(fixed, selector, mat.metrics[best_fixed], mat.n_boot, int((~ok).sum()))
+    selector = SelectorRegret(picks={ds: mat.metrics[p] for ds, p in zip(mat.datasets, picks)},
+                              per_dataset=dict(zip(mat.datasets, sel.tolist())), mean=float(sel.mean()),
+                              ci_low=float(s_lo), ci_high=float(s_hi),
+                              minus_best_fixed=float(sel.mean() - reg[best_fixed].mean()),
+                              minus_best_fixed_ci=(float(g_lo), float(g_hi)))
+    return LodoRegret(fixed=fixed, selector=selector, lowest_regret_metric=mat.metrics[best_fixed], n_boot=mat.n_boot,
+                      n_boot_dropped=int((~ok).sum()))
 
 
 def eps_regret_sweep(mat: AurocMatrix, grid: Sequence[float] = DEFAULT_EPS_GRID) -> list[dict]:
-    """For each ε: the metrics whose regret is ≤ ε on every dataset (point estimates)."""
+    """For each ε: the metrics whose regret is ≤ ε on every dataset (point estimates).
+
+    Args:
+        mat: AUROCs of every metric on every dataset.
+        grid: The ε values.
+
+    Returns:
+        One {"eps", "metrics"} entry per ε, in grid order.
+    """
     worst = regret_matrix(mat.point).max(axis=1)
     return [{"eps": float(e), "metrics": [mat.metrics[i] for i in np.flatnonzero(worst <= e + 1e-12)]} for e in grid]
 
@@ -226,8 +272,6 @@ class PairedDiff:
     ci_high: float
     sign: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _pair_cis(mat: AurocMatrix, a: int, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -242,13 +286,23 @@ def _sign(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 
 def paired_best_vs_rest(mat: AurocMatrix, level: float = 0.95) -> list[PairedDiff]:
+    """On each dataset, its best metric minus every other metric, with paired-bootstrap CIs.
+
+    Args:
+        mat: AUROCs of every metric on every dataset, with replicates on shared draws.
+        level: Coverage of the intervals.
+
+    Returns:
+        One difference per dataset and other metric; `sign` is 0 when the CI holds 0.
+    """
     out = []
     best = mat.point.argmax(axis=0)
     for j, ds in enumerate(mat.datasets):
         diff, lo, hi = _pair_cis(mat, int(best[j]), level)
         sign = _sign(lo[:, j], hi[:, j])
-        out += [PairedDiff(ds, mat.metrics[best[j]], mat.metrics[i], float(diff[i, j]), float(lo[i, j]),
-                           float(hi[i, j]), int(sign[i])) for i in range(len(mat.metrics)) if i != best[j]]
+        out += [PairedDiff(dataset=ds, metric_a=mat.metrics[best[j]], metric_b=mat.metrics[i], diff=float(diff[i, j]),
+                           ci_low=float(lo[i, j]), ci_high=float(hi[i, j]),
+                           sign=int(sign[i])) for i in range(len(mat.metrics)) if i != best[j]]
     return out
 
 
@@ -261,11 +315,18 @@ class SignFlip:
     a_better_on: dict[str, float]  # dataset → a − b
     b_better_on: dict[str, float]
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def sign_flips(mat: AurocMatrix, level: float = 0.95) -> list[SignFlip]:
+    """Metric pairs whose paired difference is significant in opposite directions on two datasets.
+
+    Args:
+        mat: AUROCs of every metric on every dataset, with replicates on shared draws.
+        level: Coverage of the intervals.
+
+    Returns:
+        One entry per such pair, with the datasets where each is better.
+    """
     out = []
     for a in range(len(mat.metrics)):
         diff, lo, hi = _pair_cis(mat, a, level)
@@ -302,12 +363,20 @@ class Decomposition:
     p_metric: float
     n_perm: int
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def decompose(mat: AurocMatrix, n_perm: int = 10_000, rng: np.random.Generator | int = 0) -> Decomposition:
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    """Two-way decomposition of the AUROC table with permutation p-values for the metric and interaction effects.
+
+    Args:
+        mat: AUROCs of every metric on every dataset.
+        n_perm: Within-dataset relabellings of the metrics.
+        rng: A seed or a generator.
+
+    Returns:
+        Grand mean, effects, residuals, variance shares and p-values.
+    """
+    gen = as_generator(rng)
     a = mat.point
     m, d = a.shape
     mu = float(a.mean())
@@ -324,6 +393,7 @@ def decompose(mat: AurocMatrix, n_perm: int = 10_000, rng: np.random.Generator |
     p_int = float((1 + ((ss_within - null_metric) >= ss_int - tol).sum()) / (1 + n_perm))
     p_met = float((1 + (null_metric >= ss_metric - tol).sum()) / (1 + n_perm))
     share = (lambda x: x / ss_total) if ss_total > 0 else (lambda x: float("nan"))
-    return Decomposition(mu, dict(zip(mat.datasets, col.tolist())), dict(zip(mat.metrics, row.tolist())),
-                         resid.tolist(), ss_total, share(ss_dataset), share(ss_metric), share(ss_int), p_int, p_met,
-                         n_perm)
+    return Decomposition(grand_mean=mu, dataset_effect=dict(zip(mat.datasets, col.tolist())),
+                         metric_effect=dict(zip(mat.metrics, row.tolist())), residual=resid.tolist(), ss_total=ss_total,
+                         share_dataset=share(ss_dataset), share_metric=share(ss_metric),
+                         share_interaction=share(ss_int), p_interaction=p_int, p_metric=p_met, n_perm=n_perm)

@@ -1,13 +1,24 @@
 """Small frozen result records shared by the statistics functions."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
 
 def group_codes(groups) -> np.ndarray:
-    """Cluster index per row, 0..K−1 in sorted order of the group names (as strings)."""
+    """Cluster index per row, 0..K−1 in sorted order of the group names (as strings).
+
+    Args:
+        groups: One group name per row (any values; compared as strings).
+
+    Returns:
+        (n,) int64 codes.
+
+    Examples:
+        >>> group_codes(["b", "a", "b", 3]).tolist()
+        [2, 1, 2, 0]
+    """
     _, codes = np.unique(np.asarray(groups, dtype=object).astype(str), return_inverse=True)
     return codes.astype(np.int64)
 
@@ -25,8 +36,6 @@ class Estimate:
     n_boot: int = 0
     n_boot_dropped: int = 0  # resamples that lost a class (statistic undefined) and were left out
 
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,11 +7,11 @@ official chunkers of those checkers, rule for rule, so their scores match the au
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from attrib_audit.text.sentences import split_sentences
 
-Cost = Callable[[list[str]], Sequence[int]]
+Cost = Callable[[list[str]], Iterable[int]]
 
 
 def pack(costs: Sequence[int], budget: int) -> list[tuple[int, int]]:

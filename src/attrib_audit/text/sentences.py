@@ -10,10 +10,10 @@ import re
 _ABBREV = {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co",
            "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "no", "fig", "al"}
 _LONGEST = max(map(len, _ABBREV))  # str.lower never shortens a string, so a longer word is no abbreviation
-# A boundary is (?<=[.!?…])["')\]]*\s+(?=["'(\[]?[A-Z0-9À-Ý]), a blank line, or a newline before a list item. Written with
-# every alternative opening on one literal character (the punctuation consumed, the boundary in group 1-4), so re
-# scans for those characters in C instead of trying a lookbehind at every position: 2.5x faster, the same spans
-# (tests/test_sentences.py checks them against the lookbehind form).
+# A boundary is (?<=[.!?…])["')\]]*\s+(?=["'(\[]?[A-Z0-9À-Ý]), a blank line, or a newline before a list item.
+# Written with every alternative opening on one literal character (the punctuation consumed, the boundary in group
+# 1-4), so re scans for those characters in C instead of trying a lookbehind at every position: faster, the same
+# spans (tests/test_sentences.py checks them against the lookbehind form).
 _AFTER = r"([\"')\]]*\s+)(?=[\"'(\[]?[A-Z0-9À-Ý])"
 _BOUNDARY = re.compile(rf"\.{_AFTER}|!{_AFTER}|\?{_AFTER}|…{_AFTER}|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 

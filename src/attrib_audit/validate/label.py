@@ -108,7 +108,9 @@ class LabelHandler(BaseHTTPRequestHandler):
     server: LabelServer
 
     def setup(self) -> None:
-        self.timeout = self.server.read_timeout  # StreamRequestHandler.setup puts it on the socket
+        # StreamRequestHandler.setup puts it on the socket; typeshed calls it a class variable, but setup reads
+        # it from the instance
+        self.timeout = self.server.read_timeout  # type: ignore[misc]
         super().setup()
 
     def handle(self) -> None:
@@ -224,7 +226,8 @@ def export(pairs_file: str | Path, out: str | Path, annotator: str | None = None
     path = Path(pairs_file)
     store_file = store_path(path)
     if not store_file.exists():
-        raise DataError(f"no labels yet ({store_file} does not exist): run `attrib-audit label {path} --annotator NAME`")
+        raise DataError(f"no labels yet ({store_file} does not exist): "
+                        f"run `attrib-audit label {path} --annotator NAME`")
     check_out_file(out, "--export", inputs=[path, store_file])  # before the store is opened
     pool = read_pool(path)
     store = LabelStore(store_file)
@@ -268,8 +271,8 @@ def write_annotator_table(pool: Pool, store: LabelStore, names: list[str], folde
                           "slice": dataset, "group": [str(r.get("group") or r["id"]) for r in pool.rows]})
     word = {1: "attributable", 0: "not_attributable"}
     for name in names:
-        rows = store.rows(name)
-        frame[f"{name}__label"] = [word.get(rows.get(pid, (None, 0))[0]) for pid in pool.ids]
+        labels = {pid: lab for pid, (lab, _) in store.rows(name).items() if lab is not None}  # a skip is no label
+        frame[f"{name}__label"] = [word.get(labels[pid]) if pid in labels else None for pid in pool.ids]
     with staged_dir(folder, "--export", replaces=("scores.parquet",)) as tmp:
         frame.to_parquet(tmp / "scores.parquet", index=False)
     return folder

@@ -23,12 +23,14 @@ header h1 { font-size:15px; margin:0; font-weight:600; white-space:nowrap; }
 .bar > div { height:100%; width:0; background:var(--yes); transition:width .2s; }
 #count { font-size:13px; color:var(--muted); margin-top:2px; }
 main { max-width:980px; margin:18px auto; padding:0 24px 140px; }
-.card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:14px 18px; margin-bottom:14px; }
+.card { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:14px 18px;
+        margin-bottom:14px; }
 .label { font-size:12px; font-weight:600; letter-spacing:.06em; text-transform:uppercase; color:var(--muted);
          margin-bottom:4px; display:flex; justify-content:space-between; }
 #claim { font-size:19px; line-height:1.45; }
 #evidence { max-height:46vh; overflow:auto; white-space:pre-wrap; padding-right:6px; }
-#more { display:none; margin-top:6px; font-size:13px; color:var(--muted); border-top:1px dashed var(--line); padding-top:4px; }
+#more { display:none; margin-top:6px; font-size:13px; color:var(--muted); border-top:1px dashed var(--line);
+        padding-top:4px; }
 #more.shown { display:block; }
 mark { background:var(--hit); color:inherit; border-radius:2px; padding:0 1px; }
 #question:empty::before { content:"(no question)"; color:var(--muted); }
@@ -40,8 +42,8 @@ mark { background:var(--hit); color:inherit; border-radius:2px; padding:0 1px; }
 footer { position:fixed; bottom:0; left:0; right:0; background:var(--card); border-top:1px solid var(--line);
          padding:12px 24px; }
 .buttons { max-width:980px; margin:0 auto; padding:0 24px; display:flex; gap:10px; align-items:center; }
-button { font:inherit; font-size:15px; border-radius:6px; padding:9px 16px; cursor:pointer; border:1px solid var(--line);
-         background:var(--card); color:var(--ink); }
+button { font:inherit; font-size:15px; border-radius:6px; padding:9px 16px; cursor:pointer;
+         border:1px solid var(--line); background:var(--card); color:var(--ink); }
 button:disabled { opacity:.5; cursor:default; }
 button.yes { background:var(--yes); border-color:var(--yes); color:#fff; }
 button.no { background:var(--no); border-color:var(--no); color:#fff; }
@@ -62,12 +64,15 @@ body.finished #done { display:block; }
 </header>
 <main>
   <section id="pair" data-index="-1" data-done="0">
-    <div class="card"><div class="label"><span>Question</span><span id="pos"></span></div><div id="question"></div></div>
-    <div class="card"><div class="label"><span>Claim</span><span id="prior" class="prior"></span></div><div id="claim"></div></div>
-    <div class="card"><div class="label"><span>Evidence</span><span>highlighted: content words shared with the claim</span></div>
+    <div class="card"><div class="label"><span>Question</span><span id="pos"></span></div>
+      <div id="question"></div></div>
+    <div class="card"><div class="label"><span>Claim</span><span id="prior" class="prior"></span></div>
+      <div id="claim"></div></div>
+    <div class="card">
+      <div class="label"><span>Evidence</span><span>highlighted: content words shared with the claim</span></div>
       <div id="evidence"></div><div id="more">more evidence below: scroll inside this box ↓</div></div>
-    <p id="help" style="color:var(--muted);font-size:14px">Is the claim <b>supported</b> by the evidence alone? Skip what
-      you cannot judge; Back revisits the previous pair (a new choice replaces the old one).</p>
+    <p id="help" style="color:var(--muted);font-size:14px">Is the claim <b>supported</b> by the evidence alone?
+      Skip what you cannot judge; Back revisits the previous pair (a new choice replaces the old one).</p>
   </section>
   <section id="done" class="card"><h2>All pairs are labelled.</h2>
     <p>Export them with <code id="export"></code>, then audit the export.</p>
@@ -154,7 +159,9 @@ document.addEventListener("keydown", (e) => {
   if (KEYS[key]) { e.preventDefault(); decide(KEYS[key]); }
   else if (key === "b" || e.key === "ArrowLeft" || e.key === "Backspace") { e.preventDefault(); back(); }
 });
-for (const b of document.querySelectorAll("button[data-decision]")) b.addEventListener("click", () => decide(b.dataset.decision));
+for (const b of document.querySelectorAll("button[data-decision]")) {
+  b.addEventListener("click", () => decide(b.dataset.decision));
+}
 $("back").addEventListener("click", back);
 $("evidence").addEventListener("scroll", (e) => {
   const ev = e.target;

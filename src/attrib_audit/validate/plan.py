@@ -16,7 +16,7 @@ A gate target (`--max-false-pass` etc.) asks instead how many labels certify a t
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -25,9 +25,10 @@ import numpy as np
 from attrib_audit.audit.results import read_results
 from attrib_audit.audit.thresholds import scored_from_results, slice_data
 from attrib_audit.errors import UsageError, saved_layout
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.auroc import auroc, average_ranks, ht_auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
-from attrib_audit.stats.threshold import Target, certify, fewest_labels, label_need
+from attrib_audit.stats.threshold import MAX_UNITS, Target, certify, fewest_labels, label_need
 from attrib_audit.stats.types import LabelledScores
 
 DEFAULT_GRID = (50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000)
@@ -123,7 +124,8 @@ class EmpiricalPopulation:
         scores[runner] = z + shifts[pick] * self.labels
         constant = [i for i in (best, runner) if np.ptp(self.scores[i]) == 0]
         tolerance = max(1e-3, self.auroc_step()) + 1e-12
-        if constant or abs(reached[pick] - target) > tolerance:  # a tied metric cannot be shifted: "power" would be fiction
+        # a tied metric cannot be shifted: "power" would be fiction
+        if constant or abs(reached[pick] - target) > tolerance:
             raise UsageError(f"--detect {delta}: cannot set the runner-up's AUROC to {target:.3f} (reached "
                              f"{reached[pick]:.3f}){': a metric gives one constant score' if constant else ''}")
         return EmpiricalPopulation(scores, self.labels, self.prevalence, self.weights)
@@ -137,7 +139,8 @@ class EmpiricalPopulation:
 
 
 def estimate_icc(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray) -> float | None:
-    """One-way ANOVA intra-cluster correlation of the metrics' mean normal score (class means removed); None without clusters."""
+    """One-way ANOVA intra-cluster correlation of the metrics' mean normal score (class means removed); None without
+    clusters."""
     _, g = np.unique(np.asarray(groups).astype(str), return_inverse=True)
     sizes = np.bincount(g)
     if (sizes > 1).sum() < 2:
@@ -196,7 +199,8 @@ def plan_curve(pop, grid, *, best: int, runner: int | None, m: int, icc: float, 
         row = simulate(pop, int(n), best=best, runner=runner, m=m, icc=icc, n_sims=n_sims, n_boot=n_boot,
                        seed=(seed, int(n)))
         rows.append(row)
-        if (half_width is None or row.half_width <= half_width) and (runner is None or row.power >= TARGET_POWER):
+        powered = runner is None or (row.power is not None and row.power >= TARGET_POWER)
+        if (half_width is None or row.half_width <= half_width) and powered:
             return rows, int(n)
     return rows, None
 
@@ -235,7 +239,7 @@ class Scenario:
     """One population to plan for, with the names the table prints."""
 
     title: str
-    pop: object
+    pop: BinormalPopulation | EmpiricalPopulation
     names: list[str]
     best: int
     runner: int | None
@@ -284,7 +288,7 @@ def scenarios_from_results(folder: Path, opts: PlanOptions) -> list[Scenario]:
                  + ("; Horvitz–Thompson weighted (the audited file was a weighted sample): the plan describes "
                     "the pool it was drawn from" if w is not None else "")]
         gap = None
-        if runner is not None:
+        if runner is not None and opts.detect is not None:  # a runner-up is planned for only with --detect
             pop = pop.with_difference(best, runner, opts.detect)
             truth = pop.true_aurocs()
             gap = opts.detect if abs(truth[best] - truth[runner] - opts.detect) <= 1e-3 else round(
@@ -299,7 +303,8 @@ def scenarios_from_results(folder: Path, opts: PlanOptions) -> list[Scenario]:
             notes.append("the audit has no multi-pair clusters to estimate the intra-cluster correlation: assuming 0 "
                          "(pass --icc)")
             icc = 0.0
-        out.append(Scenario(f"slice {sl}", pop, names, best, runner, m, icc, notes, gap))
+        out.append(Scenario(title=f"slice {sl}", pop=pop, names=names, best=best, runner=runner, m=m, icc=icc,
+                            notes=notes, gap=gap))
     return out
 
 
@@ -315,9 +320,9 @@ def scenario_from_assumptions(opts: PlanOptions) -> Scenario:
     names = [f"metric{i + 1}" for i in range(len(aurocs))]
     notes = [f"binormal scores, AUROC {', '.join(f'{a:g}' for a in aurocs)}, prevalence {opts.prevalence:g}, "
              f"metric correlation {opts.corr:g}"]
-    return Scenario("assumed", BinormalPopulation(tuple(aurocs), opts.prevalence, opts.corr), names, 0, runner,
-                    opts.pairs_per_cluster or 1, opts.icc or 0.0, notes,
-                    None if runner is None else round(aurocs[0] - aurocs[1], 4))
+    return Scenario(title="assumed", pop=BinormalPopulation(tuple(aurocs), opts.prevalence, opts.corr), names=names,
+                    best=0, runner=runner, m=opts.pairs_per_cluster or 1, icc=opts.icc or 0.0, notes=notes,
+                    gap=None if runner is None else round(aurocs[0] - aurocs[1], 4))
 
 
 def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOptions) -> dict:
@@ -326,7 +331,7 @@ def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOpt
     entry = {"title": sc.title, "best": sc.names[sc.best], "best_auroc": float(truth[sc.best]),
              "runner": sc.names[sc.runner] if sc.runner is not None else None, "notes": list(sc.notes),
              "pairs_per_cluster": sc.m, "icc": sc.icc, "sims": opts.sims, "n_boot": opts.n_boot,
-             "rows": [asdict(r) for r in rows], "recommended_n": rec,
+             "rows": [to_record(r) for r in rows], "recommended_n": rec,
              "goals": ([f"95% CI half-width ≤ {opts.half_width}"] if opts.half_width is not None else [])
              + ([f"power ≥ {TARGET_POWER} to show a {sc.gap} AUROC gap"] if sc.runner is not None else [])}
     if sc.title == "assumed" and opts.half_width is not None and sc.m == 1:  # the textbook formula, as a cross-check
@@ -382,6 +387,9 @@ def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
     give one answer); the plan adds its simulation: how often a sample of that many pairs, drawn from the slice's
     score distributions in clusters of its size, does certify.
     """
+    gate = opts.gate
+    if gate is None:
+        raise UsageError("a gate plan needs a target: --max-false-pass, --min-precision or --min-catch")
     pairs, _ = scored_from_results(folder, "plan")
     names = list(opts.scorers) if opts.scorers else list(pairs.scores)
     unknown = sorted(set(names) - set(pairs.scores))
@@ -394,23 +402,25 @@ def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
     for sl in [opts.slice] if opts.slice else slices:
         for name in names:
             data, n_failed = slice_data(pairs, name, sl)
-            cert = certify(data, opts.gate, opts.delta, unit=opts.unit)
-            entry = {"title": f"slice {sl}, {name}", "target": opts.gate.describe(), "delta": opts.delta,
+            cert = certify(data, gate, opts.delta, unit=opts.unit)
+            entry = {"title": f"slice {sl}, {name}", "target": gate.describe(), "delta": opts.delta,
                      "unit": cert.unit, "n": data.n, "n_failed": n_failed, "certified_threshold": cert.threshold,
                      "reason": cert.reason, "label_need": None, "fewest_labels": None, "simulated": None}
             if cert.threshold is None and data.n and 0 < data.labels.sum() < data.n:
                 need, fewest = label_need(data, cert), fewest_labels(data, cert)
-                entry.update(label_need=need and need.to_dict(), fewest_labels=fewest and fewest.to_dict())
-                if fewest and fewest.labels_needed is not None:
+                entry.update(label_need=need and to_record(need), fewest_labels=fewest and to_record(fewest))
+                # a count past the search's (a target like false-pass ≤ 1e-9) is stated, not simulated: no sample fits
+                if fewest and fewest.labels_needed is not None and (fewest.units_needed or 0) <= MAX_UNITS:
                     m = opts.pairs_per_cluster or (max(1, int(round(data.n / np.unique(data.codes).size)))
                                                    if cert.unit == "group" else 1)
-                    icc = opts.icc if opts.icc is not None else (estimate_icc(data.scores[None, :], data.labels,
-                                                                              data.groups) or 0.0) if m > 1 else 0.0
+                    icc = opts.icc if opts.icc is not None else (
+                        estimate_icc(data.scores[None, :], data.labels, data.groups) if data.groups is not None
+                        else None) or 0.0 if m > 1 else 0.0
                     prevalence = float((data.w * data.labels).sum() / data.w.sum())
                     pop = EmpiricalPopulation(data.scores[None, :], data.labels, prevalence, data.weights)
                     entry["simulated"] = {
                         "n": fewest.labels_needed, "pairs_per_cluster": m, "icc": icc, "sims": opts.sims,
-                        "certified_share": gate_power(pop, fewest.labels_needed, m=m, icc=icc, target=opts.gate,
+                        "certified_share": gate_power(pop, fewest.labels_needed, m=m, icc=icc, target=gate,
                                                       delta=opts.delta, unit=cert.unit, n_sims=opts.sims,
                                                       seed=(opts.seed, fewest.labels_needed))}
             out.append(entry)

@@ -111,7 +111,8 @@ def score_pool(pool: Pool, config: ScoringConfig,
         raise UsageError(f"scorer(s) {', '.join(u['scorer'] for u in unavailable)} cannot run here")
     cache = ScoreCache(config.cache_path)
     try:
-        rows = [score_pairs(s, pool.claims, pool.evidences, cache=cache, batch_size=config.batch_size, quiet=config.quiet,
+        rows = [score_pairs(s, pool.claims, pool.evidences, cache=cache, batch_size=config.batch_size,
+                            quiet=config.quiet,
                             questions=pool.questions)[0].scores for s in scorers.values()]
     finally:
         cache.close()
@@ -143,12 +144,14 @@ def sample(data: str | Path, out: str | Path, n: int, *, strategy: str = "disagr
     """
     if strategy == "disagreement" and (config is None or len(config.scorers) < 2):
         raise UsageError("--strategy disagreement needs at least two --scorers")
+    if strategy != "random" and config is None:
+        raise UsageError(f"--strategy {strategy} needs --scorers: their scores steer the sample")
     check_out_file(out, inputs=[data])  # before any scoring: never onto the pool it reads, nor a file not ours
     pool = read_pool(data)
     if n < 1 or n > len(pool.ids):
         raise UsageError(f"--n must be between 1 and the pool size ({len(pool.ids)})")
     clusters = cluster_codes(pool, cluster_by)
-    names, matrix = ([], None) if strategy == "random" else score_pool(pool, config, log)
+    names, matrix = ([], None) if strategy == "random" or config is None else score_pool(pool, config, log)
     chosen, pi = sample_pool(matrix, n, strategy, np.random.default_rng(seed), clusters, strata)
     out = Path(out)
     design = {"strategy": strategy, "scorers": names, "pool": str(pool.path), "pool_size": len(pool.ids),

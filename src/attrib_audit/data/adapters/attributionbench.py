@@ -7,8 +7,8 @@ LABELS = {"attributable": 1, "not attributable": 0}
 
 
 def convert(row: int, raw: dict, ctx: Context):
-    refs = [text(r) for r in as_list(raw.get("references"), ctx=ctx, row=row, field_name="references")]
-    refs = [r for r in refs if r and r.strip()]
+    texts = [text(r) for r in as_list(raw.get("references"), ctx=ctx, row=row, field_name="references")]
+    refs = [r for r in texts if r is not None and r.strip()]
     if not refs:
         yield Skip("no non-empty reference")
         return

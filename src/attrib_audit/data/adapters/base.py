@@ -121,7 +121,8 @@ def as_list(value: Any, *, ctx: Context, row: int, field_name: str) -> list:
             except json.JSONDecodeError as exc:
                 raise DataError(f"not a JSON list ({exc.msg})", path=ctx.path, row=row, field=field_name) from None
             except RecursionError:
-                raise DataError("not a JSON list (nested too deeply)", path=ctx.path, row=row, field=field_name) from None
+                raise DataError("not a JSON list (nested too deeply)", path=ctx.path, row=row,
+                                field=field_name) from None
             if isinstance(parsed, list):
                 return parsed
         return [value]

@@ -8,8 +8,19 @@ from __future__ import annotations
 
 import re
 
-from attrib_audit.data.adapters.base import (BINARY, Adapter, Context, Skip, as_dict, as_int, as_list, digest, map_label,
-                                            pair, text)
+from attrib_audit.data.adapters.base import (
+    BINARY,
+    Adapter,
+    Context,
+    Skip,
+    as_dict,
+    as_int,
+    as_list,
+    digest,
+    map_label,
+    pair,
+    text,
+)
 from attrib_audit.data.errors import DataError
 
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")

@@ -122,7 +122,8 @@ def _peek(p: Path, suffix: str) -> list[str]:
         try:
             return list(pq.read_schema(p).names)
         except pa.ArrowException as exc:
-            raise DataError(f"not a readable Parquet file ({str(exc).strip().splitlines()[0][:200]})", path=str(p)) from None
+            raise DataError(f"not a readable Parquet file ({str(exc).strip().splitlines()[0][:200]})",
+                            path=str(p)) from None
     if suffix in (".jsonl", ".json", ".ndjson"):
         line = _first_line(p, skip_blank=True)
         try:

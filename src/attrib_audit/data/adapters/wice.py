@@ -73,7 +73,8 @@ def wice_provenance_rows(rows: Iterable[tuple[int, dict]], *, path: str,
                          stem: str | None = None) -> tuple[list[dict], Counter]:
     """Provenance examples from native WiCE rows, with the count of skipped rows per reason."""
     ctx = Context(path=path, stem=stem or Path(path).stem)
-    examples, skipped = [], Counter()
+    examples: list[dict] = []
+    skipped: Counter[str] = Counter()
     for row, raw in rows:
         item = provenance_example(row, raw, ctx)
         if isinstance(item, Skip):

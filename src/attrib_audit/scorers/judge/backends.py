@@ -21,8 +21,8 @@ from typing import Any
 
 from attrib_audit.errors import BackendError
 from attrib_audit.files.hashing import cached_sha256
-from attrib_audit.scorers.judge.http import OPENER, basic_header, public_url, redact, scrub, split_url, warn_plain_http
 from attrib_audit.scorers.base import ScorerLoadError, ScorerUnavailable
+from attrib_audit.scorers.judge.http import OPENER, basic_header, public_url, redact, scrub, split_url, warn_plain_http
 
 
 class JudgeBackendError(BackendError):
@@ -98,7 +98,8 @@ class LlamaCppBackend:
         try:
             import llama_cpp
         except ImportError:
-            raise ScorerUnavailable("judge: llama-cpp-python is not installed (pip install 'attrib-audit[judge]')") from None
+            raise ScorerUnavailable("judge: llama-cpp-python is not installed "
+                                    "(pip install 'attrib-audit[judge]')") from None
         self._llama_cpp = llama_cpp
         self.model_path = str(model_path)
         self.decoding = decoding
@@ -115,12 +116,14 @@ class LlamaCppBackend:
     def _model(self):
         if self._llm is None:
             try:
-                self._llm = self._llama_cpp.Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads,
+                self._llm = self._llama_cpp.Llama(model_path=self.model_path, n_ctx=self.n_ctx,
+                                                  n_threads=self.n_threads,
                                                   n_threads_batch=self.n_threads_batch, n_batch=self.n_batch,
                                                   seed=self.decoding.seed, verbose=False)
             except Exception as exc:  # noqa: BLE001 - a GGUF that is here but does not load is an error
+                first = str(exc).splitlines()[0] if str(exc) else ""
                 raise ScorerLoadError(f"judge: the GGUF {self.model_path!r} is present but does not load "
-                                      f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+                                      f"({type(exc).__name__}: {first})") from None
         return self._llm
 
     def complete(self, messages: list[dict[str, str]]) -> Reply:
@@ -143,12 +146,13 @@ class LlamaCppBackend:
     def _start_from_prefix(self, llm, messages: list[dict[str, str]]) -> None:
         """Leave exactly the fixed shared prefix in the context, evaluated on its own, so generate() goes on from it."""
         key = json.dumps(messages[:-1], sort_keys=True)
-        new = self._prefix is None or self._prefix[0] != key
-        if new:
+        known = self._prefix
+        new = known is None or known[0] != key
+        if known is None or new:
             a, b = (_prompt_tokens(llm, messages[:-1] + [{**messages[-1], "content": x}]) for x in ("a", "b"))
             n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-            self._prefix = (key, a[:n])
-        prefix = self._prefix[1]
+            known = self._prefix = (key, a[:n])
+        prefix = known[1]
         # a new prefix is evaluated afresh even if the context starts with its tokens: they were evaluated
         # together with what followed them then, and the prefix must always be evaluated on its own
         if not new and prefix and llm.n_tokens >= len(prefix) and list(llm.input_ids[:len(prefix)]) == prefix:
@@ -246,7 +250,8 @@ class OpenAIChatBackend:
                     reply = _chat_reply(text)
                     return Reply(redact(reply.text, self._secrets), reply.malformed)
                 if 300 <= status < 400:
-                    # the Location header is the server's: it may carry the key anywhere, not only in a known query parameter
+                    # the Location header is the server's: it may carry the key anywhere, not only in a known query
+                    # parameter
                     target = scrub(public_url(headers.get("Location") or headers.get("location") or "?"),
                                    self._secrets)
                     raise JudgeBackendError(f"judge server {self.endpoint} answered HTTP {status} redirecting to "

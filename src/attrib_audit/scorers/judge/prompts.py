@@ -17,7 +17,8 @@ GRADED = """{question_block}Evidence:
 Claim:
 {claim}
 
-How well does the evidence support the claim? 1 means every part of the claim is stated or directly implied by the evidence, 0 means the evidence does not support it or contradicts it.
+How well does the evidence support the claim? 1 means every part of the claim is stated or directly implied by the \
+evidence, 0 means the evidence does not support it or contradicts it.
 Reply with one line only: SUPPORT: <a number between 0 and 1>"""
 
 LABEL = """{question_block}Evidence:

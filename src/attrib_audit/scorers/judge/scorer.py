@@ -12,16 +12,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from attrib_audit.files.paths import default_requests_path
+from attrib_audit.scorers.base import ScoreBatch, Scorer
 from attrib_audit.scorers.judge.backends import Decoding, JudgeBackendError, LlamaCppBackend, OpenAIChatBackend, Reply
+from attrib_audit.scorers.judge.models import resolve_judge
 from attrib_audit.scorers.judge.parse import Parsed, parse_label, parse_support
 from attrib_audit.scorers.judge.prompts import GRAMMARS, PROMPTS, Budgets, Prompt, render
-from attrib_audit.scorers.judge.models import resolve_judge
 from attrib_audit.scorers.judge.requests_cache import RequestCache, request_key
-from attrib_audit.files.paths import default_requests_path
-from attrib_audit.scorers.base import ScoreBatch
 
 
-class JudgeScorer:
+class JudgeScorer(Scorer):
     """Prompts a backend once per pair; every reply is cached in SQLite as it arrives."""
 
     wants_questions = True  # the engine passes the question and keys its cache on it
@@ -64,8 +64,9 @@ class JudgeScorer:
             for f in pending:
                 f.cancel()
             for f in futures:
-                if f in done and f.exception() is not None:
-                    raise f.exception()
+                exc = f.exception() if f in done else None
+                if exc is not None:
+                    raise exc
             return [f.result() for f in futures]
 
     def score(self, claims: Sequence[str], evidences: Sequence[str], *,
@@ -98,7 +99,8 @@ def build_judge(kind: str, name: str, *, path: str | None = None, url: str | Non
     decoding = Decoding(max_tokens=int(max_tokens), temperature=0.0, seed=int(seed),
                         grammar=GRAMMARS[kind] if _flag(grammar) else None)
     if url:
-        backend: Any = OpenAIChatBackend(url, model or "", decoding, api_key_env=api_key_env, concurrency=int(concurrency),
+        backend: Any = OpenAIChatBackend(url, model or "", decoding, api_key_env=api_key_env,
+                                         concurrency=int(concurrency),
                                          timeout=float(timeout), retries=int(retries), backoff=float(backoff))
     else:
         backend = LlamaCppBackend(resolve_judge(path).location, decoding, n_ctx=int(n_ctx),

@@ -1,0 +1,268 @@
+"""Frozen dataclasses as plain JSON and back: one writer and one checked reader for every saved record.
+
+A result's dataclass is its schema. `to_record` writes its fields in order through the one sanitiser
+(files.jsonfile.plain: NaN/inf → null, numpy → Python, tuples → lists); `from_record` rebuilds it from parsed
+JSON, checking each value against the field's type hint, and says in one line which file and key holds what.
+A float field reads null back as NaN (that is how NaN is written). Field metadata shapes the JSON where it
+differs from the fields:
+
+- `{"json": "name"}`: the key's name in JSON;
+- `{"omit": True}`: not written (read back as its default);
+- `{"skip_default": True}`: not written while it holds its default (NaN equals NaN here);
+- `{"inline": True}`: a nested record's keys written into this object (read back from it).
+
+A class may list properties written after its fields in `record_derived` (a ClassVar); they are not read back.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import types
+import typing
+from typing import Any, Callable, ClassVar, Mapping, TypeVar, Union
+
+import numpy as np
+
+from attrib_audit.errors import AuditError, InputError
+from attrib_audit.files.jsonfile import plain
+
+T = TypeVar("T")
+
+DERIVED = "record_derived"  # the ClassVar naming the properties a record writes after its fields
+
+
+def to_record(obj: Any) -> Any:
+    """`obj` as plain JSON data: a dataclass becomes an object of its fields (see the module's metadata keys),
+    lists, tuples, mappings, numpy values and enums become their plain JSON form, NaN/inf become null."""
+    return plain(_unpack(obj))
+
+
+def _unpack(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if f.metadata.get("omit") or (f.metadata.get("skip_default") and _is_default(f, value)):
+                continue
+            if f.metadata.get("inline"):
+                out.update(_unpack(value))
+            else:
+                out[f.metadata.get("json", f.name)] = _unpack(value)
+        for name in getattr(type(obj), DERIVED, ()):
+            out[name] = _unpack(getattr(obj, name))
+        return out
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, Mapping):
+        return {k: _unpack(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_unpack(v) for v in obj]
+    return obj
+
+
+def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:
+    default = f.default if f.default is not dataclasses.MISSING else (
+        f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+    if isinstance(default, float) and isinstance(value, float) and math.isnan(default):
+        return math.isnan(value)
+    return bool(default is not dataclasses.MISSING and value == default)
+
+
+def from_record(cls: type[T], data: Any, *, where: str = "record", key: str = "",
+                error: type[AuditError] = InputError) -> T:
+    """The `cls` record `data` (parsed JSON) holds, each field checked against its type hint.
+
+    Args:
+        cls: a dataclass whose fields are JSON types, Optional/Union, Literal, enums, tuples, lists, str-keyed dicts,
+            numpy arrays (lists of numbers, null for NaN) or nested dataclasses.
+        data: what json.loads gave for it.
+        where: the file (or other source) named in an error.
+        key: the key path of `data` in that file, for errors (empty: the top level).
+        error: the error type raised.
+
+    Returns:
+        The record, built by keyword; keys of `data` that are not fields (derived values, newer keys) are ignored.
+
+    Raises:
+        error: one line naming `where` and the key path, e.g. ``results.json: key 'systems.slices[0].design':
+            expected an object, got null``.
+    """
+    return _Reader(where, error).read(cls, data, key)
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """A record class's resolved field types (annotations are strings under `from __future__ import annotations`)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _json_names(cls: type) -> set[str]:
+    """The keys a record of `cls` may write (inline parts' keys included)."""
+    out: set[str] = set()
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if f.metadata.get("inline"):
+            out |= {n for a in (_hints(cls)[f.name], *typing.get_args(_hints(cls)[f.name]))
+                    if dataclasses.is_dataclass(a) and isinstance(a, type) for n in _json_names(a)}
+        elif not f.metadata.get("omit"):
+            out.add(f.metadata.get("json", f.name))
+    return out
+
+
+class _Mismatch(Exception):
+    """A value that does not fit a type: what was expected, at which key path."""
+
+    def __init__(self, key: str, expected: str, got: Any) -> None:
+        super().__init__(key, expected)
+        self.key, self.expected, self.got = key, expected, got
+
+
+class _Reader:
+    def __init__(self, where: str, error: type[AuditError]) -> None:
+        self.where, self.error = where, error
+
+    def read(self, cls: type[T], data: Any, key: str) -> T:
+        try:
+            return self._record(cls, data, key)
+        except _Mismatch as exc:
+            at = f"key '{exc.key}'" if exc.key else "the top level"
+            raise self.error(f"{self.where}: {at}: expected {exc.expected}, got {_json_kind(exc.got)}") from None
+
+    def _record(self, cls: type[T], data: Any, key: str) -> T:
+        if not isinstance(data, Mapping):
+            raise _Mismatch(key, "an object", data)
+        hints = _hints(cls)
+        kwargs: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if not f.init:
+                continue
+            if f.metadata.get("inline"):
+                nested = [a for a in typing.get_args(hints[f.name])
+                          if dataclasses.is_dataclass(a) and isinstance(a, type)]
+                if nested and not any(_json_names(nested[0]) & set(data)):  # an optional part that is absent
+                    continue
+                kwargs[f.name] = self._value(hints[f.name], data, key)
+                continue
+            name = f.metadata.get("json", f.name)
+            here = f"{key}.{name}" if key else name
+            if f.metadata.get("omit") or name not in data:
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    raise self.error(f"{self.where}: key '{here}' is missing")
+                continue
+            kwargs[f.name] = self._value(hints[f.name], data[name], here)
+        try:
+            return cls(**kwargs)
+        except (ValueError, TypeError) as exc:  # a record's own check (__post_init__) refused the values
+            raise self.error(f"{self.where}: key '{key or '(top level)'}': {exc}") from None
+
+    def _value(self, hint: Any, value: Any, key: str) -> Any:
+        origin = typing.get_origin(hint)
+        args = typing.get_args(hint)
+        if hint is Any:
+            return value
+        if origin in (Union, types.UnionType):
+            return self._union(args, value, key)
+        if origin is typing.Literal:
+            if value in args and not isinstance(value, bool):
+                return value
+            raise _Mismatch(key, "one of " + ", ".join(repr(a) for a in args), value)
+        if origin is ClassVar:
+            return value
+        if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+            return self._record(hint, value, key)
+        if isinstance(hint, type) and issubclass(hint, enum.Enum):
+            try:
+                return hint(value)
+            except ValueError:
+                raise _Mismatch(key, "one of " + ", ".join(repr(m.value) for m in hint), value) from None
+        if origin in (tuple, list) or hint in (tuple, list):
+            if not isinstance(value, list):
+                raise _Mismatch(key, "a list", value)
+            if origin is tuple and args and args[-1] is not Ellipsis:
+                if len(value) != len(args):
+                    raise _Mismatch(key, f"a list of {len(args)}", value)
+                return tuple(self._value(a, v, f"{key}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
+            item = args[0] if args else Any
+            out = [self._value(item, v, f"{key}[{i}]") for i, v in enumerate(value)]
+            return tuple(out) if (origin or hint) is tuple else out
+        if origin in (dict, Mapping, typing.Mapping) or hint is dict:
+            if not isinstance(value, Mapping):
+                raise _Mismatch(key, "an object", value)
+            item = args[1] if len(args) == 2 else Any
+            return {k: self._value(item, v, f"{key}.{k}") for k, v in value.items()}
+        if hint is np.ndarray:
+            return self._array(value, key)
+        return self._scalar(hint, value, key)
+
+    def _union(self, args: tuple[Any, ...], value: Any, key: str) -> Any:
+        if value is None and type(None) in args:
+            return None
+        arms = [a for a in args if a is not type(None)]
+        first: _Mismatch | None = None
+        for arm in arms:
+            try:
+                return self._value(arm, value, key)
+            except _Mismatch as exc:
+                if exc.key != key:  # the value had the arm's shape but something inside it is wrong
+                    raise
+                first = first or exc
+        expected = " or ".join(_describe(a) for a in args)
+        raise _Mismatch(key, expected, value) from first
+
+    @staticmethod
+    def _array(value: Any, key: str) -> np.ndarray:
+        if not isinstance(value, list) or not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                                                  for v in value):
+            raise _Mismatch(key, "a list of numbers", value)
+        if all(isinstance(v, int) for v in value) and value:
+            return np.asarray(value, dtype=np.int64)
+        return np.asarray([np.nan if v is None else v for v in value], dtype=np.float64)
+
+    @staticmethod
+    def _scalar(hint: Any, value: Any, key: str) -> Any:
+        checks: dict[Any, tuple[str, Callable[[Any], bool]]] = {
+            bool: ("a boolean", lambda v: isinstance(v, bool)),
+            int: ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+            float: ("a number", lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))),
+            str: ("a string", lambda v: isinstance(v, str)),
+            type(None): ("null", lambda v: v is None),
+        }
+        if hint not in checks:
+            raise TypeError(f"from_record cannot read a field of type {hint!r}")
+        expected, ok = checks[hint]
+        if not ok(value):
+            raise _Mismatch(key, expected, value)
+        if hint is float:
+            return math.nan if value is None else float(value)
+        return value
+
+
+def _describe(hint: Any) -> str:
+    if hint is type(None):
+        return "null"
+    if dataclasses.is_dataclass(hint) or typing.get_origin(hint) in (dict, Mapping) or hint is dict:
+        return "an object"
+    if typing.get_origin(hint) in (list, tuple) or hint in (list, tuple, np.ndarray):
+        return "a list"
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    return names.get(hint, getattr(hint, "__name__", str(hint)))

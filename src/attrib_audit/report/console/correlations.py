@@ -1,0 +1,28 @@
+"""What `audit` prints for a graded human rating: each slice's correlation table with the grouping named, and with
+`verbose` the metric-vs-metric tests."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from attrib_audit.report.console.grid import grid
+from attrib_audit.report.correlations import difference_rows, missing_line, table_rows
+
+
+def format_correlations(block: Mapping[str, Any], verbose: bool = False) -> str:
+    """The `correlations` block of results.json as terminal tables."""
+    lines = [f"Correlation with the human rating `{block['rating']}` (estimate [{block['level']:.0%} CI], "
+             f"{block['n_boot']} clustered resamples of input items):"]
+    for e in block["slices"]:
+        lines.append(f"  {e['slice']} ({e['n']} rows, {e['n_items']} items, {e['n_systems']} systems):")
+        head, rows = table_rows(e)
+        lines += grid(head, rows, indent="    ", rule=True)
+        gap = missing_line(e)
+        if gap:
+            lines.append(f"    {gap}")
+        if verbose and e["differences"]:
+            lines.append("    metric vs metric (paired, on common rows):")
+            head, rows = difference_rows(e)
+            lines += grid(head, rows, indent="    ", rule=True)
+    lines.append("by item / by system: mean of the per-item (across systems) or per-system correlations; partial by "
+                 "system: both residualised on the system, so telling systems apart earns nothing")
+    return "\n".join(lines)

@@ -1,0 +1,55 @@
+"""`plan`: how many labels a question needs, from simulation and from the threshold certificate."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from attrib_audit.report import fmt
+from attrib_audit.report.console.grid import _num, _threshold, grid
+
+
+def format_plan(plan: Mapping[str, Any]) -> str:
+    """One scenario of `plan` (validate.plan.plan): the simulated curve and the sample size it recommends."""
+    best, runner = plan["best"], plan["runner"]
+    m = plan["pairs_per_cluster"]
+    lines = [f"plan for {plan['title']}: best metric {best} (AUROC {plan['best_auroc']:.3f})",
+             *(f"  {n}" for n in plan["notes"]),
+             f"  {m} pair{'s' if m > 1 else ''} per cluster, intra-cluster correlation {plan['icc']:.2f}; "
+             f"{plan['sims']} simulated samples × {plan['n_boot']} clustered-bootstrap resamples per n"]
+    head = ["n pairs", f"half-width({best})"] + ([f"power({best} > {runner})"] if runner is not None else [])
+    rows = [[str(r["n"]), _num(r["half_width"]), *([_num(r["power"], 2)] if runner is not None else [])]
+            + ([f"({r['undefined']} one-class samples)"] if r["undefined"] else []) for r in plan["rows"]]
+    width = len(head) + any(r["undefined"] for r in plan["rows"])
+    lines += grid(head + [""] * (width - len(head)), [r + [""] * (width - len(r)) for r in rows], indent="  ",
+                  align=">" * len(head))
+    goals = " and ".join(plan["goals"])
+    if plan["recommended_n"] is not None:
+        lines.append(f"  recommendation: label {plan['recommended_n']} pairs ({goals})")
+    else:
+        lines.append(f"  recommendation: more than {plan['rows'][-1]['n']} pairs are needed for {goals}; "
+                     "widen --grid or relax the targets")
+    if "hanley_mcneil_n" in plan:
+        lines.append(f"  cross-check: the Hanley–McNeil formula (independent pairs) needs n ≈ {plan['hanley_mcneil_n']}")
+    return "\n".join(lines)
+
+
+def format_gate_plan(plan: Mapping[str, Any]) -> str:
+    """One slice and scorer of `plan` with a gate target (validate.plan.gate_plans)."""
+    head = f"plan for {plan['title']}: a threshold certified for {plan['target']} at delta {plan['delta']:g} " \
+           f"(unit: {plan['unit']}; {plan['n']} pairs" + (f", {plan['n_failed']} failed" if plan["n_failed"] else "") + ")"
+    if plan["certified_threshold"] is not None:
+        return f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])} (attrib-audit threshold gives its rates)"
+    lines = [head, f"  not certified: {plan['reason']}"]
+    for key, what in (("fewest_labels", "the cheapest threshold"), ("label_need", "the loosest threshold under the target")):
+        n = plan[key]
+        if n:
+            lines.append(f"  {what} t={_threshold(n['threshold'])} ({n['unit']}: risk {_num(n['risk'])}): "
+                         + (f"label {n['labels_needed']} pairs in all ({n['more_labels']} more), {n['assumption']}"
+                            if n["labels_needed"] is not None else "no number of labels certifies it (risk not below the target)"))
+    sim = plan["simulated"]
+    if sim:
+        lines.append(f"  simulated: {sim['sims']} samples of {sim['n']} pairs from this slice's scores "
+                     f"({sim['pairs_per_cluster']} per cluster, intra-cluster correlation {sim['icc']:.2f}) certify a "
+                     f"threshold in {fmt.pct(sim['certified_share'])} of draws")
+    if not plan["fewest_labels"]:
+        lines.append("  recommendation: no number of labels certifies this target on data like these")
+    return "\n".join(lines)

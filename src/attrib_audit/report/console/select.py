@@ -1,0 +1,42 @@
+"""`select` and `agree`: the metric to use per construct, and how well two raters agree."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from attrib_audit.report import fmt
+from attrib_audit.report.console.grid import _ci, grid
+
+def format_recommendation(r: Mapping[str, Any]) -> str:
+    """One `select` recommendation (audit.select.Recommendation.to_dict())."""
+    lines = [f"construct '{r['construct']}' ({len(r['datasets'])} datasets: {', '.join(r['datasets'])})"]
+    if r["metric"] is None:
+        return "\n".join(lines + [f"  no recommendation: {r['caveat']}"])
+    if r["selector_regret"] is None:  # audited on the target dataset itself
+        return "\n".join(lines + [f"  recommended for {r['datasets'][0]}: {r['metric']}   [{r['verdict']}]",
+                                   f"  candidates: {', '.join(r['candidates'])}", f"  caveat: {r['caveat']}"])
+    lines.append(f"  recommended for a new dataset: {r['metric']}   [{r['verdict']}]")
+    lines.append(f"  candidates: {', '.join(r['candidates'])} (regret is against the best candidate per dataset); "
+                 f"portable: {', '.join(r['portable_metrics']) or 'none'}")
+    ci = r["selector_regret_ci"]
+    lines.append(f"  expected regret on a new dataset (leave-one-dataset-out selector): "
+                 f"{fmt.ci(r['selector_regret'], ci[0], ci[1])}")
+    rows = r["rows"].values()
+    lost = {m: sum(v["dropped_by"][m] for v in rows) for m in r["candidates"]}
+    if any(lost.values()):
+        lines.append(f"  compared on the rows every candidate scored ({sum(v['n_used'] for v in rows)} of "
+                     f"{sum(v['n'] for v in rows)}); failures removed "
+                     + ", ".join(f"{m} {k}" for m, k in lost.items() if k))
+    lines.append(f"  caveat: {r['caveat']}")
+    return "\n".join(lines)
+
+
+def format_agreement(res: Mapping[str, Any]) -> str:
+    """Cohen's κ per slice (audit.agreement.agreement's result)."""
+    rows = []
+    for row in [{"slice": "ALL", **res["overall"]}, *res["slices"]]:
+        cm = row["confusion"]["counts"]
+        rows.append([row["slice"], "undefined" if row["kappa"] is None else _ci(row, "kappa"), str(row["n"]),
+                     str(row["n_excluded"]), f"[[{cm[0][0]}, {cm[0][1]}], [{cm[1][0]}, {cm[1][1]}]]"])
+    return "\n".join([f"Cohen's kappa: {res['a']} ({res['a_from']}) vs {res['b']} ({res['b_from']})",
+                      *grid(["slice", "kappa [95% CI]", "n", "excluded", f"confusion (rows {res['a']}, cols {res['b']}; 0, 1)"],
+                            rows, indent="  ")])

@@ -1,0 +1,112 @@
+"""files.records: dataclasses to plain JSON and back, every value checked, errors in one line naming file and key."""
+from __future__ import annotations
+
+import enum
+import json
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
+
+import numpy as np
+import pytest
+
+from attrib_audit.errors import InputError, UsageError
+from attrib_audit.files.records import from_record, to_record
+
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclass(frozen=True)
+class Inner:
+    estimate: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Extra:
+    note: str | None
+    count: int
+
+
+@dataclass(frozen=True, eq=False)
+class Outer:
+    name: str
+    kind: Literal["a", "b"]
+    colour: Colour
+    inner: Inner = field(metadata={"json": "est"})
+    pairs: tuple[tuple[str, int], ...]
+    by_key: dict[str, Inner]
+    values: np.ndarray
+    maybe: Inner | None
+    hidden: int = field(default=7, metadata={"omit": True})
+    spare: float = field(default=float("nan"), metadata={"skip_default": True})
+    extra: Extra | None = field(default=None, metadata={"inline": True, "skip_default": True})
+    record_derived: ClassVar[tuple[str, ...]] = ("double",)
+
+    @property
+    def double(self) -> float:
+        return 2 * self.inner.estimate
+
+
+def _outer(**changes: object) -> Outer:
+    base: dict[str, object] = {
+        "name": "x", "kind": "a", "colour": Colour.BLUE, "inner": Inner(estimate=float("nan"), n=3),
+        "pairs": (("p", 1), ("q", 2)), "by_key": {"k": Inner(estimate=0.5, n=1)},
+        "values": np.array([0.25, np.nan, np.inf]), "maybe": None}
+    return Outer(**{**base, **changes})  # type: ignore[arg-type]
+
+
+def test_to_record_is_plain_json_in_field_order_with_the_metadata_applied():
+    rec = to_record(_outer(extra=Extra(note=None, count=2)))
+    assert list(rec) == ["name", "kind", "colour", "est", "pairs", "by_key", "values", "maybe", "note", "count",
+                         "double"]
+    assert rec["est"] == {"estimate": None, "n": 3} and rec["double"] is None  # NaN is written as null
+    assert rec["colour"] == "blue" and rec["pairs"] == [["p", 1], ["q", 2]] and rec["values"] == [0.25, None, None]
+    json.dumps(rec, allow_nan=False)
+    assert "spare" not in rec and "hidden" not in rec
+    assert to_record(_outer(spare=0.5))["spare"] == 0.5  # written once it is not its default
+
+
+def test_from_record_reads_back_what_to_record_wrote():
+    before = _outer(extra=Extra(note="n", count=2), maybe=Inner(estimate=1.0, n=2), spare=0.5)
+    back = from_record(Outer, json.loads(json.dumps(to_record(before))), where="f.json")
+    assert math.isnan(back.inner.estimate) and back.inner.n == 3 and back.colour is Colour.BLUE
+    assert back.pairs == (("p", 1), ("q", 2)) and isinstance(back.pairs, tuple)
+    assert back.by_key == {"k": Inner(estimate=0.5, n=1)} and back.maybe == Inner(estimate=1.0, n=2)
+    assert back.values.tolist()[0] == 0.25 and np.isnan(back.values[1:]).all()
+    assert back.extra == Extra(note="n", count=2) and back.spare == 0.5 and back.hidden == 7
+    assert to_record(back) == to_record(before)
+    assert from_record(Outer, to_record(_outer()), where="f.json").extra is None  # an absent inline part
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda r: r.update(est=None), "key 'est': expected an object, got null"),
+    (lambda r: r["est"].update(n=1.5), "key 'est.n': expected an integer, got a number"),
+    (lambda r: r["est"].update(n=True), "key 'est.n': expected an integer, got a boolean"),
+    (lambda r: r.update(kind="c"), "key 'kind': expected one of 'a', 'b', got a string"),
+    (lambda r: r.update(colour="green"), "key 'colour': expected one of 'red', 'blue', got a string"),
+    (lambda r: r["pairs"].__setitem__(1, ["q"]), "key 'pairs[1]': expected a list of 2, got a list"),
+    (lambda r: r["by_key"]["k"].update(estimate="high"), "key 'by_key.k.estimate': expected a number, got a string"),
+    (lambda r: r.update(values=[1, "2"]), "key 'values': expected a list of numbers, got a list"),
+    (lambda r: r.update(maybe=3), "key 'maybe': expected an object or null, got a number"),
+    (lambda r: r.update(maybe={"estimate": 1.0, "n": "2"}), "key 'maybe.n': expected an integer, got a string"),
+    (lambda r: r.pop("name"), "key 'name' is missing"),
+])
+def test_a_value_of_the_wrong_type_is_one_line_naming_the_file_and_key(edit, message):
+    rec = to_record(_outer())
+    edit(rec)
+    with pytest.raises(InputError) as err:
+        from_record(Outer, rec, where="saved.json")
+    assert str(err.value) == f"saved.json: {message}" and "\n" not in str(err.value)
+
+
+def test_the_key_path_starts_where_the_record_sits_and_the_error_type_is_the_callers():
+    with pytest.raises(UsageError, match=r"^results\.json: key 'systems\.slices\[0\]\.est': expected an object, "
+                                         r"got a list$"):
+        from_record(Outer, {**to_record(_outer()), "est": []}, where="results.json", key="systems.slices[0]",
+                    error=UsageError)
+    with pytest.raises(InputError, match=r"^x\.json: the top level: expected an object, got a list$"):
+        from_record(Outer, [], where="x.json")
