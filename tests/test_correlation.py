@@ -98,7 +98,8 @@ def test_williams_matches_steiger_formula_written_out():
     def steiger(r12, r13, r23, n):
         det_r = 1 - r12 * r12 - r13 * r13 - r23 * r23 + 2 * r12 * r13 * r23
         rbar = 0.5 * (r12 + r13)
-        t = (r12 - r13) * np.sqrt(((n - 1) * (1 + r23)) / (2 * ((n - 1) / (n - 3)) * det_r + rbar ** 2 * (1 - r23) ** 3))
+        t = (r12 - r13) * np.sqrt(((n - 1) * (1 + r23))
+                                  / (2 * ((n - 1) / (n - 3)) * det_r + rbar ** 2 * (1 - r23) ** 3))
         return t, stats.t.sf(t, n - 3)
 
     for args in [(0.6, 0.4, 0.5, 100), (0.31, 0.3, 0.9, 1600), (0.8, -0.1, 0.2, 20)]:

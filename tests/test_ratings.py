@@ -17,7 +17,7 @@ from attrib_audit.data.errors import DataError
 from attrib_audit.data.labels import RatingCut, parse_rating
 from attrib_audit.data.loaders import load_pairs
 from attrib_audit.data.records import NO_LABEL
-from attrib_audit.data.sources import DataSpec, FileSource, load_data
+from attrib_audit.data.sources import DataSpec, FileSource
 from attrib_audit.errors import SpecError
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -182,3 +182,53 @@ def test_missing_scores_are_counted_not_imputed(tmp_path):
     got = next(c for c in res["correlations"]["slices"][0]["correlations"]
                if c["metric"] == "m2" and c["statistic"] == "pearson" and c["grouping"] == "none")
     assert got["estimate"] == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-12)
+
+
+def graded_datasets(path: Path) -> list[dict]:
+    g = np.random.default_rng(1)
+    rows = []
+    for d, noise in (("A", 0.5), ("B", 1.0), ("C", 1.5)):
+        for i in range(15):
+            for s in range(4):
+                r = float(g.integers(1, 6)) + 0.3 * s
+                rows.append({"id": f"{d}{i}s{s}", "dataset": d, "group": f"{d}{i}", "system": f"S{s}", "likert": r,
+                             "good": r + float(g.normal(scale=noise)), "bad": float(g.normal())})
+    write_jsonl(path, rows)
+    return rows
+
+
+def test_statistic_drives_transfer_and_select(tmp_path):
+    rows = graded_datasets(tmp_path / "g.jsonl")
+    out = tmp_path / "o"
+    proc = run_cli("audit", str(tmp_path / "g.jsonl"), "--rating-col", "likert", "--construct", "attribution",
+                   "--scorers", "none", "--score-col", "good=good", "--score-col", "bad=bad", "--statistic",
+                   "spearman", "--n-boot", "100", "--n-perm", "100", "--no-cache", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "held-out regret: Spearman ρ lost" in proc.stdout
+    res = json.loads((out / "results.json").read_text())
+    assert res["config"]["statistic"] == "spearman" and res["spec"]["stats"]["statistic"] == "spearman"
+    tr = res["transfer"]
+    assert tr["statistic"] == "spearman"
+    entry = tr["constructs"]["attribution"]
+    assert entry["status"] == "ok" and "balanced_accuracy" not in entry
+    for d in ("A", "B", "C"):
+        sub = [r for r in rows if r["dataset"] == d]
+        y = [r["likert"] for r in sub]
+        for m in ("good", "bad"):
+            want = stats.spearmanr([r[m] for r in sub], y)[0]
+            assert entry["auroc"][m][d] == pytest.approx(want, abs=1e-12)  # the matrix holds the statistic
+    assert entry["regret"]["lowest_regret_metric"] == "good"
+    sel = run_cli("select", "--results", str(out))
+    assert sel.returncode == 0, sel.stderr
+    assert "compared by their Spearman ρ" in sel.stdout and "recommended for a new dataset: good" in sel.stdout
+    assert "cost 0.000 Spearman ρ" in sel.stdout
+
+
+def test_statistic_without_a_rating_is_one_line(tmp_path):
+    rows = [{**r, "claim": "c", "evidence": "e", "label": int(r["likert"] > 3)} for r in score_rows()]
+    path = write_jsonl(tmp_path / "s.jsonl", rows)
+    proc = run_cli("audit", str(path), "--scorers", "none", "--score-col", "m1=m1", "--statistic", "pearson",
+                   "--n-boot", "20", "--no-cache", "--out", str(tmp_path / "o"))
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and "--rating-col" in lines[0], proc.stderr
+    assert not (tmp_path / "o").exists()  # refused before anything was loaded

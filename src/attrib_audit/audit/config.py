@@ -12,6 +12,9 @@ DEFAULT_EPS = 0.02
 # what the transfer statistics compare metrics by: the AUROC against the binary label, or a correlation with a
 # graded rating (all rows; partial: controlling for the system); here so the parser needs no scipy
 TRANSFER_STATISTICS = ("auroc", "pearson", "spearman", "kendall", "partial-pearson", "partial-spearman")
+STATISTIC_LABELS = {"auroc": "AUROC", "pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ-b",
+                    "partial-pearson": "partial Pearson r (by system)",
+                    "partial-spearman": "partial Spearman ρ (by system)"}
 
 
 @dataclass

@@ -16,7 +16,7 @@ import numpy as np
 
 from attrib_audit.audit.config import TRANSFER_STATISTICS
 from attrib_audit.data.records import PairTable
-from attrib_audit.files.jsonfile import plain
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.bootstrap import slice_rng
 from attrib_audit.stats.correlation import (
     Correlation, CorrelationDifference, compare_correlations, correlation_bootstrap, correlations,
@@ -134,7 +134,7 @@ def correlation_section(table: PairTable, keys: Sequence[str], scores: Mapping[s
              "n_missing counts rows a metric has no score for; they are left out of that metric only")
     section = CorrelationSection(rating=rating_column(table), level=level, n_boot=n_boot, n_perm=N_PERM,
                                  groupings=dict(GROUPING_NAMES), notes=notes, slices=tuple(out))
-    return plain(dataclasses.asdict(section))
+    return to_record(section)
 
 
 # ---- a correlation as the transfer statistic (`--statistic`) ------------------------------------------------------

@@ -253,7 +253,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         results["spec"] = to_record(dataclasses.replace(spec, data=spec.data.resolved(table.origin)))
     if command is not None:
         results["command"] = list(command)
-    return AuditResult(results=plain(results), scores=scores, boots=boots, table=table, slice_keys=keys)
+    return AuditResult(results=plain(results), scores=scores, boots=boots, table=table, slice_keys=keys,
+                       graded=graded)
 
 
 # ---- the system level: when rows name the system that generated them -----------------------------------------

@@ -118,6 +118,9 @@ class RunSpec:
         object.__setattr__(self, "scorers", tuple(self.scorers))
         object.__setattr__(self, "precomputed", tuple(self.precomputed))
         need(bool(self.scorers) or bool(self.precomputed), "scorers", "expected at least one scorer", [])
+        need(self.stats.statistic == "auroc" or "rating" in self.data.columns, "stats.statistic",
+             "a correlation with the graded rating needs its column (--rating-col, data.columns.rating)",
+             self.stats.statistic)
         names = [s.name for s in self.scorers]
         need(len(set(names)) == len(names), "scorers", "each scorer at most once", names)
         clash = sorted(set(names) & {p.name for p in self.precomputed})

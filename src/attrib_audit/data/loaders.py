@@ -177,7 +177,7 @@ def rows_to_records(
     rating_col = (columns or {}).get("rating")
     if label_from_rating is not None and rating_col is None:
         raise DataError("--label-from-rating needs the rating column: name it with --rating-col", path=path)
-    texts = ("claim", "evidence")
+    texts: tuple[str, ...] = ("claim", "evidence")
     read_label = label_from_rating is None
     for row, raw in rows:
         if seen_columns is None:

@@ -6,12 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
+from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.report import fmt
 from attrib_audit.report.blocks import Para, Section, Table
 
-STATISTIC_LABELS = {"auroc": "AUROC", "pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ-b",
-                    "partial-pearson": "partial Pearson r (by system)",
-                    "partial-spearman": "partial Spearman ρ (by system)"}
 GROUPING_LABELS = {"none": "all rows", "item": "by item", "system": "by system", "partial": "partial by system"}
 
 
