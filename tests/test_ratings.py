@@ -232,3 +232,30 @@ def test_statistic_without_a_rating_is_one_line(tmp_path):
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 2 and len(lines) == 1 and "--rating-col" in lines[0], proc.stderr
     assert not (tmp_path / "o").exists()  # refused before anything was loaded
+
+
+def test_cut_sensitivity_gives_sklearn_aurocs_at_every_cut(tmp_path):
+    from sklearn.metrics import roc_auc_score
+
+    rows = score_rows(15, 4)
+    path = write_jsonl(tmp_path / "s.jsonl", rows)
+    out = tmp_path / "o"
+    proc = run_cli("audit", str(path), "--rating-col", "likert", "--label-from-rating", ">2.5", "--scorers", "none",
+                   "--score-col", "m1=m1", "--score-col", "m2=m2", "--n-boot", "50", "--no-cache", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((out / "results.json").read_text())
+    y = np.array([r["likert"] for r in rows])
+    block = res["cut_sensitivity"]
+    assert block["cut"] == ">2.5"
+    assert [r["cut"] for r in block["rows"]] == sorted(set(y.tolist()))[1:]
+    assert [r["cut"] for r in block["rows"] if r["chosen"]] == [3.0]  # > 2.5 keeps the same rows as >= 3
+    for r in block["rows"]:
+        for a in r["aurocs"]:
+            x = np.array([row[a["metric"]] for row in rows])
+            assert a["auroc"] == pytest.approx(roc_auc_score(y >= r["cut"], x), abs=1e-12)
+            assert a["ci_low"] <= a["auroc"] <= a["ci_high"]
+        assert r["best"] == max(r["aurocs"], key=lambda a: a["auroc"])["metric"]
+    auroc = {a["scorer"]: a["auroc"] for a in res["auroc"]}
+    chosen = next(r for r in block["rows"] if r["chosen"])
+    assert {a["metric"]: a["auroc"] for a in chosen["aurocs"]} == pytest.approx(auroc)  # the audit's own cut
+    assert "AUROC by the cut" in proc.stdout and "≥ 3 *" in proc.stdout

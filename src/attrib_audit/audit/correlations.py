@@ -15,9 +15,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from attrib_audit.audit.config import TRANSFER_STATISTICS
+from attrib_audit.data.labels import RatingCut
 from attrib_audit.data.records import PairTable
 from attrib_audit.files.records import to_record
-from attrib_audit.stats.bootstrap import slice_rng
+from attrib_audit.stats.bootstrap import bootstrap_aurocs, percentile_ci, slice_rng
 from attrib_audit.stats.correlation import (
     Correlation, CorrelationDifference, compare_correlations, correlation_bootstrap, correlations,
 )
@@ -235,3 +236,93 @@ def graded_boots(table: PairTable, keys: Sequence[str], scores: Mapping[str, np.
         except ValueError as exc:
             why[sl] = str(exc)
     return out, why
+
+
+# ---- how the AUROC depends on the cut that derived the label ------------------------------------------------------
+
+@dataclass(frozen=True)
+class CutAuroc:
+    """One metric's AUROC at one cut."""
+
+    metric: str
+    auroc: float
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class CutRow:
+    """Every metric's AUROC when the label is `rating >= cut`, and the metric that cut would recommend."""
+
+    slice: str
+    cut: float
+    n: int
+    n_pos: int
+    chosen: bool  # the cut the audit's label came from
+    aurocs: tuple[CutAuroc, ...]
+    best: str  # highest AUROC on the rows every metric scored
+    tied: tuple[str, ...]  # metrics whose paired CI against the best includes zero
+
+
+@dataclass(frozen=True)
+class CutSensitivity:
+    """The `cut_sensitivity` block of results.json."""
+
+    cut: str  # the --label-from-rating the audit used
+    level: float
+    n_boot: int
+    notes: tuple[str, ...]
+    rows: tuple[CutRow, ...]
+
+
+def cut_rows(name: str, rating: np.ndarray, scores: Mapping[str, np.ndarray], groups: Sequence[str], chosen: float,
+             *, n_boot: int, level: float, seed: int) -> list[CutRow]:
+    """One row per distinct rating value v that, as `rating >= v`, leaves both classes in the slice."""
+    names = list(scores)
+    matrix = np.vstack([np.asarray(scores[m], dtype=np.float64) for m in names])
+    out = []
+    for v in np.unique(rating)[1:]:
+        y = (rating >= v).astype(np.int64)
+        boot = bootstrap_aurocs(matrix, y, list(groups), n_boot=n_boot, rng=slice_rng(seed, f"{name}:cut"))
+        cells = []
+        for j, m in enumerate(names):
+            lo, hi, _ = percentile_ci(boot.replicates[j], level)
+            cells.append(CutAuroc(metric=m, auroc=float(boot.point[j]), ci_low=lo, ci_high=hi))
+        ok = [j for j in range(len(names)) if np.isfinite(boot.point[j])]
+        best, tied = "", ()
+        if ok:
+            al = boot.aligned(ok)
+            b = int(np.nanargmax(al.point))
+            best = names[ok[b]]
+            tied = tuple(names[k] for i, k in enumerate(ok)
+                         if i != b and percentile_ci(al.replicates[b] - al.replicates[i], level)[0] <= 0)
+        out.append(CutRow(slice=name, cut=float(v), n=int(y.size), n_pos=int(y.sum()),
+                          chosen=bool(np.isclose(v, chosen)), aurocs=tuple(cells), best=best, tied=tied))
+    return out
+
+
+def cut_sensitivity(table: PairTable, keys: Sequence[str], scores: Mapping[str, np.ndarray], *, n_boot: int,
+                    level: float, seed: int) -> dict[str, Any] | None:
+    """With a label derived from the rating (`--label-from-rating >=c` or `>c`): the AUROC and the recommended
+    metric at every cut `rating >= v` that leaves both classes, per slice; None without a derived label."""
+    text = next((o.get("load", {}).get("label_from_rating") for o in table.origin
+                 if o.get("load", {}).get("label_from_rating")), None)
+    if text is None or table.ratings is None:
+        return None
+    cut = RatingCut.parse(str(text))
+    chosen = float("nan")  # a cut of another form (==, <, <=) is not among the rows; none is marked then
+    if cut.op in (">=", ">"):  # the same labels as rating >= the smallest rating value the cut keeps
+        kept = table.ratings[table.ratings >= cut.value] if cut.op == ">=" else table.ratings[table.ratings > cut.value]
+        chosen = float(kept.min()) if kept.size else float("nan")
+    key_arr = np.asarray(keys, dtype=object)
+    have = np.isfinite(table.ratings)
+    rows: list[CutRow] = []
+    for sl in sorted(set(keys)):
+        r = np.flatnonzero((key_arr == sl) & have)
+        rows += cut_rows(sl, table.ratings[r], {m: np.asarray(v, dtype=np.float64)[r] for m, v in scores.items()},
+                         [table.groups[i] for i in r], chosen, n_boot=n_boot, level=level, seed=seed)
+    notes = (f"label 1 = rating >= cut, for every distinct rating value that leaves both classes; the audit's own "
+             f"cut ({cut}) is marked",
+             f"AUROC with {level:.0%} clustered-bootstrap CIs ({n_boot} resamples of `group`); best = highest AUROC "
+             "on the rows every metric scored, tied = metrics whose paired CI against it includes zero")
+    return to_record(CutSensitivity(cut=str(cut), level=level, n_boot=n_boot, notes=notes, rows=tuple(rows)))

@@ -200,6 +200,7 @@ class AuditResults(TypedDict):
     sensitivity: dict[str, Any]  # audit.sensitivity.sensitivity_section
     systems: NotRequired[dict[str, Any]]  # SystemsBlock; only when rows name the system that generated them
     correlations: NotRequired[dict[str, Any]]  # only with a graded rating: audit.correlations.CorrelationSection
+    cut_sensitivity: NotRequired[dict[str, Any]]  # only with a label derived from it: audit.correlations.CutSensitivity
     elapsed_s: float
     spec: NotRequired[dict[str, Any]]  # the run spec (audit.spec.RunSpec.to_dict), data resolved
     command: NotRequired[list[str]]  # the command line that reruns it (cli.rerun), never with secrets

@@ -16,7 +16,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from attrib_audit.audit.config import AuditConfig
-from attrib_audit.audit.correlations import correlation_section, graded_boots
+from attrib_audit.audit.correlations import correlation_section, cut_sensitivity, graded_boots
 from attrib_audit.audit.results import (
     AuditResult, AuditResults, AurocRow, FailureRow, PairedRow, SliceBoot, SliceRow, TruncationRow, tool_info,
 )
@@ -221,6 +221,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     systems = system_level(table, keys, scores, auroc_rows, config, log) if table.labelled.all() else None
     correlations = correlation_section(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
                                        level=config.level, seed=config.seed)
+    cuts = cut_sensitivity(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
+                           level=config.level, seed=config.seed)
     results = AuditResults(
         run_id=new_run_id(),
         tool=to_record(tool_info()),
@@ -247,6 +249,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         sensitivity=sensitivity,
         **({"systems": systems} if systems is not None else {}),
         **({"correlations": correlations} if correlations is not None else {}),
+        **({"cut_sensitivity": cuts} if cuts is not None else {}),
         elapsed_s=round(time.time() - t0, 3),
     )
     if spec is not None:

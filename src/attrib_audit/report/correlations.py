@@ -52,6 +52,25 @@ def difference_rows(entry: Mapping[str, Any]) -> tuple[list[str], list[list[str]
     return ["metrics", "statistic", "grouping", "difference [CI]", "permutation p", "Williams p", "n"], rows
 
 
+def cut_table(block: Mapping[str, Any], sl: str) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of one slice's AUROC-by-cut table: a row per cut, a column per metric, then the best."""
+    rows = [r for r in block["rows"] if r["slice"] == sl]
+    metrics = [a["metric"] for a in rows[0]["aurocs"]] if rows else []
+    first = next((r["best"] for r in rows if r["chosen"]), None)
+    out = []
+    for r in rows:
+        best = r["best"] + (f" (tied: {', '.join(r['tied'])})" if r["tied"] else "")
+        if first is not None and r["best"] != first:
+            best += f" ({first} tied)" if first in r["tied"] else " ← changes"
+        out.append([f"≥ {r['cut']:g}" + (" *" if r["chosen"] else ""), f"{r['n_pos']}/{r['n']}",
+                    *(fmt.ci(a["auroc"], a["ci_low"], a["ci_high"]) for a in r["aurocs"]), best])
+    return ["cut", "positive", *metrics, "best"], out
+
+
+def cut_slices(block: Mapping[str, Any]) -> list[str]:
+    return list(dict.fromkeys(r["slice"] for r in block["rows"]))
+
+
 def build(inputs: Any, plots: Path) -> Section | None:
     """The report section; None without a graded rating."""
     block = (inputs.results or {}).get("correlations")
@@ -68,4 +87,13 @@ def build(inputs: Any, plots: Path) -> Section | None:
         if e["differences"]:
             head, rows = difference_rows(e)
             sec.add(Table(head, rows, caption=f"{e['slice']}: metric vs metric, paired on the rows both scored"))
+    cuts = (inputs.results or {}).get("cut_sensitivity")
+    if cuts:
+        sec.add(Para(f"How the AUROC depends on the cut that made the binary label (the audit used {cuts['cut']}, "
+                     "marked *). " + " ".join(n[0].upper() + n[1:] + "." for n in cuts["notes"])
+                     + " ← changes: at that cut the audit's metric is separated from (below) the best; '(m tied)': the best point "
+                     "differs but the audit's metric m is not separable from it."))
+        for sl in cut_slices(cuts):
+            head, rows = cut_table(cuts, sl)
+            sec.add(Table(head, rows, caption=f"{sl}: AUROC [CI] when the label is rating ≥ cut"))
     return sec
