@@ -258,4 +258,6 @@ def test_cut_sensitivity_gives_sklearn_aurocs_at_every_cut(tmp_path):
     auroc = {a["scorer"]: a["auroc"] for a in res["auroc"]}
     chosen = next(r for r in block["rows"] if r["chosen"])
     assert {a["metric"]: a["auroc"] for a in chosen["aurocs"]} == pytest.approx(auroc)  # the audit's own cut
+    lows = {a["scorer"]: a["ci_low"] for a in res["auroc"]}
+    assert {a["metric"]: a["ci_low"] for a in chosen["aurocs"]} == pytest.approx(lows)  # on the same draws
     assert "AUROC by the cut" in proc.stdout and "≥ 3 *" in proc.stdout

@@ -283,7 +283,7 @@ def cut_rows(name: str, rating: np.ndarray, scores: Mapping[str, np.ndarray], gr
     out = []
     for v in np.unique(rating)[1:]:
         y = (rating >= v).astype(np.int64)
-        boot = bootstrap_aurocs(matrix, y, list(groups), n_boot=n_boot, rng=slice_rng(seed, f"{name}:cut"))
+        boot = bootstrap_aurocs(matrix, y, list(groups), n_boot=n_boot, rng=slice_rng(seed, name))  # the audit's draws
         cells = []
         for j, m in enumerate(names):
             lo, hi, _ = percentile_ci(boot.replicates[j], level)

@@ -59,12 +59,16 @@ def cut_table(block: Mapping[str, Any], sl: str) -> tuple[list[str], list[list[s
     first = next((r["best"] for r in rows if r["chosen"]), None)
     out = []
     for r in rows:
-        best = r["best"] + (f" (tied: {', '.join(r['tied'])})" if r["tied"] else "")
-        if first is not None and r["best"] != first:
-            best += f" ({first} tied)" if first in r["tied"] else " ← changes"
+        best = r["best"] + (f" (ties: {', '.join(r['tied'])})" if r["tied"] else "")
+        if first is None or r["chosen"]:
+            verdict = fmt.DASH
+        elif r["best"] == first:
+            verdict = "same"
+        else:
+            verdict = f"{first} not separable" if first in r["tied"] else f"changes: {first} below {r['best']}"
         out.append([f"≥ {r['cut']:g}" + (" *" if r["chosen"] else ""), f"{r['n_pos']}/{r['n']}",
-                    *(fmt.ci(a["auroc"], a["ci_low"], a["ci_high"]) for a in r["aurocs"]), best])
-    return ["cut", "positive", *metrics, "best"], out
+                    *(fmt.ci(a["auroc"], a["ci_low"], a["ci_high"]) for a in r["aurocs"]), best, verdict])
+    return ["cut", "positive", *metrics, "best", "vs the audit's cut"], out
 
 
 def cut_slices(block: Mapping[str, Any]) -> list[str]:
@@ -91,8 +95,8 @@ def build(inputs: Any, plots: Path) -> Section | None:
     if cuts:
         sec.add(Para(f"How the AUROC depends on the cut that made the binary label (the audit used {cuts['cut']}, "
                      "marked *). " + " ".join(n[0].upper() + n[1:] + "." for n in cuts["notes"])
-                     + " ← changes: at that cut the audit's metric is separated from (below) the best; '(m tied)': the best point "
-                     "differs but the audit's metric m is not separable from it."))
+                     + " Last column: whether that cut recommends the audit's metric (same), another one the audit's metric cannot "
+                     "be told apart from (not separable), or another one that beats it (changes)."))
         for sl in cut_slices(cuts):
             head, rows = cut_table(cuts, sl)
             sec.add(Table(head, rows, caption=f"{sl}: AUROC [CI] when the label is rating ≥ cut"))
