@@ -16,6 +16,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.correlations import correlation_section, cut_sensitivity, graded_boots
 from attrib_audit.audit.results import (
     AuditResult, AuditResults, AurocRow, FailureRow, PairedRow, SliceBoot, SliceRow, TruncationRow, tool_info,
 )
@@ -69,8 +70,9 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
         y = table.labels[rows].astype(np.int64)
         groups = [table.groups[i] for i in rows]
         constructs = sorted({table.constructs[i] or "unspecified" for i in rows})
-        n_pos = int(y.sum())
-        status = "ok" if 0 < n_pos < rows.size else "one_class"
+        n_pos = int((y == 1).sum())
+        labelled = bool(table.labelled[rows].all())
+        status = ("ok" if 0 < n_pos < rows.size else "one_class") if labelled else "no_label"
         slices.append({"slice": sl, "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
                        "construct": constructs[0] if len(constructs) == 1 else "mixed:" + "+".join(constructs),
                        "status": status})
@@ -90,7 +92,8 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
             for name in names:
                 auroc_rows.append({"scorer": name, "slice": sl, "auroc": None, "ci_low": None, "ci_high": None,
                                    "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
-                                   "note": "one class in slice: AUROC undefined"})
+                                   "note": NO_LABEL_NOTE if status == "no_label" else "one class in slice: AUROC "
+                                                                                     "undefined"})
             continue
         matrix = np.vstack([scores[n].scores[rows] for n in names])
         weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
@@ -118,6 +121,23 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                            failures=fail_rows, boots=boots)
 
 
+NO_LABEL_NOTE = ("no binary label (a graded rating only): AUROC undefined; the correlations section compares the "
+                 "metrics (--label-from-rating CUT derives a label)")
+
+
+def check_texts(table: PairTable, scorers: Sequence[str]) -> None:
+    """A file without claim/evidence columns holds scores only: a scorer that reads text is refused, naming the
+    column it lacks, before anything is scored."""
+    if not scorers:
+        return
+    for o in table.origin:
+        missing = o.get("text_columns_missing")
+        if missing:
+            raise DataError(f"missing column {missing[0]!r}: scorer {scorers[0]!r} reads the text; this file holds "
+                            "scores only (audit them with --scorers none --score-col NAME=COL)",
+                            path=o.get("path"), field=missing[0])
+
+
 @dataclass(frozen=True)
 class Scored:
     """A labelled table scored: the scorers built, the scores by name, each scorer's run stats, the precomputed
@@ -133,6 +153,7 @@ class Scored:
 def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] = print) -> Scored:
     """The config's scorers through the engine and its precomputed metrics joined, as every command that scores a
     labelled table needs."""
+    check_texts(table, list(config.scorers))
     clash = sorted(set(config.precomputed) & set(config.scorers))
     if clash:
         raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
@@ -179,23 +200,34 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
                                                          scored.external, scored.unavailable)
     if not scores and unavailable:  # results.json without one AUROC would pass for a finished audit
         raise no_scorer_ran(unavailable)
+    if config.statistic != "auroc" and table.ratings is None:
+        raise UsageError(f"--statistic {config.statistic} correlates the metrics with a graded rating: name its "
+                         "column with --rating-col")
     keys = table.slice_keys(config.slice_by)
     stats = slice_statistics(table, keys, scores, config)
     slices, auroc_rows, boots = stats.slices, stats.auroc, stats.boots
     key_arr = np.asarray(keys, dtype=object)
     with ScoreCache(config.cache_path) as cache:  # counted once for the transfer and the sensitivity sections
         counts = evidence_counts(table.evidences, cache)
+    graded, graded_missing = ({}, {}) if config.statistic == "auroc" else graded_boots(
+        table, keys, {n: b.scores for n, b in scores.items()}, config.statistic, n_boot=config.n_boot, seed=config.seed)
     transfer = transfer_section(
         slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
         table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},
-        seed=config.seed, n_perm=config.n_perm, weights=table.weights, counts=counts)
+        seed=config.seed, n_perm=config.n_perm, weights=table.weights, counts=counts, statistic=config.statistic,
+        graded=graded, graded_missing=graded_missing)
     window = rescore_at_window(table, scorers, scores, config, log) if config.window_sensitivity else None
     sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window, counts[0])
-    systems = system_level(table, keys, scores, auroc_rows, config, log)
+    systems = system_level(table, keys, scores, auroc_rows, config, log) if table.labelled.all() else None
+    correlations = correlation_section(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
+                                       level=config.level, seed=config.seed)
+    cuts = cut_sensitivity(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
+                           level=config.level, seed=config.seed)
     results = AuditResults(
         run_id=new_run_id(),
         tool=to_record(tool_info()),
         config={"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
+                "statistic": config.statistic,
                 "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
                 "level": config.level, "device": config.device,
                 "n_perm": config.n_perm, "window_sensitivity": config.window_sensitivity,
@@ -216,13 +248,16 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         transfer=transfer,
         sensitivity=sensitivity,
         **({"systems": systems} if systems is not None else {}),
+        **({"correlations": correlations} if correlations is not None else {}),
+        **({"cut_sensitivity": cuts} if cuts is not None else {}),
         elapsed_s=round(time.time() - t0, 3),
     )
     if spec is not None:
         results["spec"] = to_record(dataclasses.replace(spec, data=spec.data.resolved(table.origin)))
     if command is not None:
         results["command"] = list(command)
-    return AuditResult(results=plain(results), scores=scores, boots=boots, table=table, slice_keys=keys)
+    return AuditResult(results=plain(results), scores=scores, boots=boots, table=table, slice_keys=keys,
+                       graded=graded)
 
 
 # ---- the system level: when rows name the system that generated them -----------------------------------------

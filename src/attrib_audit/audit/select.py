@@ -8,12 +8,14 @@ the caveat quotes that out-of-sample regret, not the optimistic in-sample one.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 
-from attrib_audit.audit.config import DEFAULT_EPS
+from attrib_audit.audit.config import DEFAULT_EPS, STATISTIC_LABELS
+from attrib_audit.audit.correlations import StatisticBoot, statistic_boot
 from attrib_audit.audit.results import AuditResults, read_results, results_path
 from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
 from attrib_audit.data.errors import DataError
@@ -39,10 +41,12 @@ class Recommendation:
     portable_metrics: list[str]
     caveat: str
     rows: dict[str, dict] = field(default_factory=dict)  # per dataset: rows used, rows each candidate's failures removed
+    statistic: str = "auroc"  # what the candidates were compared by (the audit's --statistic)
 
 
 
-def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None) -> Recommendation:
+def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None,
+              unit: str = "AUROC") -> Recommendation:
     """Pick the lowest-regret metric and phrase the caveat its leave-one-dataset-out regret implies."""
     d = len(mat.datasets)
     lodo = lodo_regret(mat, LEVEL)
@@ -54,7 +58,7 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
     portable = [p.metric for p in port.values() if p.portable]
     worst_sel = max(sel.per_dataset, key=sel.per_dataset.get)
     width = float(np.mean([b.ci_high - b.ci_low for b in best_per_dataset(mat, LEVEL)]))
-    held_out = (f"choosing the best-on-average metric from the other datasets cost {sel.mean:.3f} AUROC on the held-out "
+    held_out = (f"choosing the best-on-average metric from the other datasets cost {sel.mean:.3f} {unit} on the held-out "
                 f"dataset on average (95% CI [{sel.ci_low:.3f}, {sel.ci_high:.3f}]; worst {sel.per_dataset[worst_sel]:.3f} "
                 f"on {worst_sel}); the rule picked {m} in {agree} of {d} folds")
     committed = (f"always using {m} cost {fixed.mean:.3f} [{fixed.ci_low:.3f}, {fixed.ci_high:.3f}] against the per-dataset "
@@ -67,7 +71,7 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
     elif port[m].portable:
         verdict = "near-best-unproven"
         caveat = (f"{m} is within the best metric's 95% CI on every audited dataset of '{construct}' (those CIs are "
-                  f"{width:.2f} AUROC wide on average, so this screen is only as sharp as they are), but {held_out}. "
+                  f"{width:.2f} {unit} wide on average, so this screen is only as sharp as they are), but {held_out}. "
                   f"That CI does not rule out a regret above ε = {eps:g}; {committed}. Use {m} as a provisional default "
                   "and validate it on labelled pairs of the new dataset.")
     else:
@@ -92,20 +96,21 @@ def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recom
                           folds_agreeing=None, portable_metrics=[], caveat=reason)
 
 
-def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUROC) -> Recommendation:
+def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUROC | StatisticBoot,
+              unit: str = "AUROC") -> Recommendation:
     """One audited dataset: if it is the target (e.g. a labelled sample of it), the metric to use is its best one;
     the paired bootstrap says which others it cannot be told apart from. Nothing here speaks for other datasets.
 
     Candidates are compared on the rows every one of them scored (`boot.aligned`)."""
     ok = [j for j in range(len(names)) if np.isfinite(boot.point[j])]
     if len(ok) < 2:
-        return no_recommendation(construct, [dataset], f"fewer than two candidate metrics have an AUROC on {dataset}: "
+        return no_recommendation(construct, [dataset], f"fewer than two candidate metrics have a {unit} on {dataset}: "
                                                        "nothing to choose between")
     al = boot.aligned(ok)
-    rows = {dataset: {"n": int(boot.labels.size), "n_used": al.n,
+    rows = {dataset: {"n": boot.n_rows, "n_used": al.n,
                       "dropped_by": {names[j]: int(k) for j, k in zip(ok, al.dropped)}}}
     if not np.isfinite(al.point).all():
-        return no_recommendation(construct, [dataset], f"the rows every candidate scored on {dataset} hold one class: "
+        return no_recommendation(construct, [dataset], f"the rows every candidate scored on {dataset} leave {unit} undefined: "
                                                        "compare fewer candidates (--scorers)")
     b = int(al.point.argmax())
     best, point = ok[b], al.point[b]
@@ -113,12 +118,12 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
             if i != b and percentile_ci(al.replicates[b] - al.replicates[i], LEVEL)[0] <= 0]
     if tied:
         verdict = "tied-on-target"
-        caveat = (f"{names[best]} has the highest AUROC on {dataset} ({point:.3f}), but the paired 95% CI does not "
+        caveat = (f"{names[best]} has the highest {unit} on {dataset} ({point:.3f}), but the paired 95% CI does not "
                   f"separate it from {', '.join(tied)}: any of them will do here (choose the cheapest), or label more "
                   "pairs (`attrib-audit plan --detect`). This holds for this dataset only.")
     else:
         verdict = "best-on-target"
-        caveat = (f"{names[best]} beats every other candidate on {dataset} (AUROC {point:.3f}; each paired 95% CI "
+        caveat = (f"{names[best]} beats every other candidate on {dataset} ({unit} {point:.3f}; each paired 95% CI "
                   "excludes zero). This holds for this dataset only; a dataset that was not audited needs its own labels.")
     return Recommendation(construct=construct, datasets=[dataset], candidates=[names[j] for j in ok],
                           metric=names[best], verdict=verdict, in_sample_regret=None, in_sample_regret_ci=None,
@@ -141,6 +146,22 @@ class AuditInputs:
     scores: np.ndarray  # (scorers, rows)
     weights: np.ndarray  # (rows,) Horvitz–Thompson row weights (ones where a slice is unweighted)
     weighted: np.ndarray  # (slices,) whether the slice was weighted
+    graded: Mapping[str, np.ndarray] = field(default_factory=dict)  # results.graded_arrays, when `--statistic` was one
+
+    def graded_boots(self, datasets: list[str], idx: list[int]) -> dict[str, StatisticBoot]:
+        """Each dataset's correlation bootstrap of scorers `idx` (the audit's draws: seeded by slice name)."""
+        g = self.graded
+        names = g["graded_slices"].tolist()
+        out = {}
+        for d in datasets:
+            i = names.index(d)
+            r = g["graded_row_slice"] == i
+            out[d] = statistic_boot(str(g["graded_statistic"]), d, rating=g["graded_rating"][r],
+                                    scores=g["graded_scores"][np.ix_(idx, np.flatnonzero(r))],
+                                    items=g["graded_items"][r].tolist(),
+                                    systems=g["graded_systems"][r].tolist() if g["graded_named"][i] else None,
+                                    n_boot=int(g["graded_n_boot"]), seed=int(g["graded_seed"]))
+        return out
 
     def boots(self, datasets: list[str], idx: list[int]) -> dict[str, BootstrapAUROC]:
         """The audit's bootstrap of scorers `idx` on each dataset, replaying its recorded draws."""
@@ -167,7 +188,8 @@ def load_audit(folder: Path) -> AuditInputs:
             audit = AuditInputs(results=results, scorers=z["scorers"].tolist(), slices=z["slices"].tolist(),
                                 n_boot=int(z["n_boot"]), rng_states=[json.loads(x) for x in z["rng_states"].tolist()],
                                 row_slice=z["row_slice"], labels=z["labels"], groups=z["groups"], scores=z["scores"],
-                                weights=z["weights"], weighted=z["weighted"])
+                                weights=z["weights"], weighted=z["weighted"],
+                                graded={k: z[k] for k in z.files if k.startswith("graded_")})
             run_id = str(z["run_id"]) if "run_id" in z.files else None
     except UsageError:
         raise
@@ -218,11 +240,17 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
         ('attribution', 'lexical', 'near-best-unproven', 4)
     """
     audit = load_audit(Path(folder))
-    names = audit.scorers
+    statistic = str(audit.results["config"].get("statistic", "auroc"))
+    unit = STATISTIC_LABELS.get(statistic, statistic)
+    graded = statistic != "auroc"
+    names = audit.graded["graded_scorers"].tolist() if graded and audit.graded else audit.scorers
+    held = audit.graded["graded_slices"].tolist() if graded and audit.graded else audit.slices
     with saved_layout(Path(folder) / "results.json", "select"):
-        groups, _ = construct_groups(audit.results["slices"])
+        usable = ({s["slice"]: "" if s["slice"] in held else "no graded rating in slice" for s in audit.results["slices"]}
+                  if graded else None)
+        groups, _ = construct_groups(audit.results["slices"], usable)
         declared = sorted({str(s["construct"]) for s in audit.results["slices"]})
-        missing = sorted(map(str, {d for ds in groups.values() for d in ds} - set(audit.slices)))
+        missing = sorted(map(str, {d for ds in groups.values() for d in ds} - set(held)))
     if missing:
         raise UsageError(f"{Path(folder) / 'results.json'} names slices that bootstrap.npz does not hold "
                          f"({', '.join(missing[:3])}): the two files do not belong together")
@@ -237,9 +265,11 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
     for c, datasets in sorted(groups.items()):
         if construct is not None and c != construct:
             continue
-        boots = audit.boots(datasets, [names.index(n) for n in pick])
+        idx = [names.index(n) for n in pick]
+        boots: Mapping[str, BootstrapAUROC | StatisticBoot] = (audit.graded_boots(datasets, idx) if graded
+                                                                else audit.boots(datasets, idx))
         if len(datasets) < 2:
-            out.append(on_target(c, datasets[0], pick, boots[datasets[0]]))
+            out.append(on_target(c, datasets[0], pick, boots[datasets[0]], unit))
             continue
         mat, dropped, rows = build_matrix(datasets, pick, boots)
         if mat is None or len(mat.metrics) < 2:
@@ -248,5 +278,7 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
                                          "measured against the best candidate, so one alone says nothing)"
                                          + (f" ({why})" if why else "")))
             continue
-        out.append(recommend(c, mat, eps, rows))
+        out.append(recommend(c, mat, eps, rows, unit))
+    if graded:
+        out = [replace(r, statistic=statistic) for r in out]
     return out

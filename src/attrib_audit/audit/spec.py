@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.config import TRANSFER_STATISTICS, AuditConfig
 from attrib_audit.data.sources import DataSpec, is_int, need, strict
 from attrib_audit.engine.ray_engine import RayOptions
 from attrib_audit.errors import SpecError
@@ -65,8 +65,11 @@ class StatsSpec:
     level: float = 0.95  # coverage of the per-slice AUROC and paired-difference CIs
     window_sensitivity: int | None = None  # also rescore windowed scorers at this many tokens (sensitivity section)
     system_resample: tuple[str, ...] = ("inputs",)  # system level: resample inputs, or systems too (--resample)
+    statistic: str = "auroc"  # what the transfer statistics and the selector compare metrics by (--statistic)
 
     def __post_init__(self) -> None:
+        need(self.statistic in TRANSFER_STATISTICS, "stats.statistic", f"expected one of "
+             f"{', '.join(TRANSFER_STATISTICS)}", self.statistic)
         if isinstance(self.system_resample, (list, tuple)):
             object.__setattr__(self, "system_resample", tuple(sorted(set(self.system_resample))))
         need(isinstance(self.system_resample, tuple) and "inputs" in self.system_resample
@@ -115,6 +118,9 @@ class RunSpec:
         object.__setattr__(self, "scorers", tuple(self.scorers))
         object.__setattr__(self, "precomputed", tuple(self.precomputed))
         need(bool(self.scorers) or bool(self.precomputed), "scorers", "expected at least one scorer", [])
+        need(self.stats.statistic == "auroc" or "rating" in self.data.columns, "stats.statistic",
+             "a correlation with the graded rating needs its column (--rating-col, data.columns.rating)",
+             self.stats.statistic)
         names = [s.name for s in self.scorers]
         need(len(set(names)) == len(names), "scorers", "each scorer at most once", names)
         clash = sorted(set(names) & {p.name for p in self.precomputed})
@@ -235,6 +241,7 @@ def audit_config(spec: RunSpec, local: Local) -> AuditConfig:
     s = spec.stats
     return AuditConfig(scorers=spec.scorer_names, slice_by=s.slice_by, n_boot=s.n_boot, seed=s.seed, n_perm=s.n_perm,
                        level=s.level, window_sensitivity=s.window_sensitivity, system_resample=s.system_resample,
+                       statistic=s.statistic,
                        batch_size=spec.engine.batch_size, device=spec.engine.device,
                        cache_path=local.cache, scorer_options={k: v for k, v in opts.items() if v}, quiet=local.quiet,
                        engine=spec.engine.engine, ray=ray, precomputed={p.name: p for p in spec.precomputed},

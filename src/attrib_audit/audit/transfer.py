@@ -35,14 +35,20 @@ THRESHOLD_NOTE = ("balanced accuracy uses, for each held-out dataset, the thresh
                   "on the pooled rows of the OTHER datasets of the construct; it is never tuned on the slice itself")
 
 
-def construct_groups(slices: Sequence[dict]) -> tuple[dict[str, list[str]], list[dict]]:
-    """Usable slices per construct, and every other slice with the reason it is left out."""
+def construct_groups(slices: Sequence[dict],
+                     graded: Mapping[str, str] | None = None) -> tuple[dict[str, list[str]], list[dict]]:
+    """Usable slices per construct, and every other slice with the reason it is left out. `graded` (slice → why
+    it has no correlation, "" when it has one) replaces the AUROC's two-class rule when a correlation with a graded
+    rating is the transfer statistic."""
     groups: dict[str, list[str]] = {}
     excluded = []
     for s in slices:
         c = s["construct"]
-        if s["status"] != "ok":
-            excluded.append({"slice": s["slice"], "construct": c, "reason": "one class in slice: AUROC undefined"})
+        if graded is not None and graded.get(s["slice"]):
+            excluded.append({"slice": s["slice"], "construct": c, "reason": graded[s["slice"]]})
+        elif graded is None and s["status"] != "ok":
+            excluded.append({"slice": s["slice"], "construct": c, "reason": "no binary label: AUROC undefined"
+                             if s["status"] == "no_label" else "one class in slice: AUROC undefined"})
         elif c == "unspecified":
             excluded.append({"slice": s["slice"], "construct": c, "reason": "construct not declared (set --construct "
                              "or a construct column); datasets of unknown construct are never pooled"})
@@ -64,7 +70,7 @@ def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
     """
     pts = np.column_stack([boots[d].point for d in datasets])
     keep = np.isfinite(pts).all(axis=1)
-    dropped = [{"scorer": m, "reason": "AUROC undefined on " + ", ".join(d for d, v in zip(datasets, pts[i])
+    dropped = [{"scorer": m, "reason": "statistic undefined on " + ", ".join(d for d, v in zip(datasets, pts[i])
                                                                         if not np.isfinite(v))}
                for i, m in enumerate(metrics) if not keep[i]]
     idx = np.flatnonzero(keep)
@@ -81,7 +87,7 @@ def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
         return None, dropped, {}
     mat = AurocMatrix.from_columns([metrics[i] for i in idx], datasets, [al[d].point for d in datasets],
                                    [al[d].replicates for d in datasets])
-    rows = {d: {"n": int(boots[d].labels.size), "n_used": al[d].n,
+    rows = {d: {"n": boots[d].n_rows, "n_used": al[d].n,
                 "dropped_by": {metrics[i]: int(k) for i, k in zip(idx, al[d].dropped)}} for d in datasets}
     return mat, dropped, rows
 
@@ -226,10 +232,16 @@ def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: 
                      rows: Mapping[str, np.ndarray], labels: np.ndarray, evidences: Sequence[str],
                      scores: Mapping[str, np.ndarray], *, seed: int, n_perm: int = DEFAULT_N_PERM,
                      weights: np.ndarray | None = None,
-                     counts: tuple[np.ndarray, np.ndarray] | None = None) -> dict:
+                     counts: tuple[np.ndarray, np.ndarray] | None = None, statistic: str = "auroc",
+                     graded: Mapping[str, Any] | None = None, graded_missing: Mapping[str, str] | None = None) -> dict:
     """The whole `transfer` block of results.json; `boots` maps slice → SliceBoot (paired replicates); `counts`:
-    evidence_counts of every row, when the caller counted them already."""
-    groups, excluded = construct_groups(slices)
+    evidence_counts of every row, when the caller counted them already. With a graded `statistic` (a correlation
+    with the rating) `graded` maps slice → its StatisticBoot, and `graded_missing` slice → why it has none: the
+    matrix, regret and selector then run on that statistic instead of the AUROC."""
+    auroc = statistic == "auroc"
+    per_slice: Mapping[str, Any] = {d: b.boot for d, b in boots.items()} if auroc else dict(graded or {})
+    usable = None if auroc else {**{d: "" for d in per_slice}, **(graded_missing or {})}
+    groups, excluded = construct_groups(slices, usable)
     companions = slice_companions(slices, rows, labels, evidences, scores, weights, counts)
     constructs = {}
     for c, datasets in sorted(groups.items()):
@@ -239,7 +251,7 @@ def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: 
             entry["reason"] = "one dataset of this construct: transfer needs at least two"
             constructs[c] = entry
             continue
-        mat, dropped, used = build_matrix(datasets, list(metrics), {d: boots[d].boot for d in datasets})
+        mat, dropped, used = build_matrix(datasets, list(metrics), {d: per_slice[d] for d in datasets})
         entry["excluded_metrics"] = dropped
         entry["rows"] = used
         if mat is None or len(mat.metrics) < 2:
@@ -249,11 +261,12 @@ def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: 
             continue
         entry["status"] = "ok"
         entry.update(matrix_statistics(mat, construct=c, seed=seed, n_perm=n_perm))
-        entry["balanced_accuracy"] = balanced_accuracy_rows(datasets, mat.metrics, rows, labels, scores)
-        entry["length_correlates"] = length_correlates(mat, companions)
+        if auroc:  # a threshold's balanced accuracy and the two-class slices' companions need the binary label
+            entry["balanced_accuracy"] = balanced_accuracy_rows(datasets, mat.metrics, rows, labels, scores)
+            entry["length_correlates"] = length_correlates(mat, companions)
         constructs[c] = entry
     return plain({
-        "level": LEVEL, "n_perm": n_perm,
+        "level": LEVEL, "n_perm": n_perm, "statistic": statistic,
         "notes": ["statistics run within one construct; constructs are never pooled",
                   "replicate b of the metric × dataset matrix joins resample b of every dataset (paired within a "
                   "dataset, independent across datasets); regret CIs recompute the best metric in every replicate, "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from attrib_audit.audit.config import TRANSFER_STATISTICS
 from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.data.adapters import FORMATS, PAIRS
 from attrib_audit.external.exports import SCORE_FORMATS
@@ -42,6 +43,12 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system-col", dest="system_col", metavar="COL",
                    help="column naming the system (generator) that wrote each claim, e.g. a model name; with it the "
                         "audit adds the system-level section (default: a `system` column when there is one)")
+    p.add_argument("--rating-col", dest="rating_col", metavar="COL",
+                   help="column holding a graded human rating (any finite number, higher = better supported): the "
+                        "audit adds metric-rating correlations; the label column may then be absent (no AUROC)")
+    p.add_argument("--label-from-rating", metavar="CUT",
+                   help="derive the binary label from the rating, e.g. '>=5' or '==1' (OP among >=, <=, ==, >, <); "
+                        "replaces a label column; never done unless asked")
     p.add_argument("--label-map", help="explicit label mapping, e.g. 'attributable=1,not attributable=0'")
     p.add_argument("--dataset", dest="dataset_name", help="dataset name when the file has no dataset column")
     p.add_argument("--construct", help="construct of these pairs (e.g. attribution, fact-check)")
@@ -156,6 +163,10 @@ def add_audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
                    help=f"permutations for the transfer tests (Kendall's W, decomposition; default {STATS.n_perm})")
     p.add_argument("--ci-level", type=float, default=STATS.level,
                    help=f"coverage of the per-slice AUROC and paired-difference CIs (default {STATS.level:g})")
+    p.add_argument("--statistic", choices=TRANSFER_STATISTICS, default=STATS.statistic,
+                   help="what the transfer statistics (portability, Kendall's W, held-out regret) and the selector "
+                        "compare metrics by: the AUROC against the binary label (default), or a correlation with the "
+                        "graded rating of --rating-col over all rows (partial-*: controlling for the system)")
     p.add_argument("--window-sensitivity", type=int, metavar="N",
                    help="also rescore every scorer with a token window at N tokens and report the change")
     add_system_args(p)

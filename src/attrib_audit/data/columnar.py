@@ -14,8 +14,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.labels import parse_label
-from attrib_audit.data.records import FIELDS, PairTable
+from attrib_audit.data.labels import RatingCut, parse_label
+from attrib_audit.data.records import FIELDS, NO_LABEL, PairTable
 
 
 def _all_have_text(arr: Any, values: list[str]) -> bool:
@@ -80,10 +80,24 @@ def _labels(arr: Any, label_map: Mapping[str, int] | None, path: str, field: str
     return mapped[pc.index_in(arr, value_set=distinct).to_numpy()]
 
 
+def _ratings(batch: Any, name: str) -> np.ndarray:
+    """A numeric rating column without nulls, NaN or infinities as float64; anything else goes to the row path,
+    which names the row."""
+    import pyarrow as pa
+
+    arr = batch.column(name)
+    if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)) or arr.null_count:
+        raise _Unsure
+    values = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise _Unsure
+    return values
+
+
 def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[str, str] | None = None,
                    label_map: Mapping[str, int] | None = None, dataset: str | None = None,
-                   construct: str | None = None, seen_ids: dict[str,
-                                                                tuple[str, int]] | None = None) -> PairTable | None:
+                   construct: str | None = None, seen_ids: dict[str, tuple[str, int]] | None = None,
+                   label_from_rating: RatingCut | None = None) -> PairTable | None:
     """The rows of `batch` (a record batch or a table; numbered from `first_row`) as a PairTable, or None to use
     `rows_to_records`.
 
@@ -94,21 +108,33 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
     col = {f: f for f in FIELDS}
     col.update(columns or {})
     n = batch.num_rows
-    if n == 0 or any(col[f] not in batch.schema.names for f in ("claim", "evidence", "label")):
+    rating_col = (columns or {}).get("rating")
+    read_label = label_from_rating is None and (rating_col is None or col["label"] in batch.schema.names)
+    score_only = col["claim"] not in batch.schema.names and col["evidence"] not in batch.schema.names
+    needed = (() if score_only else ("claim", "evidence")) + (("label",) if read_label else ())
+    if n == 0 or any(col[f] not in batch.schema.names for f in needed):
+        return None
+    if rating_col is not None and rating_col not in batch.schema.names:
         return None
     if "inclusion_prob" in batch.schema.names:  # a labelled sample (small): the row path reads its probabilities
         return None
     default_dataset = dataset or Path(path).stem
     try:
-        texts = {}
-        for f in ("claim", "evidence"):
+        texts = {"claim": [""] * n, "evidence": [""] * n}  # a score-only file: no texts, as the row path reads it
+        for f in () if score_only else ("claim", "evidence"):
             arr = _text_column(batch, col[f])
             if arr is None or arr.null_count:
                 return None
             texts[f] = arr.to_pylist()
             if not _all_have_text(arr, texts[f]):
                 return None
-        labels = _labels(batch.column(col["label"]), label_map, path, col["label"])
+        ratings = None if rating_col is None else _ratings(batch, rating_col)
+        if read_label:
+            labels = _labels(batch.column(col["label"]), label_map, path, col["label"])
+        elif label_from_rating is not None and ratings is not None:
+            labels = label_from_rating.apply(ratings)
+        else:
+            labels = np.full(n, NO_LABEL, dtype=np.int8)
         id_arr = _text_column(batch, col["id"], ints_ok=True)
         defaults = [f"{default_dataset}:{r}" for r in range(first_row, first_row + n)] if (
             id_arr is None or id_arr.null_count or not pc.all(pc.not_equal(id_arr, "")).as_py()) else []
@@ -130,7 +156,8 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
     return PairTable(ids=ids, datasets=datasets, claims=texts["claim"], evidences=texts["evidence"], labels=labels,
                      sources=opt["source"], questions=opt["question"], groups=groups,
                      constructs=[construct] * n if construct else opt["construct"],
-                     systems=[s or None for s in opt["system"]])  # blank: no system, as the row path
+                     systems=[s or None for s in opt["system"]],  # blank: no system, as the row path
+                     ratings=ratings)
 
 
 JSONL_BLOCK_BYTES = 4 << 20  # Arrow parses blocks of about this size in parallel (at least one line each)

@@ -11,7 +11,7 @@ from typing import Callable
 from attrib_audit.errors import LAYOUT_ERRORS as BROAD_LAYOUT_ERRORS
 from attrib_audit.files.outdir import REPORT_FILES, check_out_dir, staged_dir
 from attrib_audit.report import (
-    agreement, audit_extras, auroc, probe, provenance, reproduce, sensitivity, systems, thresholds, transfer,
+    agreement, audit_extras, auroc, correlations, probe, provenance, reproduce, sensitivity, systems, thresholds, transfer,
 )
 from attrib_audit.report.blocks import LAYOUT_ERRORS, Note, Section
 from attrib_audit.report.inputs import ReportInputs, load_inputs
@@ -30,6 +30,7 @@ class SectionSpec:
 SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("headline", "Headline", "results", audit_extras.headline),
     SectionSpec("auroc", "AUROC per metric and slice", "results", auroc.build),
+    SectionSpec("correlations", "Correlation with the graded human rating", "results", correlations.build),
     SectionSpec("transfer", "Transfer across datasets", "results", transfer.build),
     SectionSpec("sensitivity", "Sensitivity: length, truncation and single datasets", "results", sensitivity.build),
     SectionSpec("systems", "System level: ranking generators", "results", systems.build),

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from attrib_audit.report import fmt, style
-from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Note, Para, Section, Table, guard
+from attrib_audit.report.correlations import statistic_label
+from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.verdict import pick
 
 
@@ -160,6 +161,11 @@ def build(inputs, plots: Path) -> Section | None:
     if not isinstance(transfer, dict):
         return None
     sec = Section("transfer", "Transfer across datasets")
+    statistic = transfer.get("statistic", "auroc")
+    if statistic != "auroc":
+        sec.add(Note(f"The metrics are compared by their {statistic_label(statistic)} with the graded human rating "
+                     f"(--statistic {statistic}), not by AUROC: wherever this section says AUROC, read "
+                     f"{statistic_label(statistic)}; regret is that correlation lost against the best metric."))
     if transfer.get("notes"):
         sec.add(Para("Method notes: " + "; ".join(transfer["notes"]) + "."))
     sec.add(*guard("The regret plot", lambda: [f for f in [regret_plot(transfer, plots)] if f]))

@@ -151,6 +151,11 @@ class BootstrapAUROC:
     rng_state: dict  # bit-generator state before the draws
     weights: np.ndarray | None = None  # (n,) Horvitz–Thompson row weights (1/inclusion probability), if any
 
+    @property
+    def n_rows(self) -> int:
+        """Rows of the slice (the transfer statistics read it of any per-slice bootstrap)."""
+        return int(self.labels.size)
+
     def aligned(self, scorers: Sequence[int]) -> AlignedAUROC:
         """Scorers `scorers` on the rows where all of them are finite, with the cluster draws of `replicates`."""
         idx = tuple(int(j) for j in scorers)

@@ -8,6 +8,7 @@ from attrib_audit.report.console.grid import MISSING, _ci, _num, grid, short_nam
 from attrib_audit.report.console.sensitivity import format_sensitivity
 from attrib_audit.report.console.systems import format_systems, format_systems_brief
 from attrib_audit.report.console.transfer import format_transfer
+from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.verdict import pick
 
 def format_verdicts(results: Mapping[str, Any]) -> str:
@@ -15,7 +16,8 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
     tr = results.get("transfer")
     if not tr:
         return ""
-    out = ["Which metric to use, per construct (held-out regret: AUROC lost on a left-out dataset, mean [95% CI]):"]
+    unit = statistic_label(tr.get("statistic", "auroc"))
+    out = [f"Which metric to use, per construct (held-out regret: {unit} lost on a left-out dataset, mean [95% CI]):"]
     for c, e in tr["constructs"].items():
         if e["status"] != "ok":
             out.append(f"  {c}: no verdict — {e['reason']}")

@@ -3,12 +3,17 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import _ci, grid
 
 def format_recommendation(r: Mapping[str, Any]) -> str:
     """One `select` recommendation (audit.select.Recommendation.to_dict())."""
     lines = [f"construct '{r['construct']}' ({len(r['datasets'])} datasets: {', '.join(r['datasets'])})"]
+    statistic = r.get("statistic", "auroc")
+    if statistic != "auroc":
+        lines.append(f"  metrics compared by their {STATISTIC_LABELS.get(statistic, statistic)} with the graded human "
+                     "rating (the audit's --statistic), not by AUROC")
     if r["metric"] is None:
         return "\n".join(lines + [f"  no recommendation: {r['caveat']}"])
     if r["selector_regret"] is None:  # audited on the target dataset itself
