@@ -27,3 +27,45 @@ def test_a_crossover_does_not_transfer_and_says_so():
 def test_two_datasets_are_flagged():
     r = recommend("c", mat([[0.9, 0.8], [0.7, 0.6]]))
     assert "Only two datasets" in r.caveat
+
+
+def _boot(scores, y, groups):
+    from attrib_audit.stats import bootstrap_aurocs
+
+    return bootstrap_aurocs(np.vstack(scores), y, groups, n_boot=500, rng=0)
+
+
+def test_on_target_never_recommends_a_metric_no_better_than_chance():
+    """WiCE-like: 150 pairs, every candidate a coin flip. The old rule called them 'tied: any will do'."""
+    from attrib_audit.audit.select import on_target
+    from attrib_audit.report.console import format_recommendation
+
+    rng = np.random.default_rng(5)
+    y = (rng.random(150) < 0.3).astype(int)
+    rec = on_target("fact-check", "wice", ["lexical", "minilm", "lenratio"],
+                    _boot([rng.normal(size=150) for _ in range(3)], y, np.arange(150)))
+    assert rec.metric is None and rec.verdict == "no-better-than-chance"
+    assert "no candidate is better than chance on wice (best: " in rec.caveat and "one-sided" in rec.caveat
+    assert "will do" not in rec.caveat and "no recommendation" in format_recommendation(rec.to_dict())
+    assert set(rec.chance) == {"lexical", "minilm", "lenratio"}
+    assert not any(v["wice"]["beats_chance"] for v in rec.chance.values())
+
+
+def test_on_target_ties_only_among_metrics_that_beat_chance():
+    """A strong metric and two at chance: 'best' against the ones beating chance, never tied with a coin flip."""
+    from attrib_audit.audit.select import on_target
+
+    rng = np.random.default_rng(6)
+    y = rng.integers(0, 2, 300)
+    good = 1.2 * y + rng.normal(size=300)
+    rec = on_target("c", "d", ["good", "flip", "flip2"],
+                    _boot([good, rng.normal(size=300), rng.normal(size=300)], y, np.arange(300)))
+    assert rec.metric == "good" and rec.verdict == "best-on-target"
+    assert "Not better than chance (never a choice): flip, flip2" in rec.caveat
+
+
+def test_recommend_declines_when_nothing_beats_chance_anywhere():
+    r = recommend("c", mat([[0.51, 0.5, 0.49], [0.5, 0.52, 0.5]], noise=0.05))
+    assert r.metric is None and r.verdict == "no-better-than-chance" and "better than chance" in r.caveat
+    r = recommend("c", mat([[0.9, 0.5, 0.85], [0.7, 0.52, 0.65]], noise=0.05))
+    assert r.metric == "a" and "Caution: a is not better than chance on X" in r.caveat

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from attrib_audit.audit.systems import pick_ranker
 from attrib_audit.report import fmt
-from attrib_audit.report.verdict import pick
+from attrib_audit.report.verdict import chance_caveat, on_slice, pick
 
 MISSING = fmt.DASH
 
@@ -56,6 +56,9 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
         return ""
     out = ["Which metric to use, per construct (held-out regret: AUROC lost on a left-out dataset, mean [95% CI]):"]
     for c, e in tr["constructs"].items():
+        if e["status"] != "ok" and len(e["datasets"]) == 1:
+            out.append("  " + on_slice(c, e["datasets"][0], results["auroc"], results["paired"]).text)
+            continue
         if e["status"] != "ok":
             out.append(f"  {c}: no verdict — {e['reason']}")
             continue
@@ -67,7 +70,8 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
         else:
             head = f"  {c} ({where}): no metric is portable; lowest regret: {p.metric}"
         out.append(f"{head}; regret {fmt.ci(f['mean'], f['ci_low'], f['ci_high'])}, worst {_num(f['max'])} on "
-                   f"{short.get(f['worst_dataset'], f['worst_dataset'])}; naive selector {fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
+                   f"{short.get(f['worst_dataset'], f['worst_dataset'])}; naive selector {fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}"
+                   + chance_caveat(p.metric, e["datasets"], results["auroc"]))
     if tr["excluded_slices"]:
         out.append(f"  left out of transfer: {', '.join(x['slice'] for x in tr['excluded_slices'])} (reasons in the report)")
     if not tr["constructs"]:
