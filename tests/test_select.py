@@ -69,3 +69,34 @@ def test_recommend_declines_when_nothing_beats_chance_anywhere():
     assert r.metric is None and r.verdict == "no-better-than-chance" and "better than chance" in r.caveat
     r = recommend("c", mat([[0.9, 0.5, 0.85], [0.7, 0.52, 0.65]], noise=0.05))
     assert r.metric == "a" and "Caution: a is not better than chance on X" in r.caveat
+
+
+def _one_dataset_results(beats):
+    auroc = [{"scorer": n, "slice": "wice", "auroc": a, "ci_low": a - 0.1, "ci_high": a + 0.1, "p_chance": p,
+              "p_chance_holm": p, "beats_chance": b} for n, a, p, b in beats]
+    paired = [{"scorer_a": "lexical", "scorer_b": "minilm", "slice": "wice", "diff": 0.016, "ci_low": -0.1,
+               "ci_high": 0.13, "excludes_zero": False}]
+    return {"transfer": {"constructs": {"fact-check": {"datasets": ["wice"], "status": "insufficient",
+                                                       "reason": "one dataset of this construct"}},
+                         "excluded_slices": []}, "auroc": auroc, "paired": paired}
+
+
+def test_one_dataset_headline_says_at_chance_in_terminal_and_report():
+    from attrib_audit.report.console import format_verdicts
+    from attrib_audit.report.transfer import headline_blocks
+
+    res = _one_dataset_results([("lexical", 0.544, 0.2, False), ("minilm", 0.528, 0.3, False)])
+    text = format_verdicts(res)
+    assert "no candidate is better than chance on this data (best: lexical, AUROC 0.544 [0.444, 0.644]" in text
+    assert "no verdict" not in text and "use " not in text
+    blocks = headline_blocks(res["transfer"], None, res["auroc"], res["paired"])
+    assert "no candidate is better than chance" in blocks[0].text
+
+
+def test_one_dataset_headline_gives_the_on_target_verdict():
+    from attrib_audit.report.console import format_verdicts
+
+    res = _one_dataset_results([("lexical", 0.80, 1e-5, True), ("minilm", 0.78, 1e-4, True)])
+    text = format_verdicts(res)
+    assert "fact-check (one dataset, wice): use lexical" in text and "minilm +0.016 [-0.100, 0.130]" in text
+    assert "Tied with minilm" in text and "second labelled dataset" in text
