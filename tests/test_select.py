@@ -98,5 +98,5 @@ def test_one_dataset_headline_gives_the_on_target_verdict():
 
     res = _one_dataset_results([("lexical", 0.80, 1e-5, True), ("minilm", 0.78, 1e-4, True)])
     text = format_verdicts(res)
-    assert "fact-check (one dataset, wice): use lexical" in text and "minilm +0.016 [-0.100, 0.130]" in text
+    assert "fact-check (one dataset, wice): use lexical" in text and "minilm +0.016 [-0.100, +0.130]" in text
     assert "Tied with minilm" in text and "second labelled dataset" in text
