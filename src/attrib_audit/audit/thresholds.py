@@ -12,6 +12,7 @@ audit carries that audit's run id, so the report never draws thresholds of anoth
 """
 from __future__ import annotations
 
+import dataclasses
 import platform
 import sys
 import time
@@ -30,6 +31,7 @@ from attrib_audit.files.jsonfile import plain, read_json, sealed_json
 from attrib_audit.files.outdir import run_id_of
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
+from attrib_audit.stats.joint import certify_joint
 from attrib_audit.stats.calibration import METHODS, calibration_transfer, recalibrate, reliability
 from attrib_audit.stats.threshold import UNITS, Target, slice_thresholds, transfer_matrix
 from attrib_audit.stats.types import LabelledScores
@@ -142,6 +144,8 @@ class ThresholdEntry(TypedDict):
     transfer: TransferRow | None
     transfer_reason: str | None
     calibration: CalibrationRecord
+    usefulness: dict[str, Any] | None  # the certified gate's supported-pass rate against the floor
+    joint: dict[str, Any] | None  # with a supported-pass target: stats.joint.JointCertificate as a dict
 
 
 class ThresholdConfig(TypedDict):
@@ -156,6 +160,8 @@ class ThresholdConfig(TypedDict):
     recalibrate: str | None
     scorers: list[str]
     slice_by: str
+    min_useful_pass: NotRequired[float]
+    min_supported_pass: NotRequired[float | None]
 
 
 class ThresholdsResults(TypedDict):
@@ -261,8 +267,13 @@ class ThresholdOptions:
     n_bins: int = 10  # reliability diagram bins on [0, 1]
     recalibrate: str | None = None  # isotonic | platt: fitted on one part, judged on another
     scorers: tuple[str, ...] | None = None  # restrict to these
+    min_useful_pass: float = 0.5  # a certified gate passing fewer supported answers than this is called useless
+    min_supported_pass: float | None = None  # a second target, certified jointly with `target` (Learn-then-Test)
 
     def __post_init__(self) -> None:
+        for flag, v in (("--min-useful-pass", self.min_useful_pass), ("--min-supported-pass", self.min_supported_pass)):
+            if v is not None and not 0.0 <= v < 1.0:
+                raise UsageError(f"{flag} must lie in [0, 1), got {v}")
         if not 0.0 < self.delta < 1.0:
             raise UsageError(f"--delta must lie strictly between 0 and 1, got {self.delta}")
         if self.unit not in UNITS:
@@ -321,17 +332,41 @@ def _entry(name: str, sl: str, construct: str, data: LabelledScores, n_failed: i
                 "naive_reason": reason, "certificate": None, "naive": None,
                 "in_sample": {"certified": None, "naive": None}, "held_out": None, "label_need": None,
                 "fewest_labels": None, "transfer": None, "transfer_reason": reason,
-                "calibration": {"reliability": None, "reason": reason}}  # type: ignore[return-value]
+                "calibration": {"reliability": None, "reason": reason}, "usefulness": None,
+                "joint": None}  # type: ignore[return-value]
     st = slice_thresholds(data, opts.target, opts.delta, folds=opts.folds, rng=slice_rng(opts.seed, sl),
                           unit=opts.unit, level=opts.level, n_boot=opts.n_boot).to_dict()
     cert = st["certificate"]
+    extra: dict[str, Any] = {"usefulness": usefulness(st["in_sample"]["certified"], opts.min_useful_pass),
+                             "joint": None}
+    if opts.min_supported_pass is not None:
+        joint = certify_joint(data, opts.target, opts.min_supported_pass, opts.delta, unit=cert["unit"],
+                              method=cert["p_value_method"])
+        extra["joint"] = plain(dataclasses.asdict(joint))
     return {**base, "unit": cert["unit"], "assumption": cert["assumption"], "target": st["target"],
             "delta": st["delta"], "certified_threshold": st["certified_threshold"],
             "certified_reason": st["certified_reason"], "naive_threshold": st["naive_threshold"],
             "naive_reason": st["naive_reason"], "certificate": cert, "naive": st["naive"],
             "in_sample": st["in_sample"], "held_out": st["held_out"], "label_need": st["label_need"],
             "fewest_labels": st["fewest_labels"], "transfer": None, "transfer_reason": None,
-            "calibration": _calibration(data, sl, opts)}  # type: ignore[return-value]
+            "calibration": _calibration(data, sl, opts), **extra}  # type: ignore[return-value]
+
+
+def usefulness(rates: Mapping[str, Any] | None, floor: float) -> dict[str, Any] | None:
+    """Whether a certified gate is any use: the share of supported answers it passes, against `floor`.
+
+    Args:
+        rates: the certified threshold's in-sample rates (GateRates as a dict), or None when nothing is certified.
+        floor: the least share of supported answers a useful gate passes.
+
+    Returns:
+        None without a certified gate; else the supported-pass and precision estimates, the floor and the verdict.
+    """
+    if rates is None:
+        return None
+    sp = rates["supported_pass"]
+    useless = sp["estimate"] is not None and sp["estimate"] < floor
+    return {"supported_pass": sp, "precision": rates["precision"], "floor": floor, "useless": bool(useless)}
 
 
 def _transfer(entries: list[ThresholdEntry], datas: dict[str, LabelledScores], construct: str,
@@ -419,5 +454,6 @@ def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Ma
         "source": dict(source),
         "config": {"target": opts.target.to_dict(), "delta": opts.delta, "unit": opts.unit, "folds": opts.folds,
                    "n_boot": opts.n_boot, "seed": opts.seed, "level": opts.level, "n_bins": opts.n_bins,
-                   "recalibrate": opts.recalibrate, "scorers": names, "slice_by": slice_by},
+                   "recalibrate": opts.recalibrate, "scorers": names, "slice_by": slice_by,
+                   "min_useful_pass": opts.min_useful_pass, "min_supported_pass": opts.min_supported_pass},
         "notes": notes, "entries": entries, "elapsed_s": round(time.time() - t0, 3)})

@@ -720,6 +720,45 @@ def format_thresholds(results: Mapping[str, Any], verbose: bool = False) -> str:
     return "\n".join(out)
 
 
+def format_gate_usefulness(results: Mapping[str, Any]) -> str:
+    """What each certified gate costs: the share of supported answers it passes and its precision (in-sample, with
+    CIs), flagged 'certified but useless' under the floor; and the joint certificates when a second target was set."""
+    cfg = results["config"]
+    floor = cfg.get("min_useful_pass", 0.5)
+    rows, useless = [], []
+    for e in results["entries"]:
+        u = e.get("usefulness")
+        if not u:
+            continue
+        sp, pr = u["supported_pass"], u["precision"]
+        mark = f"certified but useless: passes {fmt.pct(sp['estimate'])} of supported answers" if u["useless"] else "ok"
+        rows.append([e["slice"], e["scorer"], _threshold(e["certified_threshold"]), _ci(sp), _ci(pr), mark])
+        useless += [e["scorer"]] if u["useless"] else []
+    out = []
+    if rows:
+        out += [f"\nWhat each certified gate costs (in-sample, 95% CI): supported answers it passes, and its precision; "
+                f"useful = passes ≥ {fmt.pct(floor)} of supported answers (--min-useful-pass):"]
+        out += grid(["slice", "scorer", "certified t", "supported passed", "precision", "verdict"], rows, indent="  ",
+                    rule=True)
+        if useless and len(useless) == len(rows) and cfg.get("min_supported_pass") is None:
+            out.append("  every certified gate blocks most supported answers: it meets the target by passing almost "
+                       "nothing. Set a floor with --min-supported-pass to certify both at once.")
+    joints = [e for e in results["entries"] if e.get("joint")]
+    if joints:
+        j0 = joints[0]["joint"]
+        out.append(f"\nJoint target (Learn-then-Test, both at once with probability ≥ {1 - j0['delta']:g}; "
+                   f"{j0['grid']} label-free candidates at most, each tested at delta/candidates): the target above and "
+                   f"supported answers passed ≥ {j0['min_supported_pass']:g}:")
+        for e in joints:
+            j = e["joint"]
+            if j["threshold"] is not None:
+                out.append(f"  {e['slice']} {e['scorer']}: t = {_threshold(j['threshold'])} (in-sample risk "
+                           f"{_num(j['risk'])}, supported passed {fmt.pct(j['supported_pass'])})")
+            else:
+                out.append(f"  {e['slice']} {e['scorer']}: {j['reason']} (labelled pairs now: {j['labels_at_hand']})")
+    return "\n".join(out)
+
+
 def _threshold_details(rows: Sequence[Mapping[str, Any]], kind: str, names: Mapping[str, str],
                        scorers: Sequence[str]) -> list[str]:
     out = ["  assumption: " + a for a in dict.fromkeys(e["assumption"] for e in rows if e["assumption"])]
