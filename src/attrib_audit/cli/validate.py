@@ -17,12 +17,24 @@ def _list(text: str | None, cast=str) -> tuple | None:
     return tuple(cast(x.strip()) for x in text.split(",")) if text else None
 
 
+def pool_size(text: str | None) -> int | None:
+    """--pool: a count of pairs, or the pool file itself (its rows are counted as `sample` reads them)."""
+    if text is None:
+        return None
+    if text.strip().isdigit():
+        return int(text)
+    from attrib_audit.validate.sample import read_pool
+
+    return len(read_pool(text).ids)
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     opts = PlanOptions(results=args.results, slice=args.slice, scorers=_list(args.scorers), auroc=_list(args.auroc, float),
                        prevalence=args.prevalence, corr=args.corr, half_width=args.half_width, detect=args.detect,
                        pairs_per_cluster=args.pairs_per_cluster, icc=args.icc,
                        grid=tuple(sorted({int(x) for x in args.grid.split(",")})) if args.grid else DEFAULT_GRID,
-                       sims=args.sims, n_boot=args.n_boot, seed=args.seed, gate=target_from_args(args), delta=args.delta)
+                       sims=args.sims, n_boot=args.n_boot, seed=args.seed, gate=target_from_args(args), delta=args.delta,
+                       pool=pool_size(args.pool))
     plans = plan(opts)
     if opts.gate is not None:
         print("\n\n".join(format_gate_plan(p) for p in plans))
@@ -104,6 +116,9 @@ def add_plan(sub) -> None:
     p.add_argument("--sims", type=int, default=200, help="simulated labelled samples per n (default 200)")
     p.add_argument("--n-boot", type=positive_int, default=300, help="bootstrap resamples per simulated sample (default 300)")
     p.add_argument("--seed", type=seed_int, default=0)
+    p.add_argument("--pool", metavar="N|FILE",
+                   help="the pool the labels come from (its size, or the unlabelled file): the plan never asks for "
+                        "more pairs than it holds, and says when the target is out of its reach")
     add_target_args(p, required=False)  # instead of an AUROC target: labels that certify a gate threshold
     p.set_defaults(func=cmd_plan)
 
