@@ -149,7 +149,8 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
         lo, hi, _ = percentile_ci(al.replicates[t], LEVEL)
         rec = no_recommendation(construct, [dataset], (
             f"no candidate is better than chance on {dataset} (best: {names[ok[t]]}, AUROC {al.point[t]:.3f} "
-            f"[{lo:.3f}, {hi:.3f}], one-sided p = {p[t]:.3g}; {CHANCE_TEST}). None is recommended: a better metric, "
+            f"[{lo:.3f}, {hi:.3f}], one-sided p = {p[t]:.3g} in a Wald z test of AUROC > 0.5 with the clustered-bootstrap "
+            f"standard error, at α = {(1 - LEVEL) / 2:g}). None is recommended: a better metric, "
             "or more labels (`attrib-audit plan`), is needed before any of them can be trusted here."), chance)
         return replace(rec, rows=rows)
     b = max(good, key=lambda i: al.point[i])

@@ -589,7 +589,12 @@ def format_gate_plan(plan: Mapping[str, Any]) -> str:
     head = f"plan for {plan['title']}: a threshold certified for {plan['target']} at delta {plan['delta']:g} " \
            f"(unit: {plan['unit']}; {plan['n']} pairs" + (f", {plan['n_failed']} failed" if plan["n_failed"] else "") + ")"
     if plan["certified_threshold"] is not None:
-        return f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])} (attrib-audit threshold gives its rates)"
+        sp = plan.get("supported_pass")
+        cost = "" if sp is None else f"; it passes {fmt.pct(sp)} of supported answers" + (
+            " — certified but useless: `threshold --min-supported-pass RATE` certifies a floor on that share too"
+            if sp < 0.5 else "")
+        return (f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])}{cost} (attrib-audit threshold "
+                "gives its rates)")
     lines = [head, f"  not certified: {plan['reason']}"]
     for key, what in (("fewest_labels", "the cheapest threshold"), ("label_need", "the loosest threshold under the target")):
         n = plan[key]

@@ -432,7 +432,10 @@ def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
             entry = {"title": f"slice {sl}, {name}", "target": opts.gate.describe(), "delta": opts.delta,
                      "unit": cert.unit, "n": data.n, "n_failed": n_failed, "certified_threshold": cert.threshold,
                      "reason": cert.reason, "label_need": None, "fewest_labels": None, "simulated": None,
-                     "pool": opts.pool, "pool_reach": None}
+                     "pool": opts.pool, "pool_reach": None, "supported_pass": None}
+            if cert.threshold is not None and data.labels.any():
+                sup = data.labels == 1
+                entry["supported_pass"] = float(data.w[sup & (data.scores >= cert.threshold)].sum() / data.w[sup].sum())
             if cert.threshold is None and data.n and 0 < data.labels.sum() < data.n:
                 need, fewest = label_need(data, cert), fewest_labels(data, cert)
                 entry.update(label_need=need and need.to_dict(), fewest_labels=fewest and fewest.to_dict())
