@@ -37,8 +37,8 @@ class Recommendation:
     in_sample_regret_ci: tuple[float, float] | None
     worst_regret: float | None
     worst_dataset: str | None
-    selector_regret: float | None  # leave-one-dataset-out: the honest estimate for a new dataset
-    selector_regret_ci: tuple[float, float] | None
+    held_out_regret: float | None  # leave-one-dataset-out: the honest estimate for a new dataset
+    held_out_regret_ci: tuple[float, float] | None
     folds_agreeing: int | None
     portable_metrics: list[str]
     caveat: str

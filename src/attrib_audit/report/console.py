@@ -54,7 +54,8 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
     tr = results.get("transfer")
     if not tr:
         return ""
-    out = ["Which metric to use, per construct (held-out regret: AUROC lost on a left-out dataset, mean [95% CI]):"]
+    out = ["Which metric to use, per construct (regret: AUROC lost to each dataset's best, mean [95% CI], in-sample; "
+           "naive selector: held-out regret, picked without that dataset):"]
     for c, e in tr["constructs"].items():
         if e["status"] != "ok" and len(e["datasets"]) == 1:
             out.append("  " + on_slice(c, e["datasets"][0], results["auroc"], results["paired"]).text)
@@ -447,15 +448,15 @@ def format_recommendation(r: Mapping[str, Any]) -> str:
     lines = [f"construct '{r['construct']}' ({len(r['datasets'])} datasets: {', '.join(r['datasets'])})"]
     if r["metric"] is None:
         return "\n".join(lines + [f"  no recommendation: {r['caveat']}"])
-    if r["selector_regret"] is None:  # audited on the target dataset itself
+    if r["held_out_regret"] is None:  # audited on the target dataset itself
         return "\n".join(lines + [f"  recommended for {r['datasets'][0]}: {r['metric']}   [{r['verdict']}]",
                                    f"  candidates: {', '.join(r['candidates'])}", f"  caveat: {r['caveat']}"])
     lines.append(f"  recommended for a new dataset: {r['metric']}   [{r['verdict']}]")
     lines.append(f"  candidates: {', '.join(r['candidates'])} (regret is against the best candidate per dataset); "
                  f"portable: {', '.join(r['portable_metrics']) or 'none'}")
-    ci = r["selector_regret_ci"]
+    ci = r["held_out_regret_ci"]
     lines.append(f"  expected regret on a new dataset (leave-one-dataset-out selector): "
-                 f"{fmt.ci(r['selector_regret'], ci[0], ci[1])}")
+                 f"{fmt.ci(r['held_out_regret'], ci[0], ci[1])}")
     rows = r["rows"].values()
     lost = {m: sum(v["dropped_by"][m] for v in rows) for m in r["candidates"]}
     if any(lost.values()):
