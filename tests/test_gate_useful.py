@@ -62,7 +62,22 @@ def test_threshold_prints_supported_pass_and_marks_a_gate_that_passes_almost_not
     assert "supported passed" in out and "certified but useless: passes" in out
     assert main(argv + ["--unit", "pair", "--min-supported-pass", "0.6"]) == 0
     out = capsys.readouterr().out
-    assert "Joint target" in out and "d coin: no candidate meets both" in out
+    assert "Joint target" in out and "d coin: no candidate of the grid meets both" in out
     saved = json.loads((tmp_path / "o" / "thresholds.json").read_text())
     e = next(x for x in saved["entries"] if x["scorer"] == "coin")
     assert e["usefulness"]["useless"] and e["joint"]["threshold"] is None and saved["config"]["min_useful_pass"] == 0.5
+
+
+def test_console_says_when_aurocs_are_weighted_to_a_pool_and_what_an_effective_count_is():
+    from attrib_audit.report.console import format_gate_usefulness, format_table
+
+    res = {"scorers": [{"scorer": "lexical"}], "auroc": [{"scorer": "lexical", "slice": "wice", "auroc": 0.6,
+                                                        "ci_low": 0.5, "ci_high": 0.7}],
+           "truncation": [], "failures": [],
+           "slices": [{"slice": "wice", "n": 40, "n_pos": 12, "status": "ok", "pool_size": 150.0,
+                       "weighting": "horvitz-thompson: each pair weighs 1/inclusion_prob"}]}
+    assert "wice: weighted to the 150-pair pool by inclusion probabilities" in format_table(res)
+    th = {"config": {"min_useful_pass": 0.5}, "entries": [{"certificate": {"n_effective": 16.65}}]}
+    assert "effective count" in format_gate_usefulness(th)
+    th["entries"][0]["certificate"]["n_effective"] = 17.0
+    assert "effective count" not in format_gate_usefulness(th)

@@ -100,3 +100,10 @@ def test_one_dataset_headline_gives_the_on_target_verdict():
     text = format_verdicts(res)
     assert "fact-check (one dataset, wice): use lexical" in text and "minilm +0.016 [-0.100, +0.130]" in text
     assert "Tied with minilm" in text and "second labelled dataset" in text
+
+
+def test_paired_marks_only_flag_differences_whose_ci_excludes_zero():
+    from attrib_audit.report import console
+
+    assert console._SIGN[0] == "" and "+" not in console._SIGN[1] and "−" not in console._SIGN[-1]
+    assert console._SIGN[1].strip() and console._SIGN[-1].strip()

@@ -69,6 +69,7 @@ class SliceRow(TypedDict):
     construct: str  # a construct, "unspecified", or "mixed:a+b"
     status: str  # ok | one_class
     weighting: NotRequired[str]  # a weighted (sampled) file: Horvitz–Thompson
+    pool_size: NotRequired[float]  # with weighting: Σ 1/inclusion_prob, the pool size the sample stands for
 
 
 class AurocRow(TypedDict):

@@ -77,6 +77,7 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
         weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
         if weights is not None:
             slices[-1]["weighting"] = "horvitz-thompson: each pair weighs 1/inclusion_prob"
+            slices[-1]["pool_size"] = float(weights.sum())  # the pool the sample stands for (in expectation)
         boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl), weights=weights)
         boots[sl] = SliceBoot(names, boot, rows, [str(g) for g in groups])
         p_chance = chance_pvalues(boot.point, boot.replicates)

@@ -101,11 +101,23 @@ def format_table(results: Mapping[str, Any]) -> str:
             row.append(_ci(r, "auroc") + mark)
         rows.append(row)
     notes = ["AUROC [95% clustered-bootstrap CI]; ✂k = k pairs cut at the scorer's window; ✗k = k failed rows excluded."]
+    notes += weighted_note(results["slices"])
     if any(clamped.values()):
         notes.append("⊓k = k judge answers outside [0, 1], clamped to the nearest end and kept.")
     for u in results.get("unavailable", []):
         notes.append(f"not run: {u['scorer']} ({u['reason']})")
     return "\n".join(grid(["slice", "n", "pos", *names], rows, rule=True) + [""] + notes)
+
+
+def weighted_note(slices: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Which slices' AUROCs are weighted back to a pool (a sampled file), said in words."""
+    out = []
+    for sl in slices:
+        if sl.get("weighting"):
+            size = f"{sl['pool_size']:.0f}-pair " if fmt.finite(sl.get("pool_size")) else ""
+            out.append(f"{sl['slice']}: weighted to the {size}pool by inclusion probabilities (each labelled pair "
+                       "stands for 1/inclusion_prob pool pairs), so its AUROCs describe the pool, not the sample.")
+    return out
 
 
 def format_answer(results: Mapping[str, Any], verbose: bool = False) -> str:
@@ -122,7 +134,7 @@ def format_answer(results: Mapping[str, Any], verbose: bool = False) -> str:
 
 # ---- transfer ---------------------------------------------------------------------------------------------------
 
-_SIGN = {1: " +", 0: "", -1: " −"}
+_SIGN = {1: " *", 0: "", -1: " *"}  # the difference's own sign says which way
 
 
 def short_names(datasets: Sequence[str]) -> dict[str, str]:
@@ -184,7 +196,7 @@ def format_construct(c: str, e: Mapping[str, Any]) -> list[str]:
     out.append("ε-regret: " + (f"smallest grid ε with a metric within ε of the best everywhere: {first['eps']:.2f} "
                                f"({', '.join(first['metrics'])})" if first else "no metric is within any grid ε of the "
                                f"best on every dataset (grid up to {e['eps_regret'][-1]['eps']:.2f})"))
-    out.append("Paired best − rest [95% CI] (+/−: the CI excludes 0):")
+    out.append("Paired best − rest [95% CI] (*: the CI excludes 0; unmarked: it holds 0, no difference shown):")
     for d in ds:
         pr = [p for p in e["paired_best_vs_rest"] if p["dataset"] == d]
         if pr:
@@ -766,6 +778,10 @@ def format_gate_usefulness(results: Mapping[str, Any]) -> str:
         if useless and len(useless) == len(rows) and cfg.get("min_supported_pass") is None:
             out.append("  every certified gate blocks most supported answers: it meets the target by passing almost "
                        "nothing. Set a floor with --min-supported-pass to certify both at once.")
+    if any((e.get("certificate") or {}).get("n_effective", 0) % 1 for e in results["entries"]):
+        out.append("\nA count like '16.65 groups' is an effective count: the number of equally weighted, independent "
+                   "units carrying as much information as these, fewer than the rows when pairs share a group, or "
+                   "when sampling weights vary.")
     joints = [e for e in results["entries"] if e.get("joint")]
     if joints:
         j0 = joints[0]["joint"]
