@@ -108,7 +108,8 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
     write_bootstrap_npz(tmp_path / "bootstrap.npz", boots)
     (rec,) = select_from_results(tmp_path)
     assert rec.in_sample_regret == 0 and rec.held_out_regret == 0 and rec.rows == a["rows"]
-    assert rec.held_out_regret_ci == pytest.approx((a["regret"]["selector"]["ci_low"], a["regret"]["selector"]["ci_high"]))
+    sel = a["regret"]["selector"]
+    assert rec.held_out_regret_ci == pytest.approx((sel["ci_low"], sel["ci_high"]))
     lost = sum(v["dropped_by"]["twin"] for v in a["rows"].values())
     assert f"compared on the rows every candidate scored ({480 - lost} of 480); failures removed twin {lost}" in \
         format_recommendation(rec.to_dict())

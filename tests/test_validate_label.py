@@ -322,6 +322,7 @@ def test_sample_takes_the_pools_own_metric_column_and_mapped_fields(tmp_path):
     assert all(r["claim"].startswith("claim ") and r["evidence"].startswith("evidence ") for r in got)
     assert {r["id"] for r in got} <= {r["uid"] for r in rows}
     bad = tmp_path / "bad.jsonl"
-    bad.write_text("".join(json.dumps({**r, "mine": "n/a" if i == 3 else r["mine"]}) + "\n" for i, r in enumerate(rows)))
+    bad.write_text("".join(json.dumps({**r, "mine": "n/a" if i == 3 else r["mine"]}) + "\n"
+                           for i, r in enumerate(rows)))
     assert main(["sample", str(bad), "--n", "5", "--scorers", "lexical", "--score-col", "mine=mine", "--claim-col",
                  "text", "--evidence-col", "page", "--no-cache", "--quiet", "--out", str(tmp_path / "b.jsonl")]) == 2

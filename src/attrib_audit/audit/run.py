@@ -97,20 +97,23 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                                               names[b]: int(rows.size - boot.n[b])},
                                 "n_boot_dropped": d.n_boot_dropped,
                                 "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)})
-    chance_family(auroc_rows, config.level)
+    chance_family(auroc_rows, config.level, {s["slice"]: s["construct"] for s in slices})
     return slices, auroc_rows, paired_rows, trunc_rows, fail_rows, boots
 
 
-def chance_family(auroc_rows: list[dict], level: float) -> None:
-    """Holm-adjust each scorer's chance p-values over the slices it was tested on, and flag `beats_chance`.
+def chance_family(auroc_rows: list[dict], level: float, construct_of: dict[str, str]) -> None:
+    """Holm-adjust each scorer's chance p-values over the slices of one construct, and flag `beats_chance`.
+
+    The family is the one `select` and the verdicts read: a scorer on the datasets of a construct.
 
     Args:
         auroc_rows: the per-slice AUROC rows; those with a `p_chance` get `p_chance_holm` and `beats_chance`.
         level: the CI level; the one-sided test runs at α = (1 − level) / 2.
+        construct_of: slice → its construct.
     """
     alpha = (1.0 - level) / 2.0
-    for name in dict.fromkeys(r["scorer"] for r in auroc_rows):
-        rows = [r for r in auroc_rows if r["scorer"] == name and "p_chance" in r]
+    for name, c in dict.fromkeys((r["scorer"], construct_of.get(r["slice"])) for r in auroc_rows):
+        rows = [r for r in auroc_rows if r["scorer"] == name and construct_of.get(r["slice"]) == c and "p_chance" in r]
         adjusted = holm(np.array([np.nan if r["p_chance"] is None else r["p_chance"] for r in rows]))
         for r, p in zip(rows, adjusted):
             r["p_chance_holm"] = float(p) if np.isfinite(p) else None

@@ -43,7 +43,7 @@ class Recommendation:
     portable_metrics: list[str]
     caveat: str
     rows: dict[str, dict] = field(default_factory=dict)  # per dataset: rows used, rows each candidate's failures removed
-    # per candidate and dataset: one-sided p of AUROC > 0.5 (Holm-adjusted over the datasets) and whether it beats chance
+    # per candidate and dataset: one-sided p of AUROC > 0.5 (Holm-adjusted over the datasets), beats chance or not
     chance: dict[str, dict[str, dict]] = field(default_factory=dict)
     chance_test: str = CHANCE_TEST
 
@@ -111,7 +111,7 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
         return no_recommendation(construct, list(mat.datasets), "no candidate is better than chance on any dataset "
                                  f"of '{construct}' ({CHANCE_TEST}): none is recommended", chance)
     if weak:
-        caveat = (f"Caution: {m} is not better than chance on {', '.join(weak)} (Holm-adjusted one-sided p "
+        caveat = (f"{m} is not better than chance on {', '.join(weak)} (Holm-adjusted one-sided p "
                   + ", ".join(f"{chance[m][x]['p_holm']:.3g}" for x in weak) + "). " + caveat)
     return Recommendation(construct, list(mat.datasets), list(mat.metrics), m, verdict, fixed.mean,
                           (fixed.ci_low, fixed.ci_high), fixed.max, fixed.worst_dataset, sel.mean,
@@ -141,7 +141,8 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
         return no_recommendation(construct, [dataset], f"the rows every candidate scored on {dataset} hold one class: "
                                                        "compare fewer candidates (--scorers)")
     p = chance_pvalues(al.point, al.replicates)
-    chance = {names[j]: {dataset: {"p": float(p[i]), "p_holm": float(p[i]), "beats_chance": bool(p[i] < (1 - LEVEL) / 2)}}
+    alpha = (1 - LEVEL) / 2
+    chance = {names[j]: {dataset: {"p": float(p[i]), "p_holm": float(p[i]), "beats_chance": bool(p[i] < alpha)}}
               for i, j in enumerate(ok)}
     good = [i for i in range(len(ok)) if chance[names[ok[i]]][dataset]["beats_chance"]]
     if not good:
@@ -149,8 +150,8 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
         lo, hi, _ = percentile_ci(al.replicates[t], LEVEL)
         rec = no_recommendation(construct, [dataset], (
             f"no candidate is better than chance on {dataset} (best: {names[ok[t]]}, AUROC {al.point[t]:.3f} "
-            f"[{lo:.3f}, {hi:.3f}], one-sided p = {p[t]:.3g} in a Wald z test of AUROC > 0.5 with the clustered-bootstrap "
-            f"standard error, at α = {(1 - LEVEL) / 2:g}). None is recommended: a better metric, "
+            f"[{lo:.3f}, {hi:.3f}], one-sided p = {p[t]:.3g} in a Wald z test of AUROC > 0.5 with the "
+            f"clustered-bootstrap standard error, at α = {alpha:g}). None is recommended: a better metric, "
             "or more labels (`attrib-audit plan`), is needed before any of them can be trusted here."), chance)
         return replace(rec, rows=rows)
     b = max(good, key=lambda i: al.point[i])
@@ -161,8 +162,8 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
     if tied:
         verdict = "tied-on-target"
         caveat = (f"{names[best]} has the highest AUROC on {dataset} ({point:.3f}) among the candidates better than "
-                  f"chance, but the paired 95% CI does not separate it from {', '.join(tied)}: any of these will do here "
-                  "(choose the cheapest), or label more pairs (`attrib-audit plan --detect`). This holds for this "
+                  f"chance, but the paired 95% CI does not separate it from {', '.join(tied)}: any of these will do "
+                  "here (choose the cheapest), or label more pairs (`attrib-audit plan --detect`). This holds for this "
                   "dataset only.")
     else:
         verdict = "best-on-target"

@@ -34,8 +34,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
                        prevalence=args.prevalence, corr=args.corr, half_width=args.half_width, detect=args.detect,
                        pairs_per_cluster=args.pairs_per_cluster, icc=args.icc,
                        grid=tuple(sorted({int(x) for x in args.grid.split(",")})) if args.grid else DEFAULT_GRID,
-                       sims=args.sims, n_boot=args.n_boot, seed=args.seed, gate=target_from_args(args), delta=args.delta,
-                       pool=pool_size(args.pool))
+                       sims=args.sims, n_boot=args.n_boot, seed=args.seed, gate=target_from_args(args),
+                       delta=args.delta, pool=pool_size(args.pool))
     plans = plan(opts)
     if opts.gate is not None:
         print("\n\n".join(format_gate_plan(p) for p in plans))

@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 
 from attrib_audit.audit.systems import pick_ranker
 from attrib_audit.report import fmt
-from attrib_audit.report.verdict import chance_caveat, on_slice, pick
+from attrib_audit.report.verdict import chance_warning, on_slice, pick
 
 MISSING = fmt.DASH
 
@@ -71,8 +71,10 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
         else:
             head = f"  {c} ({where}): no metric is portable; lowest regret: {p.metric}"
         out.append(f"{head}; regret {fmt.ci(f['mean'], f['ci_low'], f['ci_high'])}, worst {_num(f['max'])} on "
-                   f"{short.get(f['worst_dataset'], f['worst_dataset'])}; naive selector {fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}"
-                   + chance_caveat(p.metric, e["datasets"], results["auroc"]))
+                   f"{short.get(f['worst_dataset'], f['worst_dataset'])}; naive selector {fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
+        warning = chance_warning(p.metric, e["datasets"], results["auroc"], short)
+        if warning:
+            out.append(f"    caution: {warning}")
     if tr["excluded_slices"]:
         out.append(f"  left out of transfer: {', '.join(x['slice'] for x in tr['excluded_slices'])} (reasons in the report)")
     if not tr["constructs"]:
@@ -606,8 +608,8 @@ def format_gate_plan(plan: Mapping[str, Any]) -> str:
         cost = "" if sp is None else f"; it passes {fmt.pct(sp)} of supported answers" + (
             " — certified but useless: `threshold --min-supported-pass RATE` certifies a floor on that share too"
             if sp < 0.5 else "")
-        return (f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])}{cost} (attrib-audit threshold "
-                "gives its rates)")
+        return (f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])}{cost} "
+                "(attrib-audit threshold gives its rates)")
     lines = [head, f"  not certified: {plan['reason']}"]
     for key, what in (("fewest_labels", "the cheapest threshold"), ("label_need", "the loosest threshold under the target")):
         n = plan[key]
@@ -771,8 +773,8 @@ def format_gate_usefulness(results: Mapping[str, Any]) -> str:
         useless += [e["scorer"]] if u["useless"] else []
     out = []
     if rows:
-        out += [f"\nWhat each certified gate costs (in-sample, 95% CI): supported answers it passes, and its precision; "
-                f"useful = passes ≥ {fmt.pct(floor)} of supported answers (--min-useful-pass):"]
+        out += [f"\nWhat each certified gate costs (in-sample, 95% CI): supported answers it passes, and its "
+                f"precision; useful = passes ≥ {fmt.pct(floor)} of supported answers (--min-useful-pass):"]
         out += grid(["slice", "scorer", "certified t", "supported passed", "precision", "verdict"], rows, indent="  ",
                     rule=True)
         if useless and len(useless) == len(rows) and cfg.get("min_supported_pass") is None:
@@ -786,8 +788,8 @@ def format_gate_usefulness(results: Mapping[str, Any]) -> str:
     if joints:
         j0 = joints[0]["joint"]
         out.append(f"\nJoint target (Learn-then-Test, both at once with probability ≥ {1 - j0['delta']:g}; "
-                   f"{j0['grid']} label-free candidates at most, each tested at delta/candidates): the target above and "
-                   f"supported answers passed ≥ {j0['min_supported_pass']:g}:")
+                   f"{j0['grid']} label-free candidates at most, each tested at delta/candidates): the target above "
+                   f"and supported answers passed ≥ {j0['min_supported_pass']:g}:")
         for e in joints:
             j = e["joint"]
             if j["threshold"] is not None:

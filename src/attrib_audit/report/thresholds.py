@@ -62,8 +62,9 @@ def construct_table(c: str, rows: list, kind: str) -> Table:
     return Table(["slice", "scorer", "unit", "certified threshold", f"held-out {rate}", "supported passed",
                   "precision", "naive threshold", f"in-sample {rate}", f"held-out {rate}"], body,
                  f"{c}: the threshold Learn-then-Test certifies (or why none), its cross-fitted held-out {rate} and the "
-                 f"share of supported pairs it lets through and its precision (in-sample), beside the naive threshold (the least "
-                 f"conservative one whose in-sample {rate} meets the target) and its in-sample and held-out {rate}.")
+                 f"share of supported pairs it lets through and its precision (in-sample), beside the naive threshold "
+                 f"(the least conservative one whose in-sample {rate} meets the target) and its in-sample and held-out "
+                 f"{rate}.")
 
 
 def transfer_tables(c: str, rows: list, kind: str) -> list:

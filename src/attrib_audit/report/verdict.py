@@ -125,10 +125,28 @@ def chance_caveat(metric: str, datasets: list[str], auroc: list[dict]) -> str:
     Returns:
         The warning, or an empty string.
     """
+    text = chance_warning(metric, datasets, auroc)
+    return f" Caution: {text}." if text else ""
+
+
+def chance_warning(metric: str, datasets: list[str], auroc: list[dict], names: dict[str, str] | None = None) -> str:
+    """Where the recommended metric is not better than chance, in words ('' when it beats chance everywhere).
+
+    Args:
+        metric: the recommended metric.
+        datasets: the construct's datasets.
+        auroc: results.json `auroc` rows.
+        names: shorter dataset names to print, if any.
+
+    Returns:
+        The warning without a leading label or final full stop.
+    """
     rows = [r for r in auroc if r["scorer"] == metric and r["slice"] in datasets and fmt.finite(r.get("auroc"))]
     weak = [r for r in rows if not beats_chance(r)]
     if not weak:
         return ""
-    where = "; ".join(f"{r['slice']}: {fmt.ci(r['auroc'], r['ci_low'], r['ci_high'])}, {_chance_p(r)}" for r in weak)
+    short = names or {}
+    where = "; ".join(f"{short.get(r['slice'], r['slice'])}: AUROC {fmt.ci(r['auroc'], r['ci_low'], r['ci_high'])}, "
+                      f"{_chance_p(r)}" for r in weak)
     every = " on any dataset: do not deploy it" if len(weak) == len(rows) else ""
-    return f" Caution: {metric} is not better than chance{every} ({where}, Holm-adjusted over slices)."
+    return f"{metric} is not better than chance{every} ({where}; Holm-adjusted over the construct's slices)"

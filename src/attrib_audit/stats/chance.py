@@ -2,7 +2,7 @@
 
 The test is a Wald z test whose standard error is the standard deviation of the clustered-bootstrap
 replicates the audit already drew (so clusters are respected exactly as in the CI): z = (AUROC − 0.5) / SE,
-p = 1 − Φ(z). A metric "beats chance" when the p-value (Holm-adjusted over the slices it was tested on)
+p = 1 − Φ(z). A metric "beats chance" when the p-value (Holm-adjusted over its slices of one construct)
 is below α = (1 − level) / 2, the same one-sided level as the lower end of the two-sided CI shown beside it.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 CHANCE_TEST = ("one-sided Wald z test of AUROC > 0.5, standard error from the clustered bootstrap replicates; "
-               "Holm-adjusted over the slices each metric was tested on; beats chance when the adjusted p < α = "
+               "Holm-adjusted over each metric's slices of one construct; beats chance when the adjusted p < α = "
                "(1 − level) / 2")
 
 

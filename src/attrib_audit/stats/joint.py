@@ -103,8 +103,8 @@ def certify_joint(data: LabelledScores, target: Target, min_supported_pass: floa
     best = min((x for x in enumerate(need) if x[1] is not None), key=lambda x: x[1], default=None)
     both = np.flatnonzero((r1 < a1) & (r2 < a2))
     if not both.size:
-        why = (f"no candidate of the grid meets both {target.describe()} and supported-pass ≥ {min_supported_pass:g} even "
-               "in-sample: no number of labels like these certifies both")
+        why = (f"no candidate of the grid meets both {target.describe()} and supported-pass ≥ "
+               f"{min_supported_pass:g} even in-sample: no number of labels like these certifies both")
     else:
         why = (f"none certifiable for both {target.describe()} and supported-pass ≥ {min_supported_pass:g} at delta "
                f"{delta:g} ({k} candidates, each at delta/{k})")
