@@ -107,3 +107,32 @@ def test_paired_marks_only_flag_differences_whose_ci_excludes_zero():
 
     assert console._SIGN[0] == "" and "+" not in console._SIGN[1] and "−" not in console._SIGN[-1]
     assert console._SIGN[1].strip() and console._SIGN[-1].strip()
+
+
+def test_wice_sample_audit_select_and_report_say_no_candidate_beats_chance(tmp_path, capsys):
+    """30 WiCE claims (tests/data, ODC-BY annotations) with lexical and a claim/evidence length-ratio column:
+    the audit headline, `select` and the report all decline to recommend a coin flip."""
+    import json
+    from pathlib import Path
+
+    from attrib_audit.cli import main
+
+    src = Path(__file__).parent / "data" / "wice.jsonl"
+    data = tmp_path / "wice.jsonl"
+    with data.open("w") as f:
+        for line in src.read_text().splitlines():
+            r = json.loads(line)
+            r["lenratio"] = len(r["claim"].split()) / max(1, len(r["evidence"].split()))
+            f.write(json.dumps(r) + "\n")
+    out = tmp_path / "a"
+    assert main(["audit", str(data), "--scorers", "lexical", "--score-col", "lenratio=lenratio", "--construct",
+                 "fact-check", "--n-boot", "300", "--n-perm", "20", "--no-cache", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "fact-check (one dataset, wice): no candidate is better than chance on this data" in text
+    assert main(["select", "--results", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "no recommendation: no candidate is better than chance on wice" in text and "will do" not in text
+    assert main(["report", str(out)]) == 0
+    assert "no candidate is better than chance" in (out / "report.md").read_text()
+    res = json.loads((out / "results.json").read_text())
+    assert all(not r["beats_chance"] and 0 < r["p_chance"] < 1 for r in res["auroc"])
