@@ -100,7 +100,7 @@ def on_slice(construct: str, sl: str, auroc: list[dict], paired: list[dict]) -> 
         return SliceVerdict(construct, sl, "at-chance", None, top, [], weak, text + second)
     m = max(good, key=lambda n: rows[n]["auroc"])
     diffs = {n: _paired(paired, sl, m, n) for n in rows if n != m}
-    tied = [n for n in good if n != m and diffs[n] is not None and not diffs[n]["excludes_zero"]]
+    tied = [n for n in good if n != m and (d := diffs[n]) is not None and not d["excludes_zero"]]
     r = rows[m]
     text = (f"{head}: use {m} — AUROC {fmt.ci(r['auroc'], r['ci_low'], r['ci_high'])}, better than chance "
             f"({_chance_p(r)})")

@@ -83,12 +83,15 @@ def certify_joint(data: LabelledScores, target: Target, min_supported_pass: floa
         raise ValueError(f"the supported-pass floor must lie strictly between 0 and 1, got {min_supported_pass}")
     ts = label_free_grid(data.scores, max_grid)
     k = ts.size
-    head = dict(target=target.to_dict(), min_supported_pass=float(min_supported_pass), delta=float(delta), unit=unit,
-                grid=k, labels_at_hand=data.n)
+    def answer(threshold: float | None = None, risk: float | None = None, supported_pass: float | None = None,
+               p_value: float | None = None, reason: str | None = None, labels_needed: int | None = None,
+               best_candidate: float | None = None) -> JointCertificate:
+        return JointCertificate(target.to_dict(), float(min_supported_pass), float(delta), unit, k, threshold, risk,
+                                supported_pass, p_value, reason, labels_needed, data.n, best_candidate)
+
     n_pos = int(data.labels.sum())
     if n_pos == 0 or n_pos == data.n:
-        return JointCertificate(**head, threshold=None, risk=None, supported_pass=None, p_value=None,
-                                reason="one class only: a gate cannot be calibrated without both", labels_needed=None)
+        return answer(reason="one class only: a gate cannot be calibrated without both")
     scan, _ = unit_risks(data, target, ts, unit)
     r1, n1 = np.nan_to_num(scan.risk, nan=1.0), scan.n_effective
     r2, n2 = _supported_blocked(data, ts, unit)
@@ -97,10 +100,10 @@ def certify_joint(data: LabelledScores, target: Target, min_supported_pass: floa
     ok = np.flatnonzero(p <= delta / k)
     if ok.size:
         j = int(ok[np.argmin(r2[ok])])  # the certified threshold passing the most supported answers
-        return JointCertificate(**head, threshold=float(ts[j]), risk=float(r1[j]), supported_pass=float(1 - r2[j]),
-                                p_value=float(p[j]), reason=None, labels_needed=None)
-    need = [_labels(r1[j], n1[j], a1, r2[j], n2[j], a2, delta / k, method, data.n) for j in range(k)]
-    best = min((x for x in enumerate(need) if x[1] is not None), key=lambda x: x[1], default=None)
+        return answer(float(ts[j]), float(r1[j]), float(1 - r2[j]), float(p[j]))
+    need = [(j, n) for j in range(k)
+            if (n := _labels(r1[j], n1[j], a1, r2[j], n2[j], a2, delta / k, method, data.n)) is not None]
+    best = min(need, key=lambda x: x[1], default=None)
     both = np.flatnonzero((r1 < a1) & (r2 < a2))
     if not both.size:
         why = (f"no candidate of the grid meets both {target.describe()} and supported-pass ≥ "
@@ -110,9 +113,8 @@ def certify_joint(data: LabelledScores, target: Target, min_supported_pass: floa
                f"{delta:g} ({k} candidates, each at delta/{k})")
         if best is not None:
             why += f": about {best[1]} labelled pairs at these rates would certify t={ts[best[0]]:.4g}"
-    return JointCertificate(**head, threshold=None, risk=None, supported_pass=None, p_value=None, reason=why,
-                            labels_needed=None if best is None else int(best[1]),
-                            best_candidate=None if best is None else float(ts[best[0]]))
+    return answer(reason=why, labels_needed=None if best is None else best[1],
+                  best_candidate=None if best is None else float(ts[best[0]]))
 
 
 def _labels(r1: float, n1: float, a1: float, r2: float, n2: float, a2: float, delta: float, method: str,

@@ -474,10 +474,11 @@ def pool_reach(need: LabelNeed, target: Target, delta: float, method: str, n: in
         {"reachable", "labels": at most the pool, "bound_with_pool": the (1 − δ) risk bound with all of it labelled,
         "rate_with_pool": that bound in the target's terms}.
     """
-    reachable = need.labels_needed is not None and need.labels_needed <= pool
+    labels = need.labels_needed
+    reachable = labels is not None and labels <= pool
     units = need.units_at_hand * pool / max(n, 1)
-    bound = float(risk_upper_bound(need.risk, units, delta, method)[0])
+    bound = float(risk_upper_bound(np.array([need.risk]), np.array([units]), delta, method)[0])
     sign = "≤" if target.kind == "false_pass" else "≥"
-    return {"reachable": bool(reachable), "labels": min(need.labels_needed, pool) if reachable else pool,
+    return {"reachable": reachable, "labels": labels if labels is not None and reachable else pool,
             "bound_with_pool": bound, "rate_with_pool": target.rate(bound),
             "reachable_target": f"{target.kind.replace('_', '-')} {sign} {target.rate(bound):.3g} (delta {delta:g})"}
