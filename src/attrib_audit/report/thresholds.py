@@ -72,10 +72,10 @@ def construct_table(c: str, rows: list[ThresholdEntry], kind: str) -> Table:
             for e in sorted(rows, key=lambda e: list(names).index(e.slice))]
     return Table(["slice", "scorer", "unit", "certified threshold", f"held-out {rate}", "supported passed",
                   "precision", "naive threshold", f"in-sample {rate}", f"held-out {rate}"], body,
-                 f"{c}: the threshold Learn-then-Test certifies (or why none), its cross-fitted held-out {rate} and the "
-                 f"share of supported pairs it lets through and its precision (in-sample), beside the naive threshold "
-                 f"(the least conservative one whose in-sample {rate} meets the target) and its in-sample and held-out "
-                 f"{rate}.")
+                 f"{c}: the threshold Learn-then-Test certifies (or why none), its cross-fitted held-out {rate} and "
+                 "the share of supported pairs it lets through and its precision (in-sample), beside the naive "
+                 f"threshold (the least conservative one whose in-sample {rate} meets the target) and its in-sample "
+                 f"and held-out {rate}.")
 
 
 def transfer_tables(c: str, rows: list[ThresholdEntry], kind: str) -> list[Block]:

@@ -154,7 +154,8 @@ def format_gate_usefulness(results: ThresholdsResults) -> str:
     out = []
     if rows:
         out += [f"\nWhat each certified gate costs (in-sample, 95% CI): supported answers it passes, and its "
-                f"precision; useful = passes ≥ {fmt.pct(cfg.min_useful_pass)} of supported answers (--min-useful-pass):"]
+                f"precision; useful = passes ≥ {fmt.pct(cfg.min_useful_pass)} of supported answers "
+                "(--min-useful-pass):"]
         out += grid(["slice", "scorer", "certified t", "supported passed", "precision", "verdict"], rows, indent="  ",
                     rule=True)
         if useless and len(useless) == len(rows) and cfg.min_supported_pass is None:
