@@ -239,7 +239,7 @@ def test_a_target_too_strict_for_any_sample_is_a_certificate_naming_the_labels_i
     code, out = run("threshold", "--results", str(demo), *target, "--scorers", "lexical", "--n-boot", "50",
                     "--out", str(tmp_path), "--quiet")
     assert code == 0 and "Traceback" not in out
-    got = read_thresholds(tmp_path)["entries"]
+    got = to_record(read_thresholds(tmp_path))["entries"]
     assert len(got) == 8
     for e in got:
         assert e["certified_threshold"] is None and e["certified_reason"].startswith("too few labels: ")
