@@ -204,7 +204,7 @@ def test_statistic_drives_transfer_and_select(tmp_path):
                    "--scorers", "none", "--score-col", "good=good", "--score-col", "bad=bad", "--statistic",
                    "spearman", "--n-boot", "100", "--n-perm", "100", "--no-cache", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert "held-out regret: Spearman ρ lost" in proc.stdout
+    assert "regret: Spearman ρ lost" in proc.stdout
     res = json.loads((out / "results.json").read_text())
     assert res["config"]["statistic"] == "spearman" and res["spec"]["stats"]["statistic"] == "spearman"
     tr = res["transfer"]

@@ -295,7 +295,7 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
         ('attribution', 'lexical', 'near-best-unproven', 4)
     """
     audit = load_audit(Path(folder))
-    statistic = str(audit.results["config"].get("statistic", "auroc"))
+    statistic = str((audit.results.get("config") or {}).get("statistic", "auroc"))
     unit = STATISTIC_LABELS.get(statistic, statistic)
     graded = statistic != "auroc"
     names = audit.graded["graded_scorers"].tolist() if graded and audit.graded else audit.scorers
@@ -326,7 +326,7 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
         if len(datasets) < 2:
             out.append(on_target(c, datasets[0], pick, boots[datasets[0]], unit))
             continue
-        mat, dropped, rows = build_matrix(datasets, pick, boots)
+        mat, dropped, rows = build_matrix(datasets, pick, boots, unit=unit)
         if mat is None or len(mat.metrics) < 2:
             why = "; ".join(f"{x['scorer']}: {x['reason']}" for x in dropped)
             out.append(no_recommendation(c, datasets, "fewer than two candidate metrics are defined on every dataset (regret is "

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.engine.cache import ScoreCache, text_key
 from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.records import to_record
@@ -60,8 +61,8 @@ def construct_groups(slices: Sequence[dict],
     return groups, excluded
 
 
-def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
-                 boots: Mapping[str, BootstrapAUROC]) -> tuple[AurocMatrix | None, list[dict], dict[str, dict]]:
+def build_matrix(datasets: Sequence[str], metrics: Sequence[str], boots: Mapping[str, BootstrapAUROC], *,
+                 unit: str = "AUROC") -> tuple[AurocMatrix | None, list[dict], dict[str, dict]]:
     """The metric × dataset matrix on each dataset's rows where every kept metric has a score.
 
     A metric undefined on a dataset (own rows) is dropped with the reason; so is one whose
@@ -70,7 +71,7 @@ def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
     """
     pts = np.column_stack([boots[d].point for d in datasets])
     keep = np.isfinite(pts).all(axis=1)
-    dropped = [{"scorer": m, "reason": "statistic undefined on " + ", ".join(d for d, v in zip(datasets, pts[i])
+    dropped = [{"scorer": m, "reason": f"{unit} undefined on " + ", ".join(d for d, v in zip(datasets, pts[i])
                                                                         if not np.isfinite(v))}
                for i, m in enumerate(metrics) if not keep[i]]
     idx = np.flatnonzero(keep)
@@ -251,7 +252,8 @@ def transfer_section(slices: Sequence[dict], boots: Mapping[str, Any], metrics: 
             entry["reason"] = "one dataset of this construct: transfer needs at least two"
             constructs[c] = entry
             continue
-        mat, dropped, used = build_matrix(datasets, list(metrics), {d: per_slice[d] for d in datasets})
+        mat, dropped, used = build_matrix(datasets, list(metrics), {d: per_slice[d] for d in datasets},
+                                          unit=STATISTIC_LABELS.get(statistic, statistic))
         entry["excluded_metrics"] = dropped
         entry["rows"] = used
         if mat is None or len(mat.metrics) < 2:
