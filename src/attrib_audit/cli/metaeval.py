@@ -25,14 +25,16 @@ def audit_hint(out: Path, conv: Converted) -> str:
             name, k = f"{_flag_name(col)}_{k}", k + 1
         names[name] = col
     scores = " ".join(f"--score-col '{n}={c}'" for n, c in names.items())
-    scorers = "--scorers lexical" if conv.texts else ("--scorers none " + scores if scores else
-                                                      "--scorers none --score-col NAME=COLUMN")
-    return f"attrib-audit audit {out} --rating-col rating {scorers} --out OUT"
+    if conv.texts:
+        flags = " ".join(("--scorers lexical", scores))
+    else:
+        flags = "--scorers none " + (scores or "--score-col NAME=COLUMN")
+    return f"attrib-audit audit {out} --rating-col rating {flags} --out OUT"
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    if args.layout == "summeval":
-        conv = summeval_rows(args.file, aspect=args.aspect, annotators=args.annotators)
+    if args.action == "summeval":
+        conv = summeval_rows(args.file, aspect=args.aspect, annotators=args.annotators, scores=args.scores)
         what = f"{len(conv.rows)} rows (rating = mean {args.annotators} {args.aspect})"
     else:
         conv = frank_rows(args.human, args.metrics)
@@ -49,13 +51,16 @@ def cmd_convert(args: argparse.Namespace) -> int:
 def add_convert(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("convert", help="turn a published meta-evaluation layout (SummEval, FRANK) into a JSONL file "
                                        "of graded ratings that audit reads")
-    csub = p.add_subparsers(dest="layout", required=True)
+    csub = p.add_subparsers(dest="action", required=True)
     s = csub.add_parser("summeval", help="SummEval's model_annotations.aligned.jsonl: one row per (article, system), "
                                          "rating = the mean annotation of one aspect")
     s.add_argument("file", help="model_annotations.aligned.jsonl (or the paired file with the article as `text`)")
     s.add_argument("--aspect", choices=ASPECTS, default="consistency", help="the rated aspect (default consistency)")
     s.add_argument("--annotators", choices=ANNOTATORS, default="expert",
                    help="whose ratings are averaged: the 3 experts (default) or the 5 crowd workers")
+    s.add_argument("--scores", default="metric_scores_1", metavar="FIELD",
+                   help="the scored file's field whose metrics become score columns (default metric_scores_1: "
+                        "against the original reference; metric_scores_11: against all eleven)")
     s.add_argument("--out", required=True, metavar="FILE.jsonl", help="where to write the rows")
     f = csub.add_parser("frank", help="FRANK's human_annotations.json + baseline_factuality_metrics_outputs.json, "
                                       "joined on (hash, model_name): rating = Factuality, one score column per metric")

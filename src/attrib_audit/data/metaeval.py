@@ -4,10 +4,11 @@ SummEval (Fabbri et al. 2021, Yale-LILY/SummEval) ships `model_annotations.align
 (article `id`, `model_id`) with the `decoded` summary, `references`, `filepath` and two lists of ratings,
 `expert_annotations` (3 experts) and `turker_annotations` (5 crowd workers), each entry holding `coherence`,
 `consistency`, `fluency` and `relevance` on a 1-5 scale. The article itself is only in the file the repository's
-`pair_data.py` writes (the same lines plus `text`). FRANK (Pagnoni et al. 2021, artidoro/frank) ships
-`human_annotations.json` (a list of records with `hash`, `model_name`, `Factuality` in [0, 1], ...) and
-`baseline_factuality_metrics_outputs.json` (records with `hash`, `model_name` and one field per metric), which its
-`evaluate.py` joins one-to-one on (`hash`, `model_name`).
+`pair_data.py` writes (the same lines plus `text`), and the metrics' scores only in `*.aligned.scored.jsonl`
+(`metric_scores_1` against the original reference, `metric_scores_11` against all eleven; `rouge` nested).
+FRANK (Pagnoni et al. 2021, artidoro/frank) ships `human_annotations.json` (a list of records with `hash`,
+`model_name`, `Factuality` in [0, 1], ...) and `baseline_factuality_metrics_outputs.json` (records with `hash`,
+`model_name` and one field per metric), which its `evaluate.py` joins one-to-one on (`hash`, `model_name`).
 """
 from __future__ import annotations
 
@@ -51,7 +52,24 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def summeval_rows(path: str | Path, *, aspect: str = "consistency", annotators: str = "expert") -> Converted:
+def _flat_scores(value: Any, *, path: str, row: int, field: str) -> dict[str, float | None]:
+    """A SummEval `metric_scores_*` object as {metric: number}: nested objects flattened, text (its `id`) skipped."""
+    if not isinstance(value, dict):
+        raise DataError(f"expected an object of metric scores, got {type(value).__name__}", path=path, row=row,
+                        field=field)
+    out: dict[str, float | None] = {}
+    for key, v in value.items():
+        if isinstance(v, dict):
+            out.update(_flat_scores(v, path=path, row=row, field=field))
+        elif isinstance(v, list) and len(v) == 1:
+            out[key] = _number(v[0])
+        elif not isinstance(v, str):
+            out[key] = _number(v)
+    return out
+
+
+def summeval_rows(path: str | Path, *, aspect: str = "consistency", annotators: str = "expert",
+                  scores: str = "metric_scores_1") -> Converted:
     """One row per (article, system) of SummEval's aligned annotations, rated by the mean of one aspect.
 
     Args:
@@ -59,9 +77,13 @@ def summeval_rows(path: str | Path, *, aspect: str = "consistency", annotators: 
         aspect: which of the four rated aspects becomes `rating`.
         annotators: `expert` (the paper's judgements) or `turker` (crowd workers).
 
+        scores: the field of the scored file whose metrics become score columns (`metric_scores_1`; nested
+            `rouge` flattened, a one-element list read as its number), when the lines carry it.
+
     Returns:
         Rows with `id`, `dataset`, `group` (the article id), `system` (model_id), `rating` and `summary`; with
-        `claim` (the summary) and `evidence` (the article) when every line carries `text`.
+        `claim` (the summary) and `evidence` (the article) when every line carries `text`; one column per metric
+        of `scores` when the lines carry it (a missing value written as null and counted).
 
     Raises:
         DataError: a line without a required field, an annotation that is not a number, a repeated
@@ -76,6 +98,7 @@ def summeval_rows(path: str | Path, *, aspect: str = "consistency", annotators: 
     rows: list[dict] = []
     seen: dict[tuple[str, str], int] = {}
     with_text = 0
+    metrics: dict[str, int] = {}  # metric -> rows without a value
     for row, raw in iter_rows(path):
         for need in ("id", "model_id", "decoded", field):
             if need not in raw:
@@ -104,6 +127,13 @@ def summeval_rows(path: str | Path, *, aspect: str = "consistency", annotators: 
         summary = raw["decoded"] if isinstance(raw["decoded"], str) else ""
         out = {"id": f"{item}:{system}", "dataset": "summeval", "group": item, "system": system,
                "rating": sum(values) / len(values), "summary": summary}
+        if scores in raw:
+            for metric, value in _flat_scores(raw[scores], path=where, row=row, field=scores).items():
+                if metric in RESERVED or metric in out:
+                    raise DataError(f"metric {metric!r} has the name of one of our columns", path=where, row=row,
+                                    field=scores)
+                metrics.setdefault(metric, 0)
+                out[metric] = value
         article = _text(raw.get("text"))
         if article is not None and summary.strip():
             with_text += 1
@@ -112,15 +142,20 @@ def summeval_rows(path: str | Path, *, aspect: str = "consistency", annotators: 
     if not rows:
         raise DataError("no rows", path=where)
     texts = with_text == len(rows)
+    for r in rows:  # a metric a line lacks is missing there, like a null
+        for metric in metrics:
+            if r.setdefault(metric, None) is None:
+                metrics[metric] += 1
     if not texts:
         for r in rows:  # a file is pairs or scores only, never half of each
             r.pop("claim", None)
             r.pop("evidence", None)
-    notes_out = (() if texts else
+    notes_out: tuple[str, ...] = (() if texts else
                  (f"{where}: no article (`text`) on {len(rows) - with_text} of {len(rows)} lines: score-only rows "
-                  "(the summary is kept as `summary`); text scorers such as lexical cannot score them, so audit "
-                  "with --scorers none and --score-col, or pair the file with SummEval's pair_data.py first",))
-    return Converted(rows=rows, score_columns=(), missing={}, texts=texts, notes=notes_out)
+                  "(the summary is kept as `summary`) that text scorers such as lexical cannot score",))
+    notes_out += tuple(f"{where}: metric {m!r}: {n} of {len(rows)} rows missing or NaN (null, left out of that metric)"
+                       for m, n in metrics.items() if n)
+    return Converted(rows=rows, score_columns=tuple(metrics), missing=metrics, texts=texts, notes=notes_out)
 
 
 def _json_records(path: str | Path) -> list[dict]:
