@@ -132,7 +132,8 @@ def test_convert_then_audit_frank_gives_the_correlation_section_equal_to_scipy(t
     out = tmp_path / "frank.jsonl"
     done = cli("convert", "frank", str(HUMAN), str(METRICS), "--out", str(out))
     assert done.returncode == 0, done.stderr
-    assert "--score-col 'rouge_l=Rouge L'" in done.stdout and "'QAGS': 1 of 12 rows missing" in done.stderr
+    assert "--score-col 'rouge_l=Rouge L'" in done.stdout and "--score-col factcc=FactCC" in done.stdout
+    assert "'QAGS': 1 of 12 rows missing" in done.stderr
     run = tmp_path / "run"
     done = cli("audit", str(out), "--rating-col", "rating", "--scorers", "none", "--score-col", "rouge_l=Rouge L",
                "--score-col", "qags=QAGS", "--construct", "consistency", "--n-boot", "20", "--n-perm", "20",

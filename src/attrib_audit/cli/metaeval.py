@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -17,19 +18,17 @@ def _flag_name(column: str) -> str:
 
 
 def audit_hint(out: Path, conv: Converted) -> str:
-    """The audit command line that reads the converted file: the rating, and each metric as a score column."""
+    """The audit command line that reads the converted file (one flag a line): the rating, each metric's column."""
     names: dict[str, str] = {}
     for col in conv.score_columns:
         name, k = _flag_name(col), 2
         while name in names:
             name, k = f"{_flag_name(col)}_{k}", k + 1
         names[name] = col
-    scores = " ".join(f"--score-col '{n}={c}'" for n, c in names.items())
-    if conv.texts:
-        flags = " ".join(("--scorers lexical", scores))
-    else:
-        flags = "--scorers none " + (scores or "--score-col NAME=COLUMN")
-    return f"attrib-audit audit {out} --rating-col rating {flags} --out OUT"
+    scores = [f"--score-col {shlex.quote(f'{n}={c}')}" for n, c in names.items()]
+    lines = [f"attrib-audit audit {shlex.quote(str(out))} --rating-col rating --out OUT",
+             "--scorers lexical" if conv.texts else "--scorers none" + ("" if scores else " --score-col NAME=COLUMN")]
+    return " \\\n  ".join(lines + scores)
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -44,7 +43,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     for note in conv.notes:
         print(f"note: {note}", file=sys.stderr)
     print(f"wrote {out}: {what}")
-    print(f"audit it with: {audit_hint(out, conv)}")
+    print(f"audit it with:\n  {audit_hint(out, conv)}")
     return 0
 
 
