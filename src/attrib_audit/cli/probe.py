@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from attrib_audit.cli.options import positive_int, seed_int
+from attrib_audit.cli.options import n_boot_int, seed_int
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.errors import UsageError
 from attrib_audit.files.hashing import file_sha256
@@ -103,7 +103,7 @@ def add_probe(sub) -> None:
     c.add_argument("tuned", nargs="?", help="TUNED.jsonl: id + output per line")
     c.add_argument("--data", help="ASQA-style examples (qa_pairs, long answers, docs)")
     c.add_argument("--out", default="attrib-audit-probe", help="output folder for probe.json (default attrib-audit-probe)")
-    c.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
+    c.add_argument("--n-boot", type=n_boot_int, default=2000, help="bootstrap resamples (default 2000)")
     c.add_argument("--seed", type=seed_int, default=0)
     _reward_args(c, "lexical")
     c.add_argument("--device", default="cpu", help="device of the reward scorer: cpu, cuda or mps")

@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from attrib_audit.cli.convert import scorer_options_from_args
-from attrib_audit.cli.options import add_model_args, positive_int, seed_int
+from attrib_audit.cli.options import add_model_args, n_boot_int, positive_int, seed_int
 from attrib_audit.errors import UsageError
 from attrib_audit.provenance.loaders import FORMATS, load_provenance
 from attrib_audit.report.console import format_provenance
@@ -69,7 +69,7 @@ def add_provenance(sub) -> None:
     p.add_argument("--alpha-step", type=float, default=None,
                    help="alpha sweep step (0 = no sweep; default: 0.1 when a ranker already embeds with --semantic, "
                         "else no sweep, so no encoder runs for it)")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--n-boot", type=n_boot_int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=seed_int, default=0)
     add_model_args(p)
     p.add_argument("--out", required=True, help="output folder (writes provenance.json)")

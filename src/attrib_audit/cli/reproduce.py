@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from attrib_audit.cli.options import positive_int, seed_int
+from attrib_audit.cli.options import n_boot_int, open_unit, seed_int
 from attrib_audit.audit.reproduce import Settings, fetch, load_manifest, reproduce
 from attrib_audit.cli.convert import log_for
 from attrib_audit.errors import InputError, UsageError
@@ -68,9 +68,9 @@ def add_reproduce(sub) -> None:
                    help="weights for a manifest scorer (repeatable), e.g. nli-mnli=/models/roberta-large-mnli")
     p.add_argument("--device", default="cpu", help="cpu, cuda or mps")
     p.add_argument("--batch-size", type=int, help="pairs per scoring batch (default: per scorer)")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples per row (default 2000)")
+    p.add_argument("--n-boot", type=n_boot_int, default=2000, help="bootstrap resamples per row (default 2000)")
     p.add_argument("--seed", type=seed_int, default=0)
-    p.add_argument("--ci-level", type=float, default=0.95, help="coverage of our CIs (default 0.95)")
+    p.add_argument("--ci-level", type=open_unit, default=0.95, help="coverage of our CIs (default 0.95)")
     p.add_argument("--cache", help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")
     p.add_argument("--quiet", action="store_true", help="no progress notes")

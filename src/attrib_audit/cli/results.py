@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from attrib_audit.cli.options import finite_float, positive_int, seed_int
+from attrib_audit.cli.options import finite_float, n_boot_int, seed_int
 from attrib_audit.audit.agreement import agreement
 from attrib_audit.audit.config import DEFAULT_EPS
 from attrib_audit.audit.systems import rankers_from_results
@@ -67,6 +67,6 @@ def add_agree(sub) -> None:
     p.add_argument("--b", required=True, help="second rater: a scorer name or 'human'")
     p.add_argument("--threshold", type=finite_float, default=0.5,
                    help="scorers without a discrete label count as attributable at score >= this (default 0.5)")
-    p.add_argument("--n-boot", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--n-boot", type=n_boot_int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=seed_int, default=0)
     p.set_defaults(func=cmd_agree)

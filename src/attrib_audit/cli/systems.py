@@ -10,7 +10,9 @@ from attrib_audit.audit.results import read_results
 from attrib_audit.audit.systems import systems_from_results
 from attrib_audit.cli.audit import check_caches
 from attrib_audit.cli.convert import log_for, spec_from_args
-from attrib_audit.cli.options import add_data_args, add_precomputed_args, add_scoring_args, positive_int, seed_int
+from attrib_audit.cli.options import (
+    add_data_args, add_precomputed_args, add_scoring_args, n_boot_int, open_unit, seed_int,
+)
 from attrib_audit.errors import UsageError
 from attrib_audit.report.console import format_systems, format_systems_brief
 
@@ -63,9 +65,9 @@ def add_systems(sub) -> None:
     add_precomputed_args(p)
     p.add_argument("--slice-by", choices=("dataset", "source"), default="dataset",
                    help="scoring a file: one section per dataset, or per dataset:source")
-    p.add_argument("--n-boot", type=positive_int, help="bootstrap resamples (default: as the audit recorded; 2000 for a file)")
+    p.add_argument("--n-boot", type=n_boot_int, help="bootstrap resamples (default: as the audit recorded; 2000 for a file)")
     p.add_argument("--seed", type=seed_int, help="default: as the audit recorded; 0 for a file")
-    p.add_argument("--ci-level", type=float, help="CI coverage (default: as the audit recorded; 0.95 for a file)")
+    p.add_argument("--ci-level", type=open_unit, help="CI coverage (default: as the audit recorded; 0.95 for a file)")
     p.add_argument("--resample", choices=("inputs", "systems,inputs"),
                    help="resample inputs, or systems and inputs (default: as the audit recorded; inputs for a file)")
     p.add_argument("--json", action="store_true", help="print the section as JSON (results.json's `systems` layout)")
