@@ -50,3 +50,105 @@ def test_a_non_utf8_tsv_under_reproduce_data_dir_is_one_line(tmp_path):
     assert code == 2
     assert one_line(err).startswith(f"attrib-audit: data error: {tmp_path / 'begin' / 'begin_dev_wow.tsv'}: line 1 is "
                                     "not UTF-8")
+
+
+# ---- degenerate scores at the system level ---------------------------------------------------------------------------
+
+def _systems_data(n_sys: int = 5, n_inputs: int = 40, seed: int = 3):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    systems = np.repeat([f"s{i}" for i in range(n_sys)], n_inputs)
+    groups = np.tile([f"q{j}" for j in range(n_inputs)], n_sys)
+    quality = np.repeat(np.linspace(0.2, 0.8, n_sys), n_inputs)
+    labels = (rng.random(systems.size) < quality).astype(int)
+    signal = quality + rng.normal(0, 0.3, systems.size)
+    return labels, signal, systems, groups
+
+
+def test_a_constant_score_column_ties_every_system():
+    """0.1 everywhere gave a ranking made of summation rounding (τ-b 0.061, recommended by select)."""
+    import numpy as np
+
+    from attrib_audit.stats.systems import agreement_replicates, rank_agreement, system_bootstrap
+
+    labels, signal, systems, groups = _systems_data()
+    for c in (0.1, 0.5, 1e-300, 3e300):
+        const = np.full(labels.size, c)
+        const[::7] = c * (1 + 1e-13)  # constant to a relative tolerance: a scorer's float noise
+        res = system_bootstrap(labels, {"const": const, "signal": signal}, systems, groups, n_boot=200, rng=0)
+        mean = res.point[res.row("const")]
+        assert np.all(mean == mean[0]) and np.all(res.replicates[res.row("const")] == mean[0])
+        assert abs(mean[0] - c) <= 1e-12 * c
+        tau = {r.metric: r.tau for r in rank_agreement(agreement_replicates(res))}
+        assert np.isnan(tau["const"].estimate) and np.isfinite(tau["signal"].estimate)
+
+
+def test_scores_near_the_float_limit_rank_as_the_same_scores_scaled_down():
+    """A metric scaled to ±1e308 got no τ-b and a numpy 'invalid value' warning (its sums overflowed)."""
+    import warnings
+
+    import numpy as np
+
+    from attrib_audit.stats.systems import agreement_replicates, rank_agreement, system_bootstrap
+
+    labels, signal, systems, groups = _systems_data()
+    centred = signal - signal.mean()
+    huge = centred / np.abs(centred).max() * 1.7e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = system_bootstrap(labels, {"huge": huge, "plain": centred}, systems, groups, n_boot=200, rng=0)
+        got = {r.metric: r for r in rank_agreement(agreement_replicates(res))}
+    assert np.isfinite(res.point[res.row("huge")]).all()
+    for stat in ("tau", "pairwise_accuracy", "pearson"):
+        a, b = getattr(got["huge"], stat), getattr(got["plain"], stat)
+        assert np.isfinite(a.estimate) and a.estimate == pytest.approx(b.estimate, abs=1e-9), stat
+        assert (a.ci_low, a.ci_high) == pytest.approx((b.ci_low, b.ci_high), abs=1e-9), stat
+
+
+# ---- thresholds printed with significant digits ----------------------------------------------------------------------
+
+def _scaled_pairs(tmp_path: Path, scale: float) -> Path:
+    import json
+    import random
+
+    from attrib_audit.data.demo import demo_paths
+
+    rng = random.Random(1)
+    rows = [json.loads(line) for line in demo_paths()[0].read_text(encoding="utf-8").splitlines()]
+    for r in rows:
+        r["m"] = (rng.random() + (1.5 if r["label"] else 0.0)) * scale
+    path = tmp_path / "scaled.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("scale", [1e-6, 1e300 * 1e7])
+def test_a_threshold_prints_as_the_number_in_thresholds_json(tmp_path, scale):
+    """Scores near 1e-6 printed certified t = 0.0000 (thresholds.json: 9.67e-07); near 1e307, 310-digit numbers."""
+    import json
+    import re
+
+    from attrib_audit.report.fmt import threshold
+
+    out = tmp_path / "o"
+    code, printed, err = run(["threshold", str(_scaled_pairs(tmp_path, scale)), "--scorers", "none", "--score-col",
+                              "m=m", "--max-false-pass", "0.1", "--n-boot", "100", "--out", str(out), "--report",
+                              "--no-cache", "--quiet"])
+    assert code == 0, err
+    entry = json.loads((out / "thresholds.json").read_text())["entries"][0]
+    t, naive = entry["certified_threshold"], entry["naive_threshold"]
+    assert t is not None and naive is not None
+    for text in (printed, (out / "report.md").read_text()):
+        assert threshold(t) in text and threshold(naive) in text
+        assert "0.0000" not in text and not re.search(r"\d{20}", text)
+    shown = float(threshold(t))
+    assert t <= shown <= t * (1 + 1e-3)  # significant digits, rounded up: never a looser gate than certified
+
+
+def test_threshold_formatting():
+    from attrib_audit.report.fmt import threshold
+
+    assert [threshold(x) for x in (9.67e-07, 0.5, 0.73, 0.123456, 1e308, 1.7976931348623157e308, 0.0, 1.0)] == [
+        "9.67e-07", "0.5", "0.73", "0.1235", "1e+308", "1.798e+308", "0", "1"]
+    assert threshold(float("nan")) == "—" and threshold(None) == "—"

@@ -598,7 +598,7 @@ RATE_NAMES = {"false_pass": "false-pass", "precision": "precision", "catch": "ca
 
 
 def _threshold(t: Any) -> str:
-    return fmt.num(t, 4)
+    return fmt.threshold(t)
 
 
 def _rate(rates: Mapping[str, Any] | None, kind: str) -> str:
