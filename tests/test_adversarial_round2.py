@@ -152,3 +152,48 @@ def test_threshold_formatting():
     assert [threshold(x) for x in (9.67e-07, 0.5, 0.73, 0.123456, 1e308, 1.7976931348623157e308, 0.0, 1.0)] == [
         "9.67e-07", "0.5", "0.73", "0.1235", "1e+308", "1.798e+308", "0", "1"]
     assert threshold(float("nan")) == "—" and threshold(None) == "—"
+
+
+# ---- weighted samples at the system level ----------------------------------------------------------------------------
+
+SUMMEVAL = Path(__file__).parent / "data" / "summeval_system_scores.jsonl"
+
+
+def _weighted_summeval(tmp_path: Path) -> tuple[Path, list[str]]:
+    """Four systems of the SummEval copy as a sample whose inclusion probabilities differ by label."""
+    import json
+
+    rows = [json.loads(line) for line in SUMMEVAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [r for r in rows if r["system"] in ("M0", "M1", "M2", "M5")][:400]
+    for r in rows:
+        r["inclusion_prob"] = 0.9 if r["label"] else 0.2
+    path = tmp_path / "sample.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = [str(path), "--claim-col", "system", "--evidence-col", "group", "--scorers", "none", "--score-col",
+            "lexical=lexical", "--n-boot", "100", "--no-cache", "--quiet"]
+    return path, args
+
+
+def test_systems_refuses_a_weighted_sample_in_one_line(tmp_path):
+    """`systems` gave unweighted τ-b and pass rates (0.222 where the weighted rate is 0.105) on a weighted sample."""
+    path, args = _weighted_summeval(tmp_path)
+    code, _, err = run(["systems", *args])
+    assert code == 2
+    assert one_line(err).startswith(f"attrib-audit systems: {path}: the sample is weighted (inclusion probabilities "
+                                    "differ) and the system-level statistics have no weighted")
+
+
+def test_an_audit_of_a_weighted_sample_says_why_it_has_no_system_numbers(tmp_path):
+    import json
+
+    _, args = _weighted_summeval(tmp_path)
+    out = tmp_path / "audit"
+    code, printed, err = run(["audit", *args, "--n-perm", "50", "--out", str(out), "--report"])
+    assert code == 0, err
+    block = json.loads((out / "results.json").read_text())["systems"]
+    assert [e["status"] for e in block["slices"]] == ["skipped"]
+    entry = block["slices"][0]
+    assert "the sample is weighted" in entry["reason"] and "agreement" not in entry and "systems" not in entry
+    assert "the sample is weighted" in (out / "report.md").read_text()
+    code, _, err = run(["systems", "--results", str(out)])
+    assert code == 2 and "the sample is weighted" in one_line(err)
