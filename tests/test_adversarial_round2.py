@@ -197,3 +197,22 @@ def test_an_audit_of_a_weighted_sample_says_why_it_has_no_system_numbers(tmp_pat
     assert "the sample is weighted" in (out / "report.md").read_text()
     code, _, err = run(["systems", "--results", str(out)])
     assert code == 2 and "the sample is weighted" in one_line(err)
+
+
+def test_a_threshold_with_one_inclusion_probability_of_1e_300(tmp_path):
+    """Overflow warnings and the reason "over nan unsupported pairs": Σw² of a weight 1e300 overflowed."""
+    import json
+
+    from attrib_audit.data.demo import demo_paths
+
+    rows = [json.loads(line) for line in demo_paths()[0].read_text(encoding="utf-8").splitlines()]
+    first_unsupported = next(i for i, r in enumerate(rows) if r["label"] == 0)
+    for i, r in enumerate(rows):
+        r["inclusion_prob"] = 1e-300 if i == first_unsupported else 0.5
+    path = tmp_path / "sample.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code, printed, err = run(["threshold", str(path), "--scorers", "lexical", "--max-false-pass", "0.1", "--n-boot",
+                              "100", "--out", str(tmp_path / "o"), "--no-cache", "--quiet", "-v"])
+    assert code == 0, err
+    assert "warning" not in err and "nan" not in printed, err + printed
+    assert "too few labels: 1 groups with an unsupported pair" in printed  # one weight dominates: effective n ≈ 1

@@ -300,6 +300,7 @@ def _risk_and_n(m: np.ndarray, weighted: bool) -> tuple[np.ndarray, np.ndarray, 
 def unit_risks(data: LabelledScores, target: Target, thresholds: np.ndarray, unit: str) -> tuple[Scan, bool]:
     """(scan without p-values, whether every unit's loss is 0/1) for `unit` "pair" or "group"."""
     s, w = data.scores, data.w
+    w = np.ldexp(w, -int(np.frexp(w.max())[1])) if w.size else w  # every moment below is scale-free: keep Σw² finite
     neg = (data.labels == 0).astype(np.float64)
     t = np.asarray(thresholds, dtype=np.float64)
     if unit == "pair":  # 0/1 losses: every moment is a tail sum
