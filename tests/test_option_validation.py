@@ -86,3 +86,9 @@ def test_list_types_are_strict():
     for bad in ("", ",", "10,,20", "10;20", "1_0x"):
         with pytest.raises(Exception):
             int_list(10, 100)(bad)
+
+
+def test_a_double_dash_given_as_a_value_is_checked_as_one():
+    """argparse stored [] for `--n-boot=--` (it took the value for the end of options), past every type check."""
+    code, err = run(["audit", "nowhere.jsonl", "--n-boot=--"])
+    assert code == 2 and "argument --n-boot: invalid n_boot_int value: '--'" in err
