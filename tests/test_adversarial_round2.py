@@ -216,3 +216,46 @@ def test_a_threshold_with_one_inclusion_probability_of_1e_300(tmp_path):
     assert code == 0, err
     assert "warning" not in err and "nan" not in printed, err + printed
     assert "too few labels: 1 groups with an unsupported pair" in printed  # one weight dominates: effective n ≈ 1
+
+
+# ---- --label-map on every label type, at the command line --------------------------------------------------------------
+
+@pytest.mark.parametrize("arrow", [False, True])
+def test_label_map_gives_one_auroc_whatever_the_labels_json_type(tmp_path, monkeypatch, arrow):
+    """`--label-map '1=0,0=1'` was ignored for labels written 1.0 or true: AUROC 0.829 with 1.0, 0.171 with 1."""
+    import json
+
+    import attrib_audit.data.loaders as loaders
+
+    if arrow:  # the Arrow reading, used for files of 16 MB and more
+        monkeypatch.setattr(loaders, "ARROW_MIN_BYTES", 0)
+    base = [json.loads(line) for line in _scaled_pairs(tmp_path, 1.0).read_text(encoding="utf-8").splitlines()]
+    aurocs = {}
+    for kind, spell in {"int": int, "float": float, "bool": bool}.items():
+        path = tmp_path / f"{kind}.jsonl"
+        path.write_text("".join(json.dumps({**r, "label": spell(r["label"])}) + "\n" for r in base), encoding="utf-8")
+        out = tmp_path / f"out-{kind}"
+        code, _, err = run(["audit", str(path), "--scorers", "none", "--score-col", "m=m", "--label-map", "1=0,0=1",
+                            "--n-boot", "20", "--n-perm", "20", "--no-cache", "--quiet", "--out", str(out)])
+        assert code == 0, err
+        aurocs[kind] = [r["auroc"] for r in json.loads((out / "results.json").read_text())["auroc"]]
+    assert aurocs["int"] == aurocs["float"] == aurocs["bool"]
+    assert all(a < 0.5 for a in aurocs["int"])  # the map flipped the labels: m now ranks them backwards
+
+
+def test_select_recommends_no_constant_metric_for_ranking_systems(tmp_path):
+    """A column of 0.1 everywhere was recommended by `select --level system` (τ-b 0.061 from summation rounding)."""
+    import json
+
+    rows = [json.loads(line) for line in SUMMEVAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [r for i, r in enumerate(rows) if (i * 7919) % 11 < 6]  # systems answer different inputs, in other numbers
+    path = tmp_path / "const.jsonl"
+    path.write_text("".join(json.dumps({**r, "const": 0.1}) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "audit"
+    code, _, err = run(["audit", str(path), "--claim-col", "system", "--evidence-col", "group", "--scorers", "none",
+                        "--score-col", "const=const", "--n-boot", "100", "--n-perm", "20", "--no-cache", "--quiet",
+                        "--out", str(out)])
+    assert code == 0, err
+    code, printed, err = run(["select", "--results", str(out), "--level", "system"])
+    assert code == 0, err
+    assert "no recommendation: no candidate has a defined τ-b" in printed
