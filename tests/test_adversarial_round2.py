@@ -218,7 +218,7 @@ def test_a_threshold_with_one_inclusion_probability_of_1e_300(tmp_path):
     assert "too few labels: 1 groups with an unsupported pair" in printed  # one weight dominates: effective n ≈ 1
 
 
-# ---- --label-map on every label type, at the command line --------------------------------------------------------------
+# ---- --label-map on every label type, at the command line ------------------------------------------------------------
 
 @pytest.mark.parametrize("arrow", [False, True])
 def test_label_map_gives_one_auroc_whatever_the_labels_json_type(tmp_path, monkeypatch, arrow):

@@ -95,7 +95,8 @@ def test_brackets_inside_strings_are_not_nesting():
 
 def test_a_line_nested_50000_deep_is_one_line_not_a_crash(tmp_path):
     """Arrow's parser recursed on it until the process died (exit 139): run in a child so a crash cannot take pytest."""
-    path = write(tmp_path / "p.jsonl", [json.dumps(r) for r in rows([1, 0])] + [f'{{"claim": "c", "x": {nested(50_000)}}}'])
+    deep = f'{{"claim": "c", "x": {nested(50_000)}}}'
+    path = write(tmp_path / "p.jsonl", [json.dumps(r) for r in rows([1, 0])] + [deep])
     code = ("import sys; import attrib_audit.data.loaders as l; l.ARROW_MIN_BYTES = 0\n"
             "from attrib_audit.data import DataError, load_pairs\n"
             "try:\n    load_pairs(sys.argv[1])\nexcept DataError as e:\n    print(e)\n")

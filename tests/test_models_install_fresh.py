@@ -103,7 +103,8 @@ def test_the_scratch_venv_sees_the_environment_the_tests_run_in(tmp_path):
               "print(subprocess.run([python, '-c', 'import only_in_the_outer_venv as m; print(m.ANSWER)'],"
               " capture_output=True, text=True).stdout.strip())\n")
     done = subprocess.run([outer_python, "-c", driver, str(tmp_path / "scratch")], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS.parent / "src")])}, timeout=300)
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS.parent / "src")])},
+                          timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "42"
 

@@ -198,8 +198,8 @@ def systems_section(keys: Sequence[str], labels: np.ndarray, groups: Sequence[st
         rows = np.flatnonzero(in_slice & named)
         if weights is not None and is_weighted(np.asarray(weights)[rows]):
             out.append(plain({"slice": sl, "n_rows": int(rows.size), "n_without_system": int((in_slice & ~named).sum()),
-                              "n_systems": len({systems[i] for i in rows}), "thresholds": {}, "status": "skipped",
-                              "reason": WEIGHTED, "notes": []}))
+                              "n_systems": len({systems[i] for i in rows.tolist()}), "thresholds": {},
+                              "status": "skipped", "reason": WEIGHTED, "notes": []}))
             continue
         out.append(slice_section(sl, rows, int((in_slice & ~named).sum()), y, groups, systems, x,
                                  transferred_thresholds(key_arr, y, x, sl),

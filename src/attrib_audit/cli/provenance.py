@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from attrib_audit.cli.convert import scorer_options_from_args
-from attrib_audit.cli.options import add_model_args, n_boot_int, positive_int, seed_int
+from attrib_audit.cli.options import add_model_args, n_boot_int, seed_int
 from attrib_audit.errors import UsageError
 from attrib_audit.provenance.loaders import FORMATS, load_provenance
 from attrib_audit.report.console import format_provenance

@@ -6,9 +6,9 @@ import argparse
 import os
 from pathlib import Path
 
-from attrib_audit.cli.options import n_boot_int, open_unit, seed_int
 from attrib_audit.audit.reproduce import Settings, fetch, load_manifest, reproduce
 from attrib_audit.cli.convert import log_for
+from attrib_audit.cli.options import n_boot_int, open_unit, seed_int
 from attrib_audit.errors import InputError, UsageError
 from attrib_audit.files.jsonfile import sealed_json
 from attrib_audit.files.outdir import check_out_dir, staged_dir

@@ -65,7 +65,8 @@ def add_systems(sub) -> None:
     add_precomputed_args(p)
     p.add_argument("--slice-by", choices=("dataset", "source"), default="dataset",
                    help="scoring a file: one section per dataset, or per dataset:source")
-    p.add_argument("--n-boot", type=n_boot_int, help="bootstrap resamples (default: as the audit recorded; 2000 for a file)")
+    p.add_argument("--n-boot", type=n_boot_int,
+                   help="bootstrap resamples (default: as the audit recorded; 2000 for a file)")
     p.add_argument("--seed", type=seed_int, help="default: as the audit recorded; 0 for a file")
     p.add_argument("--ci-level", type=open_unit, help="CI coverage (default: as the audit recorded; 0.95 for a file)")
     p.add_argument("--resample", choices=("inputs", "systems,inputs"),

@@ -95,14 +95,16 @@ def add_threshold(sub) -> None:
     p.add_argument("--unit", choices=UNITS, default="auto",
                    help="unit of exchangeability: auto (groups where a slice's groups hold several pairs, else pairs), "
                         "pair or group")
-    p.add_argument("--folds", type=positive_int, default=5, help="cross-fitting folds of whole groups for held-out rates (default 5)")
+    p.add_argument("--folds", type=positive_int, default=5,
+                   help="cross-fitting folds of whole groups for held-out rates (default 5)")
     p.add_argument("--recalibrate", choices=METHODS,
                    help="also fit a calibration map per slice (fitted on some folds, judged on the others) and test it "
                         "on the other slices")
     p.add_argument("--n-bins", type=positive_int, default=10, help="reliability-diagram bins on [0, 1] (default 10)")
     p.add_argument("--n-boot", type=n_boot_int, default=2000, help="bootstrap resamples for every CI (default 2000)")
     p.add_argument("--seed", type=seed_int, default=0)
-    p.add_argument("--ci-level", type=open_unit, default=0.95, help="coverage of the rates' and ECE's CIs (default 0.95)")
+    p.add_argument("--ci-level", type=open_unit, default=0.95,
+                   help="coverage of the rates' and ECE's CIs (default 0.95)")
     p.add_argument("--out", help="folder for thresholds.json (default: the --results folder; required with data files)")
     p.add_argument("--report", action="store_true", help="also (re)write the report in that folder")
     p.add_argument("-v", "--verbose", action="store_true",

@@ -84,29 +84,37 @@ def add_label(sub) -> None:
     p = sub.add_parser("label", help="label sampled pairs in a local web page (127.0.0.1); --export writes them out")
     p.add_argument("data", help="pairs to label (the JSONL `attrib-audit sample` wrote, or any pair file)")
     p.add_argument("--annotator", help="your name; labels are stored per annotator")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
     p.add_argument("--export", metavar="OUT.jsonl", help="write the labelled pairs (our schema) instead of serving")
     p.set_defaults(func=cmd_label)
 
 
 def add_plan(sub) -> None:
     p = sub.add_parser("plan", help="how many human labels the target dataset needs (simulated with the audit's bootstrap)")
-    p.add_argument("--results", help="an earlier `attrib-audit audit --out` folder: simulate from its score distributions")
+    p.add_argument("--results",
+                   help="an earlier `attrib-audit audit --out` folder: simulate from its score distributions")
     p.add_argument("--slice", help="plan for this slice of --results only (default: every two-class slice)")
     p.add_argument("--scorers", help="candidate metrics from --results (default: all audited)")
     p.add_argument("--auroc", type=float_list(0.5, 1.0, high_open=True),
                    help="assumed AUROC of the best metric (and others, comma-separated) instead of --results")
-    p.add_argument("--prevalence", type=open_unit, help="share of supported pairs (default with --results: the slice's)")
-    p.add_argument("--corr", type=float, default=0.5, help="with --auroc: correlation of the metrics' scores (default 0.5)")
-    p.add_argument("--half-width", type=positive_float, help="target 95%% CI half-width of the best metric's AUROC, e.g. 0.05")
+    p.add_argument("--prevalence", type=open_unit,
+                   help="share of supported pairs (default with --results: the slice's)")
+    p.add_argument("--corr", type=float, default=0.5,
+                   help="with --auroc: correlation of the metrics' scores (default 0.5)")
+    p.add_argument("--half-width", type=positive_float,
+                   help="target 95%% CI half-width of the best metric's AUROC, e.g. 0.05")
     p.add_argument("--detect", type=positive_float,
                    help=f"AUROC gap between the best metric and the runner-up to detect with power {TARGET_POWER}, e.g. 0.05")
-    p.add_argument("--pairs-per-cluster", type=positive_int, help="pairs per question/document in your data (default: the audit's)")
-    p.add_argument("--icc", type=float, help="intra-cluster correlation of scores (default: estimated from the audit, or 0)")
+    p.add_argument("--pairs-per-cluster", type=positive_int,
+                   help="pairs per question/document in your data (default: the audit's)")
+    p.add_argument("--icc", type=float,
+                   help="intra-cluster correlation of scores (default: estimated from the audit, or 0)")
     p.add_argument("--grid", type=int_list(*GRID_RANGE), help="sample sizes to simulate, comma-separated, each in "
                    f"[{GRID_RANGE[0]}, {GRID_RANGE[1]}] (default " + ",".join(map(str, DEFAULT_GRID)) + ")")
     p.add_argument("--sims", type=positive_int, default=200, help="simulated labelled samples per n (default 200)")
-    p.add_argument("--n-boot", type=n_boot_int, default=300, help="bootstrap resamples per simulated sample (default 300)")
+    p.add_argument("--n-boot", type=n_boot_int, default=300,
+                   help="bootstrap resamples per simulated sample (default 300)")
     p.add_argument("--seed", type=seed_int, default=0)
     add_target_args(p, required=False)  # instead of an AUROC target: labels that certify a gate threshold
     p.set_defaults(func=cmd_plan)
@@ -114,14 +122,16 @@ def add_plan(sub) -> None:
 
 def add_sample(sub) -> None:
     p = sub.add_parser("sample", help="choose which unlabelled pairs to label; records each pair's inclusion probability")
-    p.add_argument("data", help="unlabelled pairs (JSONL/CSV/Parquet with claim, evidence; id, question, group optional)")
+    p.add_argument("data",
+                   help="unlabelled pairs (JSONL/CSV/Parquet with claim, evidence; id, question, group optional)")
     p.add_argument("--n", type=positive_int, required=True, help="pairs to label")
     p.add_argument("--out", required=True, help="output JSONL of the pairs to label")
     p.add_argument("--strategy", choices=STRATEGIES, default="disagreement",
                    help="random; stratified over the metrics' score quantiles; disagreement over-samples pairs the "
                         "metrics rank differently (default)")
     p.add_argument("--scorers", default="lexical,minilm", help="metrics that steer stratified/disagreement sampling")
-    p.add_argument("--strata", type=positive_int, default=4, help="score quantiles per metric for --strategy stratified")
+    p.add_argument("--strata", type=positive_int, default=4,
+                   help="score quantiles per metric for --strategy stratified")
     p.add_argument("--cluster-by", metavar="FIELD",
                    help="sample whole clusters, e.g. question or group (all pairs of a question together)")
     p.add_argument("--seed", type=seed_int, default=0)

@@ -66,6 +66,7 @@ def parse_label(value: Any, label_map: Mapping[Any, int] | None, *, path: str, r
             return mapping[k]
     if key in _IMPLICIT_LABELS:
         return _IMPLICIT_LABELS[key]
-    shown = value.strip().lower() if isinstance(value, str) else value.item() if isinstance(value, np.generic) else value
+    shown = value.strip().lower() if isinstance(value, str) else (
+        value.item() if isinstance(value, np.generic) else value)
     hint = " (pass --label-map, e.g. 'attributable=1,not attributable=0')" if isinstance(value, str) else ""
     raise DataError(f"label {shown!r} is not 0/1 or true/false{hint}", path=path, row=row, field=field)

@@ -43,7 +43,8 @@ def _iter_jsonl(path: Path, skipped: list[dict] | None = None) -> Iterator[tuple
                 if not line.strip():
                     continue
                 if nested_too_deep(line):
-                    raise DataError(f"invalid JSON (nested more than {MAX_JSON_DEPTH} deep)", path=str(path), row=lineno)
+                    raise DataError(f"invalid JSON (nested more than {MAX_JSON_DEPTH} deep)", path=str(path),
+                                    row=lineno)
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:

@@ -47,7 +47,8 @@ _LAYOUT = 2  # the entry layout below; part of the key, so a new layout never re
 MAX_ENTRIES = 2000  # about 80 MB of SVG; beyond it the entries used longest ago are deleted
 MAX_ENTRY_BYTES = 16 << 20  # a report's largest figure (with its PNG) is well under 1 MB
 # What an SVG matplotlib writes never holds: code, event handlers, embedded HTML, links outside the file
-_ACTIVE_SVG = re.compile(r"<\s*(script|foreignObject|iframe|object|embed|a|animate|set|handler|listener)\b|\bon[a-z]+\s*="
+_ACTIVE_SVG = re.compile(r"<\s*(script|foreignObject|iframe|object|embed|a|animate|set|handler|listener)\b"
+                         r"|\bon[a-z]+\s*="
                          r"|javascript:|href\s*=\s*[\"'](?!#|data:image/png;base64,)", re.IGNORECASE)
 _FIELDS = ("name", "caption", "alt", "width_px", "svg", "png")
 
@@ -118,7 +119,8 @@ def _why_not(data: Any, key: str, png: bool) -> str | None:
     if not (isinstance(data, dict) and isinstance(data.get("name"), str) and _NAME.fullmatch(data["name"])
             and all(isinstance(data.get(k), str) for k in ("caption", "alt", "svg", "key", "sha256"))
             and isinstance(data.get("width_px"), int) and not isinstance(data.get("width_px"), bool)
-            and 0 < data["width_px"] < 100_000 and (isinstance(data.get("png"), str) if png else data.get("png") is None)):
+            and 0 < data["width_px"] < 100_000
+            and (isinstance(data.get("png"), str) if png else data.get("png") is None)):
         return "not an entry of this layout"
     if data["key"] != key:
         return "it holds another figure's key"

@@ -29,7 +29,8 @@ def _answer(e: dict) -> str:
     if e["certified_threshold"] is not None:
         return fmt.threshold(e["certified_threshold"])
     f = e["fewest_labels"]
-    more = (f"; {f['more_labels']} more labelled pairs would certify t={fmt.threshold(f['threshold'])} at the rates seen"
+    more = (f"; {f['more_labels']} more labelled pairs would certify t={fmt.threshold(f['threshold'])} "
+            "at the rates seen"
             if f and f["more_labels"] is not None else "")
     return f"none: {e['certified_reason']}{more}"
 

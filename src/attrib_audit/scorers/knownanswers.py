@@ -175,8 +175,9 @@ def _checked(name: object, raw: object) -> CheckResult | None:
           and (all(raw[k] is None for k in ("auroc", "ci_low", "ci_high"))
                or all(_unit(raw[k]) for k in ("auroc", "ci_low", "ci_high")))
           and _count(raw["n"]) and _count(raw["n_failed"]) and isinstance(raw["passed"], bool)
-          and isinstance(kinds, dict) and all(isinstance(k, str) and (v is None or isinstance(v, float) and math.isfinite(v))
-                                              for k, v in kinds.items()))
+          and isinstance(kinds, dict)
+          and all(isinstance(k, str) and (v is None or isinstance(v, float) and math.isfinite(v))
+                  for k, v in kinds.items()))
     if not ok:
         return None
     try:
