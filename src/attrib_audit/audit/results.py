@@ -57,6 +57,7 @@ class ConfigRecord(TypedDict):
     seed: int
     ci: str
     level: float
+    chance_test: NotRequired[str]  # how `beats_chance` in the AUROC rows was decided
     device: str
     n_perm: int
     window_sensitivity: int | None
@@ -81,6 +82,7 @@ class SliceRow(TypedDict):
     construct: str  # a construct, "unspecified", or "mixed:a+b"
     status: str  # ok | one_class
     weighting: NotRequired[str]  # a weighted (sampled) file: Horvitz–Thompson
+    pool_size: NotRequired[float]  # with weighting: Σ 1/inclusion_prob, the pool size the sample stands for
 
 
 class AurocRow(TypedDict):
@@ -96,6 +98,9 @@ class AurocRow(TypedDict):
     n_failed: NotRequired[int]
     n_boot: NotRequired[int]
     n_boot_dropped: NotRequired[int]
+    p_chance: NotRequired[float | None]  # one-sided p of AUROC > 0.5 on this slice (stats.chance)
+    p_chance_holm: NotRequired[float | None]  # Holm-adjusted over the slices of this scorer
+    beats_chance: NotRequired[bool]
 
 
 class PairedRow(TypedDict):

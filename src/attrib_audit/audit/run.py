@@ -39,6 +39,7 @@ from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
 from attrib_audit.scorers.judge.http import public_options
 from attrib_audit.scorers.catalog import get_scorer
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
+from attrib_audit.stats.chance import CHANCE_TEST, chance_pvalues, holm
 
 
 @dataclass(frozen=True)
@@ -96,16 +97,19 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
         weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
         if weights is not None:
             slices[-1]["weighting"] = "horvitz-thompson: each pair weighs 1/inclusion_prob"
+            slices[-1]["pool_size"] = float(weights.sum())  # the pool the sample stands for (in expectation)
         boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl),
                                 weights=weights)
         boots[sl] = SliceBoot(names, boot, rows, [str(g) for g in groups])
+        p_chance = chance_pvalues(boot.point, boot.replicates)
         for j, name in enumerate(names):
             lo, hi, dropped = percentile_ci(boot.replicates[j], config.level)
             finite = np.isfinite(matrix[j])
             auroc_rows.append({"scorer": name, "slice": sl, "auroc": boot.point[j], "ci_low": lo,
                                "ci_high": hi, "n": int(finite.sum()), "n_pos": int(y[finite].sum()),
                                "n_groups": len({groups[i] for i in np.flatnonzero(finite)}),
-                               "n_failed": int((~finite).sum()), "n_boot": config.n_boot, "n_boot_dropped": dropped})
+                               "n_failed": int((~finite).sum()), "n_boot": config.n_boot, "n_boot_dropped": dropped,
+                               "p_chance": p_chance[j]})
         for a, b in combinations(range(len(names)), 2):
             d = paired_difference(boot, a, b, config.level)
             paired_rows.append({"scorer_a": names[a], "scorer_b": names[b], "slice": sl, "diff": d.estimate,
@@ -114,8 +118,28 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                                               names[b]: int(rows.size - boot.n[b])},
                                 "n_boot_dropped": d.n_boot_dropped,
                                 "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)})
+    chance_family(auroc_rows, config.level, {s["slice"]: s["construct"] for s in slices})
     return SliceStatistics(slices=slices, auroc=auroc_rows, paired=paired_rows, truncation=trunc_rows,
                            failures=fail_rows, boots=boots)
+
+
+def chance_family(auroc_rows: list[AurocRow], level: float, construct_of: dict[str, str]) -> None:
+    """Holm-adjust each scorer's chance p-values over the slices of one construct, and flag `beats_chance`.
+
+    The family is the one `select` and the verdicts read: a scorer on the datasets of a construct.
+
+    Args:
+        auroc_rows: the per-slice AUROC rows; those with a `p_chance` get `p_chance_holm` and `beats_chance`.
+        level: the CI level; the one-sided test runs at α = (1 − level) / 2.
+        construct_of: slice → its construct.
+    """
+    alpha = (1.0 - level) / 2.0
+    for name, c in dict.fromkeys((r["scorer"], construct_of.get(r["slice"])) for r in auroc_rows):
+        rows = [r for r in auroc_rows if r["scorer"] == name and construct_of.get(r["slice"]) == c and "p_chance" in r]
+        adjusted = holm(np.array([np.nan if r["p_chance"] is None else r["p_chance"] for r in rows]))
+        for r, p in zip(rows, adjusted):
+            r["p_chance_holm"] = float(p) if np.isfinite(p) else None
+            r["beats_chance"] = bool(np.isfinite(p) and p < alpha)
 
 
 @dataclass(frozen=True)
@@ -197,7 +221,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         tool=to_record(tool_info()),
         config={"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
                 "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
-                "level": config.level, "device": config.device,
+                "level": config.level, "chance_test": CHANCE_TEST, "device": config.device,
                 "n_perm": config.n_perm, "window_sensitivity": config.window_sensitivity,
                 "scorer_options": public_options(config.scorer_options), "batch_size": config.batch_size,
                 "engine": config.engine, "cache": config.cache_path, "on_error": config.on_error,

@@ -8,7 +8,7 @@ the caveat quotes that out-of-sample regret, not the optimistic in-sample one.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +19,7 @@ from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
 from attrib_audit.data.errors import DataError
 from attrib_audit.errors import UsageError, saved_layout
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
+from attrib_audit.stats.chance import CHANCE_TEST, chance_pvalues, holm
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 
 
@@ -28,18 +29,42 @@ class Recommendation:
     datasets: list[str]
     candidates: list[str]
     metric: str | None
-    verdict: str  # transfers | near-best-unproven | does-not-transfer | best-on-target | tied-on-target | no-recommendation
+    # transfers | near-best-unproven | does-not-transfer | best-on-target | tied-on-target | no-better-than-chance
+    # | no-recommendation
+    verdict: str
     in_sample_regret: float | None
     in_sample_regret_ci: tuple[float, float] | None
     worst_regret: float | None
     worst_dataset: str | None
-    selector_regret: float | None  # leave-one-dataset-out: the honest estimate for a new dataset
-    selector_regret_ci: tuple[float, float] | None
+    held_out_regret: float | None  # leave-one-dataset-out: the honest estimate for a new dataset
+    held_out_regret_ci: tuple[float, float] | None
     folds_agreeing: int | None
     portable_metrics: list[str]
     caveat: str
     rows: dict[str, dict] = field(default_factory=dict)  # per dataset: rows used, rows each candidate's failures removed
+    # per candidate and dataset: one-sided p of AUROC > 0.5 (Holm-adjusted over the datasets), beats chance or not
+    chance: dict[str, dict[str, dict]] = field(default_factory=dict)
+    chance_test: str = CHANCE_TEST
 
+
+
+def chance_table(mat: AurocMatrix, level: float = LEVEL) -> dict[str, dict[str, dict]]:
+    """Per metric and dataset of `mat`: the one-sided chance p-value, Holm-adjusted over the datasets, and the flag.
+
+    Args:
+        mat: point AUROCs and replicates (metrics × datasets).
+        level: the CI level; the test runs at α = (1 − level) / 2.
+
+    Returns:
+        {metric: {dataset: {"p": raw, "p_holm": adjusted, "beats_chance": bool}}}.
+    """
+    out: dict[str, dict[str, dict]] = {}
+    for i, m in enumerate(mat.metrics):
+        raw = chance_pvalues(mat.point[i], mat.replicates[i])
+        adj = holm(raw)
+        out[m] = {d: {"p": float(raw[k]), "p_holm": float(adj[k]), "beats_chance": bool(adj[k] < (1 - level) / 2)}
+                  for k, d in enumerate(mat.datasets)}
+    return out
 
 
 def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None) -> Recommendation:
@@ -77,19 +102,30 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
                 f"portable: {', '.join(portable)}")
         caveat = (f"{lead}. {held_out[0].upper() + held_out[1:]}; {committed}. {m} is only a provisional default: label a "
                   "sample of the new dataset and audit it before trusting any metric.")
+    chance = chance_table(mat)
+    weak = [d for d, c in chance[m].items() if not c["beats_chance"]]
+    if len(weak) == d and not any(c["beats_chance"] for per in chance.values() for c in per.values()):
+        return no_recommendation(construct, list(mat.datasets), "no candidate is better than chance on any dataset "
+                                 f"of '{construct}' ({CHANCE_TEST}): none is recommended", chance)
+    if weak:
+        caveat = (f"{m} is not better than chance on {', '.join(weak)} (Holm-adjusted one-sided p "
+                  + ", ".join(f"{chance[m][x]['p_holm']:.3g}" for x in weak) + "). " + caveat)
     return Recommendation(construct=construct, datasets=list(mat.datasets), candidates=list(mat.metrics), metric=m,
                           verdict=verdict, in_sample_regret=fixed.mean,
                           in_sample_regret_ci=(fixed.ci_low, fixed.ci_high), worst_regret=fixed.max,
-                          worst_dataset=fixed.worst_dataset, selector_regret=sel.mean,
-                          selector_regret_ci=(sel.ci_low, sel.ci_high), folds_agreeing=agree, portable_metrics=portable,
-                          caveat=caveat + few, rows=rows or {})
+                          worst_dataset=fixed.worst_dataset, held_out_regret=sel.mean,
+                          held_out_regret_ci=(sel.ci_low, sel.ci_high), folds_agreeing=agree, portable_metrics=portable,
+                          caveat=caveat + few, rows=rows or {}, chance=chance)
 
 
-def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recommendation:
-    return Recommendation(construct=construct, datasets=datasets, candidates=[], metric=None,
-                          verdict="no-recommendation", in_sample_regret=None, in_sample_regret_ci=None,
-                          worst_regret=None, worst_dataset=None, selector_regret=None, selector_regret_ci=None,
-                          folds_agreeing=None, portable_metrics=[], caveat=reason)
+def no_recommendation(construct: str, datasets: list[str], reason: str,
+                      chance: dict[str, dict[str, dict]] | None = None) -> Recommendation:
+    """A construct with no recommended metric, and why (no candidate better than chance when `chance` is given)."""
+    verdict = "no-better-than-chance" if chance else "no-recommendation"
+    return Recommendation(construct=construct, datasets=datasets, candidates=list(chance or []), metric=None,
+                          verdict=verdict, in_sample_regret=None, in_sample_regret_ci=None,
+                          worst_regret=None, worst_dataset=None, held_out_regret=None, held_out_regret_ci=None,
+                          folds_agreeing=None, portable_metrics=[], caveat=reason, chance=chance or {})
 
 
 def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUROC) -> Recommendation:
@@ -107,23 +143,41 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
     if not np.isfinite(al.point).all():
         return no_recommendation(construct, [dataset], f"the rows every candidate scored on {dataset} hold one class: "
                                                        "compare fewer candidates (--scorers)")
-    b = int(al.point.argmax())
+    p = chance_pvalues(al.point, al.replicates)
+    alpha = (1 - LEVEL) / 2
+    chance = {names[j]: {dataset: {"p": float(p[i]), "p_holm": float(p[i]), "beats_chance": bool(p[i] < alpha)}}
+              for i, j in enumerate(ok)}
+    good = [i for i in range(len(ok)) if chance[names[ok[i]]][dataset]["beats_chance"]]
+    if not good:
+        t = int(al.point.argmax())
+        lo, hi, _ = percentile_ci(al.replicates[t], LEVEL)
+        rec = no_recommendation(construct, [dataset], (
+            f"no candidate is better than chance on {dataset} (best: {names[ok[t]]}, AUROC {al.point[t]:.3f} "
+            f"[{lo:.3f}, {hi:.3f}], one-sided p = {p[t]:.3g} in a Wald z test of AUROC > 0.5 with the "
+            f"clustered-bootstrap standard error, at α = {alpha:g}). None is recommended: a better metric, "
+            "or more labels (`attrib-audit plan`), is needed before any of them can be trusted here."), chance)
+        return replace(rec, rows=rows)
+    b = max(good, key=lambda i: al.point[i])
     best, point = ok[b], al.point[b]
-    tied = [names[j] for i, j in enumerate(ok)
-            if i != b and percentile_ci(al.replicates[b] - al.replicates[i], LEVEL)[0] <= 0]
+    tied = [names[ok[i]] for i in good if i != b and percentile_ci(al.replicates[b] - al.replicates[i], LEVEL)[0] <= 0]
+    weak = [names[j] for i, j in enumerate(ok) if i not in good]
+    also = f" Not better than chance (never a choice): {', '.join(weak)}." if weak else ""
     if tied:
         verdict = "tied-on-target"
-        caveat = (f"{names[best]} has the highest AUROC on {dataset} ({point:.3f}), but the paired 95% CI does not "
-                  f"separate it from {', '.join(tied)}: any of them will do here (choose the cheapest), or label more "
-                  "pairs (`attrib-audit plan --detect`). This holds for this dataset only.")
+        caveat = (f"{names[best]} has the highest AUROC on {dataset} ({point:.3f}) among the candidates better than "
+                  f"chance, but the paired 95% CI does not separate it from {', '.join(tied)}: any of these will do "
+                  "here (choose the cheapest), or label more pairs (`attrib-audit plan --detect`). This holds for this "
+                  "dataset only.")
     else:
         verdict = "best-on-target"
-        caveat = (f"{names[best]} beats every other candidate on {dataset} (AUROC {point:.3f}; each paired 95% CI "
-                  "excludes zero). This holds for this dataset only; a dataset that was not audited needs its own labels.")
+        rivals = "every other candidate" if len(ok) == len(good) else "every other candidate better than chance"
+        caveat = (f"{names[best]} beats {rivals} on {dataset} (AUROC {point:.3f}, better than chance: one-sided p = "
+                  f"{p[b]:.3g}; each paired 95% CI excludes zero). This holds for this dataset only; a dataset that "
+                  "was not audited needs its own labels.")
     return Recommendation(construct=construct, datasets=[dataset], candidates=[names[j] for j in ok],
                           metric=names[best], verdict=verdict, in_sample_regret=None, in_sample_regret_ci=None,
-                          worst_regret=None, worst_dataset=None, selector_regret=None, selector_regret_ci=None,
-                          folds_agreeing=None, portable_metrics=[], caveat=caveat, rows=rows)
+                          worst_regret=None, worst_dataset=None, held_out_regret=None, held_out_regret_ci=None,
+                          folds_agreeing=None, portable_metrics=[], caveat=caveat + also, rows=rows, chance=chance)
 
 
 @dataclass(frozen=True)

@@ -51,8 +51,9 @@ def open_unit(text: str) -> float:
     return value
 
 
-def margin(text: str) -> float:
-    """An AUROC margin in [0, 1) (label --until-sure's --delta): 0 asks for a strict best, 1 or more for nothing."""
+def half_open_unit(text: str) -> float:
+    """A margin or floor in [0, 1) (label --until-sure's --delta, --min-useful-pass): 0 is meaningful, 1 asks for
+    nothing any sample could show."""
     value = _number(text)
     if not 0.0 <= value < 1.0:
         raise argparse.ArgumentTypeError(f"must be in [0, 1), not {text}")

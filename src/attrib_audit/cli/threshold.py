@@ -31,6 +31,7 @@ from attrib_audit.cli.options import (
     add_precomputed_args,
     add_seed_arg,
     add_target_args,
+    half_open_unit,
     open_unit,
     positive_int,
 )
@@ -39,7 +40,7 @@ from attrib_audit.data.sources import load_data
 from attrib_audit.engine.table import no_scorer_ran
 from attrib_audit.errors import UsageError, saved_layout
 from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atomic
-from attrib_audit.report.console import format_thresholds
+from attrib_audit.report.console import format_gate_usefulness, format_thresholds
 from attrib_audit.stats.calibration import METHODS
 from attrib_audit.stats.threshold import UNITS
 
@@ -51,7 +52,8 @@ def _options(args: argparse.Namespace, scorers: tuple[str, ...] | None) -> Thres
     assert target is not None  # the parser requires one of the target flags
     return ThresholdOptions(target, delta=args.delta, unit=args.unit, folds=args.folds,
                             n_boot=args.n_boot, seed=args.seed, level=args.ci_level, n_bins=args.n_bins,
-                            recalibrate=args.recalibrate, scorers=scorers)
+                            recalibrate=args.recalibrate, scorers=scorers, min_useful_pass=args.min_useful_pass,
+                            min_supported_pass=args.min_supported_pass)
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:
@@ -95,6 +97,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
     path = out / FILE
     write_text_atomic(path, to_json(results))
     print(format_thresholds(results, verbose=args.verbose))
+    print(format_gate_usefulness(results))
     print(f"\nthresholds: {path}")
     if args.report:
         return write_report(out)
@@ -110,6 +113,12 @@ def add_threshold(sub) -> None:
     p.add_argument("--results", metavar="DIR", help="an `attrib-audit audit --out` folder: use its saved scores "
                                                     "(scores.parquet, weights included); nothing is rescored")
     add_target_args(p, required=True)
+    p.add_argument("--min-supported-pass", type=open_unit, metavar="RATE",
+                   help="a second target certified together with the first (Learn-then-Test, both risks at once): the "
+                        "gate must pass at least this share of supported answers, e.g. 0.6")
+    p.add_argument("--min-useful-pass", type=half_open_unit, default=0.5, metavar="RATE",
+                   help="a certified gate passing fewer supported answers than this is marked 'certified but useless' "
+                        "(default 0.5)")
     p.add_argument("--scorers", help="with --results: only these audited scorers; with data files: the scorers to "
                                      f"run (default {DEFAULT_SCORERS})")
     p.add_argument("--unit", choices=UNITS, default="auto",

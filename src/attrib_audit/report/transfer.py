@@ -7,7 +7,7 @@ from pathlib import Path
 from attrib_audit.report import fmt, style
 from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.blocks import Note, Para, Section, Table, guard
-from attrib_audit.report.verdict import pick
+from attrib_audit.report.verdict import chance_caveat, on_slice, pick
 
 
 def _ok(transfer: dict) -> dict[str, dict]:
@@ -48,11 +48,18 @@ def verdict(construct: str, e: dict, caveats: dict[tuple[str, str], str] | None 
     return head
 
 
-def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None = None) -> list:
+def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None = None,
+                    auroc: list[dict] | None = None, paired: list[dict] | None = None) -> list:
+    """The headline's paragraphs: per construct the transfer verdict, or with one dataset the on-target verdict
+    (`auroc`/`paired`: results.json's rows, which also carry the chance tests)."""
     out = []
     for c, e in transfer["constructs"].items():
         if e.get("status") == "ok":
-            out += guard(f"The verdict for {c}", lambda e=e, c=c: [Para(verdict(c, e, caveats))])
+            out += guard(f"The verdict for {c}", lambda e=e, c=c: [
+                Para(verdict(c, e, caveats) + chance_caveat(pick(e).metric, e["datasets"], auroc or []))])
+        elif len(e.get("datasets", [])) == 1 and auroc is not None:
+            out += guard(f"The verdict for {c}", lambda e=e, c=c: [
+                Para(on_slice(c, e["datasets"][0], auroc, paired or []).text)])
         else:
             out.append(Note(f"{c}: transfer not computed — {e.get('reason', e.get('status', 'no reason given'))}."))
     for x in transfer.get("excluded_slices", []):
