@@ -93,7 +93,8 @@ column = "evidence_words"
         assert files[0]["sha256"] == spec["data"]["files"][0]["sha256"]
         for key in ("auroc", "paired", "transfer", "slices"):
             assert got[key] == ref[key], key
-    assert main(["audit", "--config", str(tmp_path / "audit.json"), "--n-boot", "5", "--out", str(tmp_path / "x")]) == 2
+    argv = ["audit", "--config", str(tmp_path / "audit.json"), "--n-boot", "50", "--out", str(tmp_path / "x")]
+    assert main(argv) == 2
 
 
 @pytest.mark.parametrize("raw, message", [

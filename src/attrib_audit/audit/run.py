@@ -22,7 +22,7 @@ from attrib_audit.audit.results import (
 )
 from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
-from attrib_audit.audit.systems import SystemSettings, systems_section
+from attrib_audit.audit.systems import SystemSettings, refuse_weighted, systems_section
 from attrib_audit.audit.transfer import evidence_counts, transfer_section
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.records import PairTable
@@ -294,7 +294,8 @@ def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBa
     t0 = time.perf_counter()
     section = systems_section(keys, table.labels, table.groups, table.systems, {n: b.scores for n, b in scores.items()},
                               auroc_rows, SystemSettings(n_boot=config.n_boot, seed=config.seed, level=config.level,
-                                                         resample=tuple(config.system_resample)))
+                                                         resample=tuple(config.system_resample)),
+                              weights=table.weights)
     if section is None:
         return None
     if not config.quiet:
@@ -306,6 +307,7 @@ def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print)
     """`attrib-audit systems DATA`: score the spec's data (through the cache), then only the per-slice AUROC (for the
     item-vs-system comparison) and the system-level section."""
     table = load_data(spec.data, log=None if local.quiet else log)
+    refuse_weighted(table.weights, ", ".join(str(o["path"]) for o in table.origin or []) or "the data")
     if not table.has_systems:
         raise UsageError("no row names the system that generated it: map that column with --system-col NAME")
     config = audit_config(spec, local)

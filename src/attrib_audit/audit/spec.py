@@ -25,7 +25,7 @@ from attrib_audit.files.paths import default_cache_path
 from attrib_audit.audit.trust import LOCAL_OPTIONS, Asked, check_file_spec, refuse_local_options
 from attrib_audit.scorers.plugins import is_import_path
 from attrib_audit.scorers.catalog import check_options
-from attrib_audit.stats.bootstrap import DEFAULT_B
+from attrib_audit.stats.bootstrap import DEFAULT_B, MIN_BOOT
 
 SPEC_VERSION = 1
 
@@ -75,7 +75,8 @@ class StatsSpec:
         need(isinstance(self.system_resample, tuple) and "inputs" in self.system_resample
              and set(self.system_resample) <= {"inputs", "systems"}, "stats.system_resample",
              "expected [\"inputs\"] or [\"inputs\", \"systems\"]", self.system_resample)
-        need(is_int(self.n_boot) and self.n_boot >= 1, "stats.n_boot", "expected an integer >= 1", self.n_boot)
+        need(is_int(self.n_boot) and self.n_boot >= MIN_BOOT, "stats.n_boot", f"expected an integer >= {MIN_BOOT}",
+             self.n_boot)
         need(is_int(self.seed), "stats.seed", "expected an integer", self.seed)
         need(is_int(self.n_perm) and self.n_perm >= 1, "stats.n_perm", "expected an integer >= 1", self.n_perm)
         need(self.slice_by in ("dataset", "source", "construct"), "stats.slice_by",

@@ -8,7 +8,7 @@ tree: the docs' CLI reference is generated from it, so the reference cannot drif
 from __future__ import annotations
 
 import argparse
-from typing import Iterator, NoReturn
+from typing import Any, Iterator, NoReturn
 
 from attrib_audit import __version__
 from attrib_audit.cli import (
@@ -120,6 +120,13 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        """`--n-boot=--` is the value "--", checked by the flag's type: argparse drops a "--" it takes for the end
+        of options and stores [], which no type check ever sees."""
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            return self._get_value(action, "--")
+        return super()._get_values(action, arg_strings)
 
 
 def build_parser() -> argparse.ArgumentParser:

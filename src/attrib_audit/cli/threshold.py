@@ -31,6 +31,9 @@ from attrib_audit.cli.options import (
     add_precomputed_args,
     add_seed_arg,
     add_target_args,
+    half_open_unit,
+    open_unit,
+    positive_int,
 )
 from attrib_audit.cli.report import write_report
 from attrib_audit.data.sources import load_data
@@ -110,10 +113,10 @@ def add_threshold(sub) -> None:
     p.add_argument("--results", metavar="DIR", help="an `attrib-audit audit --out` folder: use its saved scores "
                                                     "(scores.parquet, weights included); nothing is rescored")
     add_target_args(p, required=True)
-    p.add_argument("--min-supported-pass", type=float, metavar="RATE",
+    p.add_argument("--min-supported-pass", type=open_unit, metavar="RATE",
                    help="a second target certified together with the first (Learn-then-Test, both risks at once): the "
                         "gate must pass at least this share of supported answers, e.g. 0.6")
-    p.add_argument("--min-useful-pass", type=float, default=0.5, metavar="RATE",
+    p.add_argument("--min-useful-pass", type=half_open_unit, default=0.5, metavar="RATE",
                    help="a certified gate passing fewer supported answers than this is marked 'certified but useless' "
                         "(default 0.5)")
     p.add_argument("--scorers", help="with --results: only these audited scorers; with data files: the scorers to "
@@ -121,15 +124,15 @@ def add_threshold(sub) -> None:
     p.add_argument("--unit", choices=UNITS, default="auto",
                    help="unit of exchangeability: auto (groups where a slice's groups hold several pairs, else pairs), "
                         "pair or group")
-    p.add_argument("--folds", type=int, default=5,
+    p.add_argument("--folds", type=positive_int, default=5,
                    help="cross-fitting folds of whole groups for held-out rates (default 5)")
     p.add_argument("--recalibrate", choices=METHODS,
                    help="also fit a calibration map per slice (fitted on some folds, judged on the others) and test it "
                         "on the other slices")
-    p.add_argument("--n-bins", type=int, default=10, help="reliability-diagram bins on [0, 1] (default 10)")
+    p.add_argument("--n-bins", type=positive_int, default=10, help="reliability-diagram bins on [0, 1] (default 10)")
     add_n_boot_arg(p, "bootstrap resamples for every CI")
     add_seed_arg(p)
-    p.add_argument("--ci-level", type=float, default=STATS.level,
+    p.add_argument("--ci-level", type=open_unit, default=STATS.level,
                    help=f"coverage of the rates' and ECE's CIs (default {STATS.level:g})")
     p.add_argument("--out", help="folder for thresholds.json (default: the --results folder; required with data files)")
     p.add_argument("--report", action="store_true", help="also (re)write the report in that folder")

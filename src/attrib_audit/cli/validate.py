@@ -6,13 +6,25 @@ import sys
 from typing import Any
 
 from attrib_audit.cli.convert import config_from_args, target_from_args
-from attrib_audit.cli.options import add_judge_args, add_model_args, add_target_args, positive_int, seed_int
+from attrib_audit.cli.options import (
+    add_judge_args,
+    add_model_args,
+    add_target_args,
+    float_list,
+    half_open_unit,
+    int_list,
+    n_boot_int,
+    open_unit,
+    positive_float,
+    positive_int,
+    seed_int,
+)
 from attrib_audit.errors import UsageError
 from attrib_audit.external.sources import parse_score_col
 from attrib_audit.report.console import format_gate_plan, format_plan
 from attrib_audit.report.until_sure import until_sure_plan_text, until_sure_text
 from attrib_audit.validate.label import DEFAULT_PORT, export, serve
-from attrib_audit.validate.plan import DEFAULT_GRID, TARGET_POWER, PlanOptions, plan
+from attrib_audit.validate.plan import DEFAULT_GRID, GRID_RANGE, TARGET_POWER, PlanOptions, plan
 from attrib_audit.validate.sample import POOL_FIELDS, STRATEGIES, sample
 from attrib_audit.validate.until_sure import (
     ANNOTATOR,
@@ -88,11 +100,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     refuse_until_sure_flags(args)
     if args.delta is None:
         args.delta = 0.1  # the gate target's default margin (the parser leaves it unset for --until-sure's own)
-    opts = PlanOptions(results=args.results, slice=args.slice, scorers=_list(args.scorers),
-                       auroc=_list(args.auroc, float),
+    opts = PlanOptions(results=args.results, slice=args.slice, scorers=_list(args.scorers), auroc=args.auroc,
                        prevalence=args.prevalence, corr=args.corr, half_width=args.half_width, detect=args.detect,
                        pairs_per_cluster=args.pairs_per_cluster, icc=args.icc,
-                       grid=tuple(sorted({int(x) for x in args.grid.split(",")})) if args.grid else DEFAULT_GRID,
+                       grid=tuple(sorted(set(args.grid))) if args.grid else DEFAULT_GRID,
                        sims=args.sims, n_boot=args.n_boot, seed=args.seed, gate=target_from_args(args),
                        delta=args.delta, pool=pool_size(args.pool))
     plans = plan(opts)
@@ -260,8 +271,8 @@ def add_label(sub) -> None:
                    help="a candidate metric precomputed in a column of the pool (repeatable)")
     g.add_argument("--proxy", help="p̂ of supported on every pair: a scorer (e.g. judge) or a pool column; a score "
                                    "outside [0, 1] is mapped to its pool percentile rank")
-    g.add_argument("--delta", type=float, default=0.02, help="AUROC margin of the claim (default 0.02)")
-    g.add_argument("--alpha", type=float, default=0.05, help="error rate of the claim (default 0.05)")
+    g.add_argument("--delta", type=half_open_unit, default=0.02, help="AUROC margin of the claim (default 0.02)")
+    g.add_argument("--alpha", type=open_unit, default=0.05, help="error rate of the claim (default 0.05)")
     g.add_argument("--budget", type=positive_int, default=400, help="most pairs to show (default 400)")
     g.add_argument("--uniform", action="store_true", help="uniform sampling instead of active")
     g.add_argument("--seed", type=seed_int, default=0, help="seed of the walk and its coins (default 0)")
@@ -281,23 +292,25 @@ def add_plan(sub) -> None:
                    help="an earlier `attrib-audit audit --out` folder: simulate from its score distributions")
     p.add_argument("--slice", help="plan for this slice of --results only (default: every two-class slice)")
     p.add_argument("--scorers", help="candidate metrics from --results (default: all audited)")
-    p.add_argument("--auroc",
+    p.add_argument("--auroc", type=float_list(0.5, 1.0, high_open=True),
                    help="assumed AUROC of the best metric (and others, comma-separated) instead of --results")
-    p.add_argument("--prevalence", type=float, help="share of supported pairs (default with --results: the slice's)")
+    p.add_argument("--prevalence", type=open_unit,
+                   help="share of supported pairs (default with --results: the slice's)")
     p.add_argument("--corr", type=float, default=0.5,
                    help="with --auroc: correlation of the metrics' scores (default 0.5)")
-    p.add_argument("--half-width", type=float, help="target 95%% CI half-width of the best metric's AUROC, e.g. 0.05")
-    p.add_argument("--detect", type=float,
+    p.add_argument("--half-width", type=positive_float,
+                   help="target 95%% CI half-width of the best metric's AUROC, e.g. 0.05")
+    p.add_argument("--detect", type=positive_float,
                    help="AUROC gap between the best metric and the runner-up to detect with power "
                         f"{TARGET_POWER}, e.g. 0.05")
-    p.add_argument("--pairs-per-cluster", type=int,
+    p.add_argument("--pairs-per-cluster", type=positive_int,
                    help="pairs per question/document in your data (default: the audit's)")
     p.add_argument("--icc", type=float,
                    help="intra-cluster correlation of scores (default: estimated from the audit, or 0)")
-    p.add_argument("--grid", help="sample sizes to simulate, comma-separated (default "
-                                  + ",".join(map(str, DEFAULT_GRID)) + ")")
-    p.add_argument("--sims", type=int, default=200, help="simulated labelled samples per n (default 200)")
-    p.add_argument("--n-boot", type=positive_int, default=300,
+    p.add_argument("--grid", type=int_list(*GRID_RANGE), help="sample sizes to simulate, comma-separated, each in "
+                   f"[{GRID_RANGE[0]}, {GRID_RANGE[1]}] (default " + ",".join(map(str, DEFAULT_GRID)) + ")")
+    p.add_argument("--sims", type=positive_int, default=200, help="simulated labelled samples per n (default 200)")
+    p.add_argument("--n-boot", type=n_boot_int, default=300,
                    help="bootstrap resamples per simulated sample (default 300)")
     p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument("--pool", metavar="N|FILE",
@@ -312,7 +325,7 @@ def add_plan(sub) -> None:
     g.add_argument("--score-col", dest="us_score_col", action="append", default=[], metavar="NAME=COL[:lower]",
                    help="a candidate metric precomputed in a column of the pool (repeatable)")
     g.add_argument("--proxy", help="p̂ of supported: a scorer or a pool column")
-    g.add_argument("--alpha", type=float, default=0.05, help="error rate of the claim (default 0.05)")
+    g.add_argument("--alpha", type=open_unit, default=0.05, help="error rate of the claim (default 0.05)")
     g.add_argument("--budget", type=positive_int, default=400, help="most pairs to show (default 400)")
     add_model_args(p)
     add_judge_args(p)
@@ -325,7 +338,7 @@ def add_sample(sub) -> None:
                        help="choose which unlabelled pairs to label; records each pair's inclusion probability")
     p.add_argument("data",
                    help="unlabelled pairs (JSONL/CSV/Parquet with claim, evidence; id, question, group optional)")
-    p.add_argument("--n", type=int, required=True, help="pairs to label")
+    p.add_argument("--n", type=positive_int, required=True, help="pairs to label")
     p.add_argument("--out", required=True, help="output JSONL of the pairs to label")
     p.add_argument("--strategy", choices=STRATEGIES, default="disagreement",
                    help="random; stratified over the metrics' score quantiles; disagreement over-samples pairs the "
@@ -336,7 +349,8 @@ def add_sample(sub) -> None:
                         "mean better supported); repeatable, as in `audit`")
     for f in POOL_FIELDS:
         p.add_argument(f"--{f}-col", dest=f"{f}_col", metavar="COL", help=f"column holding `{f}`")
-    p.add_argument("--strata", type=int, default=4, help="score quantiles per metric for --strategy stratified")
+    p.add_argument("--strata", type=positive_int, default=4,
+                   help="score quantiles per metric for --strategy stratified")
     p.add_argument("--cluster-by", metavar="FIELD",
                    help="sample whole clusters, e.g. question or group (all pairs of a question together)")
     p.add_argument("--seed", type=seed_int, default=0)

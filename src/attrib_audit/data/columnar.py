@@ -7,6 +7,7 @@ word as before; the fast path only ever accepts rows that path would accept, and
 """
 from __future__ import annotations
 
+import re
 from itertools import repeat
 from pathlib import Path
 from typing import Any, Mapping
@@ -160,6 +161,24 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
                      ratings=ratings)
 
 
+# Deepest nesting of arrays/objects a JSONL line may have: far beyond any pair's metadata, far below where Python's
+# parser runs out of recursion or Arrow's (RapidJSON) out of stack, so both readers refuse the same lines.
+MAX_JSON_DEPTH = 100
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def nested_too_deep(line: str) -> bool:
+    """Whether arrays and objects nest more than MAX_JSON_DEPTH deep in one line of JSON, counted without recursion
+    (brackets inside strings skipped), so a line nested 50,000 deep is refused before any parser recurses into it."""
+    if line.count("{") + line.count("[") <= MAX_JSON_DEPTH:  # the usual line: it has fewer openers than the limit
+        return False
+    brackets = np.frombuffer(_JSON_STRING.sub("", line).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = np.zeros(len(brackets), dtype=np.int64)
+    step[(brackets == ord("{")) | (brackets == ord("["))] = 1
+    step[(brackets == ord("}")) | (brackets == ord("]"))] = -1
+    return bool(np.cumsum(step).max(initial=0) > MAX_JSON_DEPTH)
+
+
 JSONL_BLOCK_BYTES = 4 << 20  # Arrow parses blocks of about this size in parallel (at least one line each)
 
 
@@ -183,7 +202,13 @@ def _plain_lines(data: bytes) -> tuple[int, int] | None:
         return None
     last = ends - 1
     last -= b[last] == ord("\r")
-    return (len(ends), int((ends - starts).max()) + 1) if np.all(b[last] == ord("}")) else None
+    if not np.all(b[last] == ord("}")):
+        return None
+    openers = np.concatenate([np.flatnonzero((b[i:i + step] == ord("{")) | (b[i:i + step] == ord("["))) + i
+                              for i in range(0, len(b), step)])
+    if np.any(np.searchsorted(openers, ends) - np.searchsorted(openers, starts) > MAX_JSON_DEPTH):
+        return None  # a line that may nest too deep: the per-line reader measures it (and refuses it if so)
+    return len(ends), int((ends - starts).max()) + 1
 
 
 def plain_jsonl_table(data: bytes) -> Any:

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.data.columnar import batch_to_table, plain_jsonl_table
+from attrib_audit.data.columnar import MAX_JSON_DEPTH, batch_to_table, nested_too_deep, plain_jsonl_table
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.labels import RatingCut, parse_label, parse_rating
 from attrib_audit.data.records import FIELDS, NO_LABEL, PairRecord, PairTable
@@ -42,6 +42,9 @@ def _iter_jsonl(path: Path, skipped: list[dict] | None = None) -> Iterator[tuple
                     raise DataError(f"not UTF-8 (byte {exc.start + 1})", path=str(path), row=lineno) from None
                 if not line.strip():
                     continue
+                if nested_too_deep(line):
+                    raise DataError(f"invalid JSON (nested more than {MAX_JSON_DEPTH} deep)", path=str(path),
+                                    row=lineno)
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:

@@ -4,6 +4,8 @@ is a note too when the file is not as attrib-audit wrote it (its digest fails: e
 in a sealed file it is a bug in report code and propagates (the command exits non-zero), never a note."""
 from __future__ import annotations
 
+import shutil
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -11,7 +13,8 @@ from typing import Callable
 from attrib_audit.errors import LAYOUT_ERRORS as BROAD_LAYOUT_ERRORS
 from attrib_audit.files.outdir import REPORT_FILES, check_out_dir, staged_dir
 from attrib_audit.report import (
-    agreement, audit_extras, auroc, correlations, probe, provenance, reproduce, sensitivity, systems, thresholds, transfer,
+    agreement, audit_extras, auroc, correlations, figcache, probe, provenance, reproduce, sensitivity, systems,
+    thresholds, transfer,
 )
 from attrib_audit.report.blocks import LAYOUT_ERRORS, Note, Section
 from attrib_audit.report.inputs import ReportInputs, load_inputs
@@ -94,8 +97,14 @@ def build_report(folder: str | Path, out: str | Path | None = None, *, png: bool
     out = check_out_dir(out if out else inputs.folder, names=REPORT_FILES)
     with staged_dir(out, replaces=REPORT_FILES) as stage:
         (stage / "plots").mkdir()
-        with png_copies(png):
+        with png_copies(png), figcache.build_session() as figures:
             sections, skipped = run_sections(inputs, stage / "plots")
+            if figures.conflict:  # a cached entry claimed another figure's file: draw every figure anew
+                warnings.warn("figure cache: two figures claimed one file name; every figure drawn again", stacklevel=2)
+                shutil.rmtree(stage / "plots")
+                (stage / "plots").mkdir()
+                figures.bypass = True
+                sections, skipped = run_sections(inputs, stage / "plots")
         if inputs.ignored:
             sections.insert(0, Section("ignored", "Files left out", [Note(
                 "Left out because another run wrote them (their run id differs from results.json): "

@@ -41,6 +41,9 @@ from attrib_audit.stats.threshold import (
 from attrib_audit.stats.types import LabelledScores
 
 DEFAULT_GRID = (50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000)
+# Sample sizes a grid may hold: fewer than 10 pairs rarely holds both classes; each simulated sample is bootstrapped in
+# one (n_boot, n) array, so n is capped where that stays a few hundred MB.
+GRID_RANGE = (10, 20_000)
 TARGET_POWER = 0.8
 
 
