@@ -107,9 +107,9 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
     (tmp_path / "results.json").write_text(json.dumps({"slices": slices}))
     write_bootstrap_npz(tmp_path / "bootstrap.npz", boots)
     (rec,) = select_from_results(tmp_path)
-    assert rec.in_sample_regret == 0 and rec.selector_regret == 0 and rec.rows == a["rows"]
-    assert rec.selector_regret_ci == pytest.approx((a["regret"]["selector"]["ci_low"],
-                                                    a["regret"]["selector"]["ci_high"]))
+    assert rec.in_sample_regret == 0 and rec.held_out_regret == 0 and rec.rows == a["rows"]
+    sel = a["regret"]["selector"]
+    assert rec.held_out_regret_ci == pytest.approx((sel["ci_low"], sel["ci_high"]))
     lost = sum(v["dropped_by"]["twin"] for v in a["rows"].values())
     assert f"compared on the rows every candidate scored ({480 - lost} of 480); failures removed twin {lost}" in \
         format_recommendation(to_record(rec))
@@ -160,7 +160,7 @@ def test_select_replays_a_weighted_audit_exactly(tmp_path):
         return tr["constructs"]["A"]["regret"], rec
 
     weighted, rec = run(lambda n: np.random.default_rng(3).uniform(0.1, 1.0, n), tmp_path / "w")
-    assert rec.selector_regret_ci == pytest.approx((weighted["selector"]["ci_low"], weighted["selector"]["ci_high"]))
+    assert rec.held_out_regret_ci == pytest.approx((weighted["selector"]["ci_low"], weighted["selector"]["ci_high"]))
     fixed = {f["metric"]: f for f in weighted["fixed"]}[rec.metric]
     assert rec.in_sample_regret_ci == pytest.approx((fixed["ci_low"], fixed["ci_high"]))
     plain, _ = run(None, tmp_path / "p")

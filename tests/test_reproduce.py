@@ -51,7 +51,7 @@ def test_every_paper_number_is_in_the_words_it_comes_from():
 
 
 def test_pinned_revisions_are_commits_and_defaults_are_the_registrys():
-    from attrib_audit.scorers import alignscore, cross_encoder, minicheck, models, nli
+    from attrib_audit.scorers import alignscore, bertscore, cross_encoder, minicheck, models, nli
 
     m = load_manifest()
     for ds in m.datasets.values():
@@ -61,6 +61,7 @@ def test_pinned_revisions_are_commits_and_defaults_are_the_registrys():
     pinned = {k for k, d in m.datasets.items() if any(s.get("revision") or s.get("commit") for s in d.source.values())}
     assert pinned == {"attributionbench-test", "hagrid-dev", "vitaminc-test", "begin-wow", "begin-cmu", "begin-tc"}
     hub = {"minilm": models.MINILM_HUB, "blend": models.MINILM_HUB, "bertscore": models.MINILM_HUB,
+           "bertscore-roberta": bertscore.BERTSCORE_ROBERTA_HUB,
            "mpnet": models.MPNET_HUB, "nli-mnli": nli.NLI_MNLI_HUB, "nli-fever": nli.NLI_FEVER_HUB,
            "minicheck": minicheck.MINICHECK_HUB, "cross-encoder": cross_encoder.CROSS_ENCODER_HUB,
            "alignscore": alignscore.ALIGNSCORE_HUB}
@@ -142,7 +143,39 @@ def test_reproduce_on_the_stand_ins_prints_the_paper_beside_ours_and_lists_the_r
             assert any(s == key for _, s in ran)
     s = rep["summary"]
     assert s["paper_numbers"] == 25 and s["stand_in_rows"] == 10 and s["compared"] == sum(
-        1 for r in rep["rows"] for c in r["cells"] if c["verdict"])
+        1 for r in rep["rows"] for c in r["cells"] if c["verdict"] in ("differs", "within CI"))
+
+
+def test_bertscore_column_is_bert_scores_default_and_the_stand_in_says_different_scorer(tmp_path, capsys,
+                                                                                       monkeypatch):
+    """The paper's BERTScore is bert_score's English default (bertscore-roberta). Without roberta-large here the
+    MiniLM layer-4 stand-in runs in its place: its cells show the difference but say "different scorer", never
+    DIFFERS or within, and are not counted as compared."""
+    m = load_manifest()
+    assert (m.scorers["bertscore"].scorer, m.scorers["bertscore"].model, m.scorers["bertscore"].stand_in) == (
+        "bertscore-roberta", "roberta-large", "bertscore")
+    monkeypatch.delenv("ATTRIB_AUDIT_BERTSCORE_ROBERTA", raising=False)
+    monkeypatch.setattr("attrib_audit.scorers.resolve._hub_cached", lambda _id: False)  # roberta-large: not here
+    with pytest.raises(ScorerUnavailable):
+        scorer_options(m.scorers["bertscore"], DATA, {})
+    assert main(["reproduce", "--data-dir", str(DATA), "--tables", "2a", *FAST]) == 0
+    text = capsys.readouterr().out
+    rep = reproduce(m, DATA, Settings(n_boot=50), tables=["2a"])
+    cells = [(r["id"], c) for r in rep["rows"] for c in r["cells"] if c["scorer"] == "bertscore" and c["ours"]]
+    stand_in = "stand-in: bertscore (BERTScore F1 on MiniLM-L6 layer 4"
+    assert cells and all(c["ran"] == "bertscore" and c["model"].startswith(stand_in) for _, c in cells)
+    for _, c in cells:
+        assert c["verdict"] == ("different scorer" if c["paper"] else None)
+        if c["paper"]:
+            assert c["diff"] == pytest.approx(c["ours"]["auroc"] - c["paper"]["value"])
+    lfqa = next(ln for ln in text.splitlines() if re.match(r"2a\s+LFQA\s+stand-in†\s+\d+\s+bertscore\s", ln))
+    assert "0.909" in lfqa and lfqa.rstrip().endswith("different scorer") and "DIFFERS" not in lfqa
+    why = next(a for a in rep["absent_scorers"] if a["scorer"] == "bertscore")
+    assert "MiniLM-L6 layer 4" in why["reason"] and "'different scorer'" in why["reason"] and why["paper_numbers"] == 2
+    assert rep["summary"]["compared"] == sum(c["verdict"] in ("differs", "within CI")
+                                             for r in rep["rows"] for c in r["cells"])
+    assert compare(PaperNumber(0.9085, 0.9095, 0.909, "q", "w"), {"auroc": 0.8, "ci_low": 0.7, "ci_high": 0.85},
+                   same_scorer=False) == {"diff": pytest.approx(-0.109), "verdict": "different scorer"}
 
 
 def test_only_the_tables_asked_for_and_bad_flags_are_one_line(tmp_path, capsys):

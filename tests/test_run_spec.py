@@ -59,7 +59,7 @@ def test_spec_in_results_runs_again_from_json_and_toml_config(tmp_path):
     assert ref["transfer"]["constructs"]["attribution"]["status"] == "ok"
     spec = ref["spec"]
     assert spec["stats"] == {"n_boot": 60, "seed": 3, "n_perm": 50, "slice_by": "source", "level": 0.95,
-                             "window_sensitivity": None, "system_resample": ["inputs"]}
+                             "window_sensitivity": None, "system_resample": ["inputs"], "statistic": "auroc"}
     assert spec["data"]["files"][0]["format"] == "pairs" and len(spec["data"]["files"][0]["sha256"]) == 64
     assert to_record(RunSpec.from_dict(spec)) == spec  # round trip
     (tmp_path / "audit.json").write_text(json.dumps(spec))
@@ -93,7 +93,8 @@ column = "evidence_words"
         assert files[0]["sha256"] == spec["data"]["files"][0]["sha256"]
         for key in ("auroc", "paired", "transfer", "slices"):
             assert got[key] == ref[key], key
-    assert main(["audit", "--config", str(tmp_path / "audit.json"), "--n-boot", "5", "--out", str(tmp_path / "x")]) == 2
+    argv = ["audit", "--config", str(tmp_path / "audit.json"), "--n-boot", "50", "--out", str(tmp_path / "x")]
+    assert main(argv) == 2
 
 
 @pytest.mark.parametrize("raw, message", [

@@ -122,9 +122,9 @@ def test_audit_and_select_on_the_attributionbench_sample(tmp_path, capsys):
     assert (out / "bootstrap.npz").exists()
     recs = select_from_results(out)
     assert len(recs) == 1 and recs[0].metric == c["regret"]["lowest_regret_metric"]
-    assert recs[0].selector_regret == pytest.approx(c["regret"]["selector"]["mean"])
-    assert recs[0].selector_regret_ci == pytest.approx((c["regret"]["selector"]["ci_low"],
-                                                        c["regret"]["selector"]["ci_high"]))
+    assert recs[0].held_out_regret == pytest.approx(c["regret"]["selector"]["mean"])
+    sel = c["regret"]["selector"]
+    assert recs[0].held_out_regret_ci == pytest.approx((sel["ci_low"], sel["ci_high"]))
     assert main(["select", "--results", str(out)]) == 0
     text = capsys.readouterr().out
     assert "recommended for a new dataset" in text and "caveat" in text and "leave-one-dataset-out" in text

@@ -554,7 +554,7 @@ def test_a_data_file_nested_too_deeply_is_one_line(tmp_path, name, text, row):
     data = tmp_path / name
     data.write_text(text)
     err = one_line(*run(["audit", str(data), *FAST, "--out", str(tmp_path / "o")]))
-    assert f"{data}, row {row}: invalid JSON (nested too deeply)" in err, err
+    assert f"{data}, row {row}: invalid JSON (nested more than 100 deep)" in err, err
 
 
 def test_an_output_manifest_nested_too_deeply_vouches_for_nothing(audited, tmp_path):

@@ -262,3 +262,80 @@ def test_sample_from_python_without_a_scoring_config_is_a_usage_error(tmp_path):
         sample(demo_paths()[0], tmp_path / "s.jsonl", 5, strategy="stratified", config=None)
     assert not (tmp_path / "s.jsonl").exists()
     assert sample(demo_paths()[0], tmp_path / "r.jsonl", 5, strategy="random", config=None).chosen.size == 5
+
+
+def _long_pool(path: Path) -> Path:
+    """Three pairs whose evidence is a 1,500-word page with a long unbroken URL, as real cited web pages are."""
+    rng = np.random.default_rng(0)
+    vocab = "volleyball team university national league season coach players championship trophy".split()
+    rows = []
+    for i in range(3):
+        words = [vocab[j] for j in rng.integers(0, len(vocab), 1500)]
+        words[100] = "https://example.org/" + "a-very-long-path-segment" * 12
+        words[200:206] = ["all", "of", "them", "made", "it", "happen"]
+        rows.append({"id": f"p{i}", "claim": "All of the volleyball players made the national team in the season.",
+                     "evidence": " ".join(words), "dataset": "wiceish", "construct": "fact-check",
+                     "inclusion_prob": 0.5, "sample_design": {"pool_size": 6}})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_label_page_with_a_1500_word_evidence_wraps_scrolls_keeps_the_claim_and_stores_partial_and_note(tmp_path):
+    need_chromium()
+    pool = _long_pool(tmp_path / "long.jsonl")
+    with Browser() as browser:
+        tab = browser.new_tab()
+        with label_server(pool, "alice") as (_, url):
+            tab.navigate(url)
+            tab.wait_for(f"{PAIR}.index === '0'")
+            geo = tab.evaluate("""(() => { const ev = document.getElementById('evidence');
+                const doc = document.documentElement;
+                return {docW: doc.scrollWidth, viewW: doc.clientWidth, evW: ev.scrollWidth, evCW: ev.clientWidth,
+                        evH: ev.scrollHeight, evCH: ev.clientHeight}; })()""")
+            assert geo["docW"] <= geo["viewW"] and geo["evW"] <= geo["evCW"], geo  # no horizontal scroll anywhere
+            assert geo["evH"] > 2 * geo["evCH"], geo  # the evidence scrolls inside its box
+            marks = tab.evaluate("Array.from(document.querySelectorAll('#evidence mark')).map(m => m.textContent)")
+            assert "volleyball" in " ".join(marks) and not {"all", "made", "of", "it"} & {m.lower() for m in marks}
+            tab.evaluate("document.getElementById('evidence').scrollTop = 400")
+            shot, _ = tab.screenshot(tmp_path / "label_page_long.png")
+            assert shot.stat().st_size > 10_000
+            tab.evaluate("document.getElementById('evidence').scrollTop = 1e6; window.scrollTo(0, 1e6)")
+            box = tab.evaluate("(() => { const r = document.getElementById('claimcard').getBoundingClientRect();"
+                               " return {top: r.top, bottom: r.bottom, h: window.innerHeight}; })()")
+            assert 0 <= box["top"] and box["bottom"] <= box["h"], box  # the claim stays in view
+            tab.evaluate("document.getElementById('note').value = 'second half unsupported'")
+            tab.press("p")
+            tab.wait_for(f"{PAIR}.index === '1'")
+            tab.press("s")
+            tab.wait_for(f"{PAIR}.index === '2'")
+            assert tab.console_errors() == []
+    entries = LabelStore(store_path(pool)).entries("alice")
+    assert entries["p0"][0] == "partial" and entries["p0"][2] == "second half unsupported"
+    out = tmp_path / "labelled.jsonl"
+    assert main(["label", str(pool), "--export", str(out)]) == 2  # a partial answer is never guessed
+    text = quiet_main("label", str(pool), "--export", str(out), "--label-map", "partial=0")
+    assert "1 'partial' answers labelled 0" in text and "--construct fact-check" in text
+    assert "describe the 6-pair pool it was sampled from" in text
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["p0"]["label"] == 0 and rows["p0"]["label_raw"] == "partial"
+    assert rows["p0"]["annotator_note"] == "second half unsupported" and rows["p1"]["label"] == 1
+
+
+def test_sample_takes_the_pools_own_metric_column_and_mapped_fields(tmp_path):
+    rows = [{"uid": f"r{i}", "text": f"claim {i}", "page": f"evidence {i} words", "mine": float(i % 7)}
+            for i in range(60)]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "s.jsonl"
+    quiet_main("sample", str(pool), "--n", "20", "--strategy", "disagreement", "--scorers", "lexical", "--score-col",
+               "mine=mine", "--id-col", "uid", "--claim-col", "text", "--evidence-col", "page", "--no-cache",
+               "--quiet", "--out", str(out))
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(got) == 20 and got[0]["sample_design"]["scorers"] == ["lexical", "mine"]
+    assert all(r["claim"].startswith("claim ") and r["evidence"].startswith("evidence ") for r in got)
+    assert {r["id"] for r in got} <= {r["uid"] for r in rows}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps({**r, "mine": "n/a" if i == 3 else r["mine"]}) + "\n"
+                           for i, r in enumerate(rows)))
+    assert main(["sample", str(bad), "--n", "5", "--scorers", "lexical", "--score-col", "mine=mine", "--claim-col",
+                 "text", "--evidence-col", "page", "--no-cache", "--quiet", "--out", str(tmp_path / "b.jsonl")]) == 2

@@ -148,7 +148,7 @@ def test_plan_from_an_audit_folder(tmp_path):
     (["plan", "--auroc", "0.8", "--prevalence", "0.3"], "give a target"),
     (["plan", "--auroc", "0.8", "--half-width", "0.05"], "needs --prevalence"),
     (["plan", "--half-width", "0.05"], "either --results"),
-    (["plan", "--auroc", "1.3", "--prevalence", "0.3", "--half-width", "0.05"], "must be in"),
+    (["plan", "--auroc", "0.8", "--prevalence", "0.3", "--detect", "0.4"], "must be in"),  # the runner-up's 0.4
 ])
 def test_plan_input_errors_are_one_line(argv, message, capsys):
     assert main(argv) == 2
@@ -165,3 +165,39 @@ def test_library_errors_are_exceptions_not_exits():
     pop = EmpiricalPopulation(np.vstack([y + rng.normal(0, 1, 200), rng.normal(0, 1, 200)]), y, 0.5)
     with pytest.raises(UsageError, match="puts the runner-up's AUROC at"):
         pop.with_difference(0, 1, 2.0)
+
+
+def test_plan_never_asks_for_more_than_the_pool_and_says_when_it_is_out_of_reach():
+    from attrib_audit.report.console import format_plan
+    from attrib_audit.validate.plan import PlanOptions, fpc, plan
+
+    assert fpc(150, 150) == 0.0 and abs(fpc(50, 150) - ((100 / 149) ** 0.5)) < 1e-12
+    opts = PlanOptions(auroc=(0.7,), prevalence=0.3, half_width=0.05, sims=20, n_boot=100, pool=150)
+    (p,) = plan(opts)
+    assert [r["n"] for r in p["rows"]] == [50, 100, 150] and p["recommended_n"] is None
+    assert p["rows"][-1]["half_width_pool"] == 0.0
+    text = format_plan(p)
+    assert "out of reach: even labelling the whole pool of 150 pairs" in text and "label 500" not in text
+    (easy,) = plan(PlanOptions(auroc=(0.7,), prevalence=0.3, half_width=0.2, sims=20, n_boot=100, pool=150))
+    assert easy["recommended_n"] is not None and easy["recommended_n"] <= 150
+
+
+def test_gate_plan_pool_reach_gives_the_best_bound_the_whole_pool_can_certify():
+    import numpy as np
+
+    from attrib_audit.stats.threshold import Target, certify, fewest_labels, risk_upper_bound
+    from attrib_audit.stats.types import LabelledScores
+    from attrib_audit.validate.plan import pool_reach
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 60)
+    data = LabelledScores(rng.normal(size=60) + 2.0 * y, y)
+    t = Target("false_pass", 0.05)
+    cert = certify(data, t, 0.1, unit="pair")
+    need = fewest_labels(data, cert)
+    assert cert.threshold is None and need.labels_needed > 100
+    r = pool_reach(need, t, 0.1, cert.p_value_method, data.n, 100)
+    assert not r["reachable"] and r["labels"] == 100
+    units = need.units_at_hand * 100 / 60
+    assert r["bound_with_pool"] == float(risk_upper_bound(need.risk, units, 0.1, "binomial")[0]) > 0.05
+    assert pool_reach(need, t, 0.1, cert.p_value_method, data.n, 10 ** 6)["reachable"]

@@ -9,6 +9,12 @@ from attrib_audit.stats.bootstrap import DEFAULT_B
 DEFAULT_SCORERS = ("lexical", "minilm", "blend", "bertscore")
 # `select`: a metric within this AUROC of the best counts as tied (here, not in select.py, so the parser needs no scipy)
 DEFAULT_EPS = 0.02
+# what the transfer statistics compare metrics by: the AUROC against the binary label, or a correlation with a
+# graded rating (all rows; partial: controlling for the system); here so the parser needs no scipy
+TRANSFER_STATISTICS = ("auroc", "pearson", "spearman", "kendall", "partial-pearson", "partial-spearman")
+STATISTIC_LABELS = {"auroc": "AUROC", "pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ-b",
+                    "partial-pearson": "partial Pearson r (by system)",
+                    "partial-spearman": "partial Spearman ρ (by system)"}
 
 
 @dataclass
@@ -31,6 +37,7 @@ class AuditConfig:
     ray: Any = None  # engine.ray_engine.RayOptions for engine="ray"; None: defaults
     window_sensitivity: int | None = None  # rescore every scorer with a token window at this window (sensitivity)
     system_resample: tuple[str, ...] = ("inputs",)  # system level: ("inputs",) or ("inputs", "systems")
+    statistic: str = "auroc"  # the transfer statistic: one of TRANSFER_STATISTICS
     # metrics computed elsewhere, name → external.ScoreSource (plain, what the CLI records), scores in table
     # order (numpy/pandas/pyarrow), a mapping id → score, or an external.Precomputed; see docs/how-to/own-metric.md
     precomputed: dict[str, Any] = field(default_factory=dict)

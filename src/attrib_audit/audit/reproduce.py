@@ -10,7 +10,9 @@ every row); models come from `DIR/models/<scorer>` or the usual resolution (path
 `fetch` fills such a folder from the network, pinned to the manifest's revisions, only when the user asks.
 Whatever is absent (data or weights) is listed with the reason, never estimated. Per cell: our AUROC with its
 clustered-bootstrap CI, the paper's number, the difference, and whether the paper's number lies outside our CI
-(a paper number is an interval: its rounding, or the range the text gives).
+(a paper number is an interval: its rounding, or the range the text gives). A scorer column may name a stand-in
+scorer that runs where the paper's scorer's weights are absent (BERTScore: MiniLM layer 4 for roberta-large
+layer 17); its cells say "different scorer" and are not compared.
 """
 from __future__ import annotations
 
@@ -56,6 +58,7 @@ class ScorerUse:
     also: Mapping[str, Any] | None = None  # files of a second repository the scorer needs beside the first
     weights: str | None = None
     note: str | None = None
+    stand_in: str | None = None  # a registry scorer run in this one's place when its weights are absent
 
 
 @dataclass(frozen=True)
@@ -248,11 +251,16 @@ def _cell_stats(matrix: np.ndarray, y: np.ndarray, groups: list, row_id: str, s:
     return out
 
 
-def compare(paper: PaperNumber | None, ours: Mapping[str, Any] | None) -> dict[str, Any]:
+def compare(paper: PaperNumber | None, ours: Mapping[str, Any] | None, *, same_scorer: bool = True) -> dict[str, Any]:
     """The difference (ours − the paper's number, or − the nearest end of its range) and the verdict: 'differs' when
-    the paper's interval and our CI do not overlap, 'within CI' when they do."""
+    the paper's interval and our CI do not overlap, 'within CI' when they do, 'different scorer' when a stand-in
+    ran instead of the paper's scorer (the difference is shown, the numbers are not compared)."""
     if paper is None or ours is None or not np.isfinite(ours["auroc"]):
         return {"diff": None, "verdict": None}
+    if not same_scorer:
+        a = ours["auroc"]
+        diff = a - paper.value if paper.value is not None else a - min(max(a, paper.low), paper.high)
+        return {"diff": diff, "verdict": "different scorer"}
     a = ours["auroc"]
     diff = a - paper.value if paper.value is not None else a - min(max(a, paper.low), paper.high)
     lo, hi = ours["ci_low"], ours["ci_high"]
@@ -283,11 +291,17 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
     needed = {k for r in rows if choices[r.id] for k in r.scorers}
     options: dict[str, dict] = {}
     absent_scorers: dict[str, str] = {}
+    stood_in: dict[str, str] = {}  # column -> why the paper's scorer did not run (its stand-in did)
     for key in sorted(needed):
+        use = manifest.scorers[key]
         try:
-            options[key] = scorer_options(manifest.scorers[key], root, s.model_paths)
+            options[key] = scorer_options(use, root, s.model_paths)
         except ScorerUnavailable as exc:
-            absent_scorers[key] = str(exc)
+            ok, where = scorer_spec(use.stand_in).check() if use.stand_in else (False, "")
+            if ok:
+                options[key], stood_in[key] = {}, str(exc)
+            else:
+                absent_scorers[key] = str(exc) + (f"; its stand-in {use.stand_in}: {where}" if use.stand_in else "")
     built: dict[str, Scorer] = {}
     results: dict[tuple[str, str], dict] = {}
     data_info: dict[str, dict] = {}
@@ -306,7 +320,8 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
         for k in keys:
             if k not in built and k not in absent_scorers:
                 try:
-                    built[k] = get_scorer(manifest.scorers[k].scorer, device=s.device, **options[k])
+                    name = manifest.scorers[k].stand_in if k in stood_in else manifest.scorers[k].scorer
+                    built[k] = get_scorer(name, device=s.device, **options[k])
                 except ScorerUnavailable as exc:
                     absent_scorers[k] = str(exc)
         keys = [k for k in keys if k in built]
@@ -335,24 +350,29 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
             matrix = np.vstack([scores[k].scores[pos] for k in run])
             for k, cell in zip(run, _cell_stats(matrix, y, groups, r.id, s)):
                 results[(r.id, k)] = cell
-    return _report(manifest, rows, choices, root, data_info, results, absent_scorers,
+    stood_in = {k: why for k, why in stood_in.items() if k in built}
+    return _report(manifest, rows, choices, root, data_info, results, absent_scorers, stood_in,
                    {k: b.signature for k, b in built.items()}, run_stats, s)
 
 
 def _report(manifest: Manifest, rows: Sequence[Row], choices: Mapping[str, DataChoice | None], root: Path | None,
             data_info: Mapping[str, dict], results: Mapping[tuple[str, str], dict], absent_scorers: Mapping[str, str],
-            signatures: Mapping[str, str], run_stats: list[dict], s: Settings) -> dict[str, Any]:
+            stood_in: Mapping[str, str], signatures: Mapping[str, str], run_stats: list[dict],
+            s: Settings) -> dict[str, Any]:
     out_rows: list[dict[str, Any]] = []
     for r in rows:
         cells = []
         for k in r.scorers:
             use, paper, ours = manifest.scorers[k], r.paper.get(k), results.get((r.id, k))
-            cells.append({"scorer": k, "paper_name": use.paper, "model": use.model,
+            ran = use.stand_in if k in stood_in and use.stand_in else use.scorer
+            model = f"stand-in: {ran} ({scorer_spec(ran).description})" if k in stood_in else use.model
+            cells.append({"scorer": k, "paper_name": use.paper, "model": model,
+                          "ran": ran,
                           "paper": None if paper is None else {"text": paper.text(),
                                                                "low": paper.low, "high": paper.high,
                                                                "value": paper.value, "quote": paper.quote,
                                                                "where": paper.where, "derived": paper.derived},
-                          "ours": ours, **compare(paper, ours),
+                          "ours": ours, **compare(paper, ours, same_scorer=k not in stood_in),
                           "absent": None if ours is not None else absent_scorers.get(k) or (
                               "no data" if choices[r.id] is None else data_info[r.id]["status"])})
         out_rows.append({"id": r.id, "table": r.table, "table_title": manifest.tables[r.table], "row": r.row,
@@ -364,11 +384,16 @@ def _report(manifest: Manifest, rows: Sequence[Row], choices: Mapping[str, DataC
         absent_data.append({"dataset": key, "title": ds.title, "source": ds.source,
                             "rows": [f"{r.table}:{r.row}" for r in rows if r.dataset == key and choices[r.id] is None],
                             "reason": where})
+    reasons = dict(absent_scorers)
+    for k, why in stood_in.items():
+        name = manifest.scorers[k].stand_in or ""
+        reasons[k] = (f"{why}; {name} ({scorer_spec(name).description}) ran in its place: its cells say "
+                      "'different scorer', not compared")
     absent = [{"scorer": k, "model": manifest.scorers[k].model, "reason": why,
                "rows": [f"{r.table}:{r.row}" for r in rows if choices[r.id] and k in r.scorers],
                "paper_numbers": sum(1 for r in rows if choices[r.id] and k in r.paper)}
-              for k, why in sorted(absent_scorers.items())]
-    compared = [c for r in out_rows for c in r["cells"] if c["verdict"]]
+              for k, why in sorted(reasons.items())]
+    compared = [c for r in out_rows for c in r["cells"] if c["verdict"] in ("differs", "within CI")]
     return {"paper": manifest.paper, "manifest_digest": manifest.digest, "data_dir": str(root) if root else None,
             "settings": {"n_boot": s.n_boot, "seed": s.seed, "level": s.level, "device": s.device,
                          "ci": f"{s.level:.0%} percentile, clustered bootstrap over `group`"},

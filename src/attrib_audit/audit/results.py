@@ -18,7 +18,7 @@ import platform
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Mapping, NotRequired, TypedDict
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from attrib_audit.files.outdir import PARQUET_RUN_KEY, RUN_ARTEFACTS, staged_dir
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
 from attrib_audit.stats.systems import SystemLevel
+
+if TYPE_CHECKING:  # the correlation statistics import scipy; results.json's readers must not
+    from attrib_audit.audit.correlations import StatisticBoot
 
 
 @dataclass(frozen=True)
@@ -54,9 +57,11 @@ class ConfigRecord(TypedDict):
     scorers: list[str]
     slice_by: str
     n_boot: int
+    statistic: str  # the transfer statistic: auroc, or a correlation with the graded rating
     seed: int
     ci: str
     level: float
+    chance_test: NotRequired[str]  # how `beats_chance` in the AUROC rows was decided
     device: str
     n_perm: int
     window_sensitivity: int | None
@@ -76,6 +81,7 @@ class SliceRow(TypedDict):
     construct: str  # a construct, "unspecified", or "mixed:a+b"
     status: str  # ok | one_class
     weighting: NotRequired[str]  # a weighted (sampled) file: Horvitz–Thompson
+    pool_size: NotRequired[float]  # with weighting: Σ 1/inclusion_prob, the pool size the sample stands for
 
 
 class AurocRow(TypedDict):
@@ -91,6 +97,9 @@ class AurocRow(TypedDict):
     n_failed: NotRequired[int]
     n_boot: NotRequired[int]
     n_boot_dropped: NotRequired[int]
+    p_chance: NotRequired[float | None]  # one-sided p of AUROC > 0.5 on this slice (stats.chance)
+    p_chance_holm: NotRequired[float | None]  # Holm-adjusted over the slices of this scorer
+    beats_chance: NotRequired[bool]
 
 
 class PairedRow(TypedDict):
@@ -131,6 +140,7 @@ class TransferBlock(TypedDict):
 
     level: float
     n_perm: int
+    statistic: NotRequired[str]  # what the metrics are compared by (auroc, or a correlation with the rating)
     notes: list[str]
     slices: list[dict[str, Any]]  # AUPRC and evidence length per two-class slice
     excluded_slices: list[dict[str, Any]]
@@ -189,6 +199,8 @@ class AuditResults(TypedDict):
     transfer: TransferBlock
     sensitivity: dict[str, Any]  # audit.sensitivity.sensitivity_section
     systems: NotRequired[dict[str, Any]]  # SystemsBlock; only when rows name the system that generated them
+    correlations: NotRequired[dict[str, Any]]  # only with a graded rating: audit.correlations.CorrelationSection
+    cut_sensitivity: NotRequired[dict[str, Any]]  # only with a label derived from it: audit.correlations.CutSensitivity
     elapsed_s: float
     spec: NotRequired[dict[str, Any]]  # the run spec (audit.spec.RunSpec.to_dict), data resolved
     command: NotRequired[list[str]]  # the command line that reruns it (cli.rerun), never with secrets
@@ -252,6 +264,7 @@ class AuditResult:
     boots: dict[str, SliceBoot]
     table: PairTable
     slice_keys: list[str]
+    graded: dict[str, StatisticBoot] = field(default_factory=dict)  # `--statistic` a correlation: per slice
 
     def save(self, out: str | Path) -> Path:
         """Write results.json, scores.parquet and bootstrap.npz (what `select` needs to replay the bootstrap),
@@ -260,13 +273,37 @@ class AuditResult:
         with staged_dir(out, replaces=RUN_ARTEFACTS) as tmp:
             (tmp / "results.json").write_text(to_json(self.results))
             write_scores_parquet(tmp / "scores.parquet", self.table, self.slice_keys, self.scores, run_id=run_id)
-            write_bootstrap_npz(tmp / "bootstrap.npz", self.boots, run_id=run_id)
+            write_bootstrap_npz(tmp / "bootstrap.npz", self.boots, run_id=run_id, graded=self.graded,
+                                scorers=list(self.scores))
         return Path(out) / "results.json"
 
 
-def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot], run_id: str = "") -> None:
+def graded_arrays(graded: Mapping[str, StatisticBoot], scorers: list[str]) -> dict[str, np.ndarray]:
+    """The inputs of each slice's correlation bootstrap (`--statistic`), so `select` recomputes its draws: they
+    depend on the seed and the slice name only."""
+    names = sorted(graded)
+    if not names:
+        return {}
+    first = graded[names[0]]
+    return {
+        "graded_statistic": np.array(first.statistic), "graded_seed": np.array(first.seed),
+        "graded_n_boot": np.array(first.n_boot), "graded_slices": np.array(names, dtype=str),
+        "graded_scorers": np.array(scorers, dtype=str),
+        "graded_row_slice": np.concatenate([np.full(graded[s].n_rows, i) for i, s in enumerate(names)]),
+        "graded_rating": np.concatenate([graded[s].rating for s in names]),
+        "graded_items": np.concatenate([graded[s].items for s in names]).astype(str),
+        "graded_systems": np.concatenate([graded[s].systems if graded[s].systems is not None
+                                          else np.full(graded[s].n_rows, "") for s in names]).astype(str),
+        "graded_named": np.array([graded[s].systems is not None for s in names], dtype=bool),
+        "graded_scores": np.concatenate([graded[s].scores for s in names], axis=1),
+    }
+
+
+def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot], run_id: str = "",
+                        graded: Mapping[str, StatisticBoot] | None = None, scorers: list[str] | None = None) -> None:
     """Each bootstrapped slice's inputs and generator state, so `select` replays the audit's exact draws
-    on the rows its candidate metrics have in common (all slices share the scorers and B)."""
+    on the rows its candidate metrics have in common (all slices share the scorers and B); with `graded` (the
+    transfer statistic is a correlation with the rating) the inputs of those bootstraps too."""
     names = sorted(boots)
     first = boots[names[0]] if names else None
     np.savez_compressed(
@@ -281,7 +318,8 @@ def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot], run_id: str = "
                                 for s in names] or [np.zeros(0)]),
         weighted=np.array([boots[s].boot.weights is not None for s in names], dtype=bool),
         groups=np.array([g for s in names for g in boots[s].groups], dtype=str),
-        scores=np.concatenate([boots[s].boot.scores for s in names], axis=1) if names else np.zeros((0, 0)))
+        scores=np.concatenate([boots[s].boot.scores for s in names], axis=1) if names else np.zeros((0, 0)),
+        **graded_arrays(graded or {}, scorers or []))
 
 
 def scores_columns(table: PairTable, slice_keys: list[str], scores: dict[str, ScoreBatch]) -> dict[str, Any]:

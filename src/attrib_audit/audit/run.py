@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.correlations import correlation_section, cut_sensitivity, graded_boots
 from attrib_audit.audit.results import (
     AuditResult,
     AuditResults,
@@ -29,7 +30,7 @@ from attrib_audit.audit.results import (
 )
 from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
-from attrib_audit.audit.systems import SystemSettings, systems_section
+from attrib_audit.audit.systems import SystemSettings, refuse_weighted, systems_section
 from attrib_audit.audit.transfer import evidence_counts, transfer_section
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.records import PairTable
@@ -47,6 +48,7 @@ from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
 from attrib_audit.scorers.catalog import get_scorer
 from attrib_audit.scorers.judge.http import public_options
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci, slice_rng
+from attrib_audit.stats.chance import CHANCE_TEST, chance_pvalues, holm
 
 
 @dataclass(frozen=True)
@@ -78,8 +80,9 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
         y = table.labels[rows].astype(np.int64)
         groups = [table.groups[i] for i in rows]
         constructs = sorted({table.constructs[i] or "unspecified" for i in rows})
-        n_pos = int(y.sum())
-        status = "ok" if 0 < n_pos < rows.size else "one_class"
+        n_pos = int((y == 1).sum())
+        labelled = bool(table.labelled[rows].all())
+        status = ("ok" if 0 < n_pos < rows.size else "one_class") if labelled else "no_label"
         slices.append({"slice": sl, "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
                        "construct": constructs[0] if len(constructs) == 1 else "mixed:" + "+".join(constructs),
                        "status": status})
@@ -100,22 +103,26 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
             for name in names:
                 auroc_rows.append({"scorer": name, "slice": sl, "auroc": None, "ci_low": None, "ci_high": None,
                                    "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
-                                   "note": "one class in slice: AUROC undefined"})
+                                   "note": NO_LABEL_NOTE if status == "no_label" else "one class in slice: AUROC "
+                                                                                     "undefined"})
             continue
         matrix = np.vstack([scores[n].scores[rows] for n in names])
         weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
         if weights is not None:
             slices[-1]["weighting"] = "horvitz-thompson: each pair weighs 1/inclusion_prob"
+            slices[-1]["pool_size"] = float(weights.sum())  # the pool the sample stands for (in expectation)
         boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl),
                                 weights=weights)
         boots[sl] = SliceBoot(names, boot, rows, [str(g) for g in groups])
+        p_chance = chance_pvalues(boot.point, boot.replicates)
         for j, name in enumerate(names):
             lo, hi, dropped = percentile_ci(boot.replicates[j], config.level)
             finite = np.isfinite(matrix[j])
             auroc_rows.append({"scorer": name, "slice": sl, "auroc": boot.point[j], "ci_low": lo,
                                "ci_high": hi, "n": int(finite.sum()), "n_pos": int(y[finite].sum()),
                                "n_groups": len({groups[i] for i in np.flatnonzero(finite)}),
-                               "n_failed": int((~finite).sum()), "n_boot": config.n_boot, "n_boot_dropped": dropped})
+                               "n_failed": int((~finite).sum()), "n_boot": config.n_boot, "n_boot_dropped": dropped,
+                               "p_chance": p_chance[j]})
         for ja, jb in combinations(range(len(names)), 2):
             d = paired_difference(boot, ja, jb, config.level)
             paired_rows.append({"scorer_a": names[ja], "scorer_b": names[jb], "slice": sl, "diff": d.estimate,
@@ -124,8 +131,45 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
                                               names[jb]: int(rows.size - boot.n[jb])},
                                 "n_boot_dropped": d.n_boot_dropped,
                                 "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)})
+    chance_family(auroc_rows, config.level, {s["slice"]: s["construct"] for s in slices})
     return SliceStatistics(slices=slices, auroc=auroc_rows, paired=paired_rows, truncation=trunc_rows,
                            failures=fail_rows, boots=boots)
+
+
+NO_LABEL_NOTE = ("no binary label (a graded rating only): AUROC undefined; the correlations section compares the "
+                 "metrics (--label-from-rating CUT derives a label)")
+
+
+def check_texts(table: PairTable, scorers: Sequence[str]) -> None:
+    """A file without claim/evidence columns holds scores only: a scorer that reads text is refused, naming the
+    column it lacks, before anything is scored."""
+    if not scorers:
+        return
+    for o in table.origin:
+        missing = o.get("text_columns_missing")
+        if missing:
+            raise DataError(f"missing column {missing[0]!r}: scorer {scorers[0]!r} reads the text; this file holds "
+                            "scores only (audit them with --scorers none --score-col NAME=COL)",
+                            path=o.get("path"), field=missing[0])
+
+
+def chance_family(auroc_rows: list[AurocRow], level: float, construct_of: dict[str, str]) -> None:
+    """Holm-adjust each scorer's chance p-values over the slices of one construct, and flag `beats_chance`.
+
+    The family is the one `select` and the verdicts read: a scorer on the datasets of a construct.
+
+    Args:
+        auroc_rows: the per-slice AUROC rows; those with a `p_chance` get `p_chance_holm` and `beats_chance`.
+        level: the CI level; the one-sided test runs at α = (1 − level) / 2.
+        construct_of: slice → its construct.
+    """
+    alpha = (1.0 - level) / 2.0
+    for name, c in dict.fromkeys((r["scorer"], construct_of.get(r["slice"])) for r in auroc_rows):
+        rows = [r for r in auroc_rows if r["scorer"] == name and construct_of.get(r["slice"]) == c and "p_chance" in r]
+        adjusted = holm(np.array([np.nan if r["p_chance"] is None else r["p_chance"] for r in rows]))
+        for r, p in zip(rows, adjusted):
+            r["p_chance_holm"] = float(p) if np.isfinite(p) else None
+            r["beats_chance"] = bool(np.isfinite(p) and p < alpha)
 
 
 @dataclass(frozen=True)
@@ -143,6 +187,7 @@ class Scored:
 def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] = print) -> Scored:
     """The config's scorers through the engine and its precomputed metrics joined, as every command that scores a
     labelled table needs."""
+    check_texts(table, list(config.scorers))
     clash = sorted(set(config.precomputed) & set(config.scorers))
     if clash:
         raise DataError(f"precomputed scorer {clash[0]!r} has the name of a scorer in `scorers`; rename it")
@@ -189,25 +234,36 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
                                                          scored.external, scored.unavailable)
     if not scores and unavailable:  # results.json without one AUROC would pass for a finished audit
         raise no_scorer_ran(unavailable)
+    if config.statistic != "auroc" and table.ratings is None:
+        raise UsageError(f"--statistic {config.statistic} correlates the metrics with a graded rating: name its "
+                         "column with --rating-col")
     keys = table.slice_keys(config.slice_by)
     stats = slice_statistics(table, keys, scores, config)
     slices, auroc_rows, boots = stats.slices, stats.auroc, stats.boots
     key_arr = np.asarray(keys, dtype=object)
     with ScoreCache(config.cache_path) as cache:  # counted once for the transfer and the sensitivity sections
         counts = evidence_counts(table.evidences, cache)
+    graded, graded_missing = ({}, {}) if config.statistic == "auroc" else graded_boots(
+        table, keys, {n: b.scores for n, b in scores.items()}, config.statistic, n_boot=config.n_boot, seed=config.seed)
     transfer = transfer_section(
         slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
         table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},
-        seed=config.seed, n_perm=config.n_perm, weights=table.weights, counts=counts)
+        seed=config.seed, n_perm=config.n_perm, weights=table.weights, counts=counts, statistic=config.statistic,
+        graded=graded, graded_missing=graded_missing)
     window = rescore_at_window(table, scorers, scores, config, log) if config.window_sensitivity else None
     sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window, counts[0])
-    systems = system_level(table, keys, scores, auroc_rows, config, log)
+    systems = system_level(table, keys, scores, auroc_rows, config, log) if table.labelled.all() else None
+    correlations = correlation_section(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
+                                       level=config.level, seed=config.seed)
+    cuts = cut_sensitivity(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
+                           level=config.level, seed=config.seed)
     results = AuditResults(
         run_id=new_run_id(),
         tool=to_record(tool_info()),
         config={"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
+                "statistic": config.statistic,
                 "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
-                "level": config.level, "device": config.device,
+                "level": config.level, "chance_test": CHANCE_TEST, "device": config.device,
                 "n_perm": config.n_perm, "window_sensitivity": config.window_sensitivity,
                 "scorer_options": public_options(config.scorer_options), "batch_size": config.batch_size,
                 "engine": config.engine, "cache": config.cache_path, "on_error": config.on_error,
@@ -225,15 +281,18 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         failures=stats.failures,
         transfer=transfer,
         sensitivity=sensitivity,
-        # mypy cannot check a conditional ** into a TypedDict (`systems` is NotRequired, written before elapsed_s)
+        # mypy cannot check a conditional ** into a TypedDict (these are NotRequired, written before elapsed_s)
         **({"systems": systems} if systems is not None else {}),  # type: ignore[typeddict-item]
+        **({"correlations": correlations} if correlations is not None else {}),  # type: ignore[typeddict-item]
+        **({"cut_sensitivity": cuts} if cuts is not None else {}),  # type: ignore[typeddict-item]
         elapsed_s=round(time.time() - t0, 3),
     )
     if spec is not None:
         results["spec"] = to_record(dataclasses.replace(spec, data=spec.data.resolved(table.origin)))
     if command is not None:
         results["command"] = list(command)
-    return AuditResult(results=plain(results), scores=scores, boots=boots, table=table, slice_keys=keys)
+    return AuditResult(results=plain(results), scores=scores, boots=boots, table=table, slice_keys=keys,
+                       graded=graded)
 
 
 # ---- the system level: when rows name the system that generated them -----------------------------------------
@@ -248,7 +307,8 @@ def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBa
     section = systems_section(keys, table.labels, table.groups, table.systems or [],
                               {n: b.scores for n, b in scores.items()},
                               auroc_rows, SystemSettings(n_boot=config.n_boot, seed=config.seed, level=config.level,
-                                                         resample=tuple(config.system_resample)))
+                                                         resample=tuple(config.system_resample)),
+                              weights=table.weights)
     if section is None:
         return None
     if not config.quiet:
@@ -260,6 +320,7 @@ def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print)
     """`attrib-audit systems DATA`: score the spec's data (through the cache), then only the per-slice AUROC (for the
     item-vs-system comparison) and the system-level section."""
     table = load_data(spec.data, log=None if local.quiet else log)
+    refuse_weighted(table.weights, ", ".join(str(o["path"]) for o in table.origin or []) or "the data")
     if not table.has_systems:
         raise UsageError("no row names the system that generated it: map that column with --system-col NAME")
     config = audit_config(spec, local)

@@ -8,17 +8,20 @@ the caveat quotes that out-of-sample regret, not the optimistic in-sample one.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 
-from attrib_audit.audit.config import DEFAULT_EPS
+from attrib_audit.audit.config import DEFAULT_EPS, STATISTIC_LABELS
+from attrib_audit.audit.correlations import StatisticBoot, statistic_boot
 from attrib_audit.audit.results import AuditResults, read_results, results_path
 from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
 from attrib_audit.data.errors import DataError
 from attrib_audit.errors import UsageError, saved_layout
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
+from attrib_audit.stats.chance import CHANCE_TEST, chance_pvalues, holm
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 
 
@@ -28,23 +31,49 @@ class Recommendation:
     datasets: list[str]
     candidates: list[str]
     metric: str | None
-    # transfers | near-best-unproven | does-not-transfer | best-on-target | tied-on-target | no-recommendation
+    # transfers | near-best-unproven | does-not-transfer | best-on-target | tied-on-target | no-better-than-chance
+    # | no-recommendation
     verdict: str
     in_sample_regret: float | None
     in_sample_regret_ci: tuple[float, float] | None
     worst_regret: float | None
     worst_dataset: str | None
-    selector_regret: float | None  # leave-one-dataset-out: the honest estimate for a new dataset
-    selector_regret_ci: tuple[float, float] | None
+    held_out_regret: float | None  # leave-one-dataset-out: the honest estimate for a new dataset
+    held_out_regret_ci: tuple[float, float] | None
     folds_agreeing: int | None
     portable_metrics: list[str]
     caveat: str
     # per dataset: rows used, rows each candidate's failures removed
     rows: dict[str, dict] = field(default_factory=dict)
+    statistic: str = "auroc"  # what the candidates were compared by (the audit's --statistic)
+    # per candidate and dataset: one-sided p of AUROC > 0.5 (Holm-adjusted over the datasets), beats chance or not
+    chance: dict[str, dict[str, dict]] = field(default_factory=dict)
+    chance_test: str = CHANCE_TEST
 
 
 
-def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None) -> Recommendation:
+def chance_table(mat: AurocMatrix, level: float = LEVEL, null: float = 0.5) -> dict[str, dict[str, dict]]:
+    """Per metric and dataset of `mat`: the one-sided chance p-value, Holm-adjusted over the datasets, and the flag.
+
+    Args:
+        mat: point AUROCs and replicates (metrics × datasets).
+        level: the CI level; the test runs at α = (1 − level) / 2.
+        null: no skill: 0.5 for AUROC, 0 for a correlation.
+
+    Returns:
+        {metric: {dataset: {"p": raw, "p_holm": adjusted, "beats_chance": bool}}}.
+    """
+    out: dict[str, dict[str, dict]] = {}
+    for i, m in enumerate(mat.metrics):
+        raw = chance_pvalues(mat.point[i], mat.replicates[i], null)
+        adj = holm(raw)
+        out[m] = {d: {"p": float(raw[k]), "p_holm": float(adj[k]), "beats_chance": bool(adj[k] < (1 - level) / 2)}
+                  for k, d in enumerate(mat.datasets)}
+    return out
+
+
+def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None,
+              unit: str = "AUROC") -> Recommendation:
     """Pick the lowest-regret metric and phrase the caveat its leave-one-dataset-out regret implies."""
     d = len(mat.datasets)
     lodo = lodo_regret(mat, LEVEL)
@@ -56,8 +85,8 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
     portable = [p.metric for p in port.values() if p.portable]
     worst_sel = max(sel.per_dataset, key=lambda d: sel.per_dataset[d])
     width = float(np.mean([b.ci_high - b.ci_low for b in best_per_dataset(mat, LEVEL)]))
-    held_out = (f"choosing the best-on-average metric from the other datasets cost {sel.mean:.3f} "
-                "AUROC on the held-out "
+    held_out = (f"choosing the best-on-average metric from the other datasets cost {sel.mean:.3f} {unit} "
+                "on the held-out "
                 f"dataset on average (95% CI [{sel.ci_low:.3f}, {sel.ci_high:.3f}]; "
                 f"worst {sel.per_dataset[worst_sel]:.3f} "
                 f"on {worst_sel}); the rule picked {m} in {agree} of {d} folds")
@@ -72,7 +101,7 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
     elif port[m].portable:
         verdict = "near-best-unproven"
         caveat = (f"{m} is within the best metric's 95% CI on every audited dataset of '{construct}' (those CIs are "
-                  f"{width:.2f} AUROC wide on average, so this screen is only as sharp as they are), but {held_out}. "
+                  f"{width:.2f} {unit} wide on average, so this screen is only as sharp as they are), but {held_out}. "
                   f"That CI does not rule out a regret above ε = {eps:g}; {committed}. "
                   f"Use {m} as a provisional default "
                   "and validate it on labelled pairs of the new dataset.")
@@ -84,54 +113,83 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
         caveat = (f"{lead}. {held_out[0].upper() + held_out[1:]}; {committed}. "
                   f"{m} is only a provisional default: label a "
                   "sample of the new dataset and audit it before trusting any metric.")
+    chance = chance_table(mat, null=0.5 if unit == "AUROC" else 0.0)
+    weak = [d for d, c in chance[m].items() if not c["beats_chance"]]
+    if len(weak) == d and not any(c["beats_chance"] for per in chance.values() for c in per.values()):
+        return no_recommendation(construct, list(mat.datasets), "no candidate is better than chance on any dataset "
+                                 f"of '{construct}' ({CHANCE_TEST}): none is recommended", chance)
+    if weak:
+        caveat = (f"{m} is not better than chance on {', '.join(weak)} (Holm-adjusted one-sided p "
+                  + ", ".join(f"{chance[m][x]['p_holm']:.3g}" for x in weak) + "). " + caveat)
     return Recommendation(construct=construct, datasets=list(mat.datasets), candidates=list(mat.metrics), metric=m,
                           verdict=verdict, in_sample_regret=fixed.mean,
                           in_sample_regret_ci=(fixed.ci_low, fixed.ci_high), worst_regret=fixed.max,
-                          worst_dataset=fixed.worst_dataset, selector_regret=sel.mean,
-                          selector_regret_ci=(sel.ci_low, sel.ci_high), folds_agreeing=agree, portable_metrics=portable,
-                          caveat=caveat + few, rows=rows or {})
+                          worst_dataset=fixed.worst_dataset, held_out_regret=sel.mean,
+                          held_out_regret_ci=(sel.ci_low, sel.ci_high), folds_agreeing=agree, portable_metrics=portable,
+                          caveat=caveat + few, rows=rows or {}, chance=chance)
 
 
-def no_recommendation(construct: str, datasets: list[str], reason: str) -> Recommendation:
-    return Recommendation(construct=construct, datasets=datasets, candidates=[], metric=None,
-                          verdict="no-recommendation", in_sample_regret=None, in_sample_regret_ci=None,
-                          worst_regret=None, worst_dataset=None, selector_regret=None, selector_regret_ci=None,
-                          folds_agreeing=None, portable_metrics=[], caveat=reason)
+def no_recommendation(construct: str, datasets: list[str], reason: str,
+                      chance: dict[str, dict[str, dict]] | None = None) -> Recommendation:
+    """A construct with no recommended metric, and why (no candidate better than chance when `chance` is given)."""
+    verdict = "no-better-than-chance" if chance else "no-recommendation"
+    return Recommendation(construct=construct, datasets=datasets, candidates=list(chance or []), metric=None,
+                          verdict=verdict, in_sample_regret=None, in_sample_regret_ci=None,
+                          worst_regret=None, worst_dataset=None, held_out_regret=None, held_out_regret_ci=None,
+                          folds_agreeing=None, portable_metrics=[], caveat=reason, chance=chance or {})
 
 
-def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUROC) -> Recommendation:
+def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUROC | StatisticBoot,
+              unit: str = "AUROC") -> Recommendation:
     """One audited dataset: if it is the target (e.g. a labelled sample of it), the metric to use is its best one;
     the paired bootstrap says which others it cannot be told apart from. Nothing here speaks for other datasets.
 
     Candidates are compared on the rows every one of them scored (`boot.aligned`)."""
     ok = [j for j in range(len(names)) if np.isfinite(boot.point[j])]
     if len(ok) < 2:
-        return no_recommendation(construct, [dataset], f"fewer than two candidate metrics have an AUROC on {dataset}: "
+        return no_recommendation(construct, [dataset], f"fewer than two candidate metrics have a {unit} on {dataset}: "
                                                        "nothing to choose between")
     al = boot.aligned(ok)
-    rows = {dataset: {"n": int(boot.labels.size), "n_used": al.n,
+    rows = {dataset: {"n": boot.n_rows, "n_used": al.n,
                       "dropped_by": {names[j]: int(k) for j, k in zip(ok, al.dropped)}}}
     if not np.isfinite(al.point).all():
-        return no_recommendation(construct, [dataset], f"the rows every candidate scored on {dataset} hold one class: "
+        return no_recommendation(construct, [dataset], f"the rows every candidate scored on {dataset} leave {unit} undefined: "
                                                        "compare fewer candidates (--scorers)")
-    b = int(al.point.argmax())
+    p = chance_pvalues(al.point, al.replicates, 0.5 if unit == "AUROC" else 0.0)
+    alpha = (1 - LEVEL) / 2
+    chance = {names[j]: {dataset: {"p": float(p[i]), "p_holm": float(p[i]), "beats_chance": bool(p[i] < alpha)}}
+              for i, j in enumerate(ok)}
+    good = [i for i in range(len(ok)) if chance[names[ok[i]]][dataset]["beats_chance"]]
+    if not good:
+        t = int(al.point.argmax())
+        lo, hi, _ = percentile_ci(al.replicates[t], LEVEL)
+        rec = no_recommendation(construct, [dataset], (
+            f"no candidate is better than chance on {dataset} (best: {names[ok[t]]}, AUROC {al.point[t]:.3f} "
+            f"[{lo:.3f}, {hi:.3f}], one-sided p = {p[t]:.3g} in a Wald z test of AUROC > 0.5 with the "
+            f"clustered-bootstrap standard error, at α = {alpha:g}). None is recommended: a better metric, "
+            "or more labels (`attrib-audit plan`), is needed before any of them can be trusted here."), chance)
+        return replace(rec, rows=rows)
+    b = max(good, key=lambda i: al.point[i])
     best, point = ok[b], al.point[b]
-    tied = [names[j] for i, j in enumerate(ok)
-            if i != b and percentile_ci(al.replicates[b] - al.replicates[i], LEVEL)[0] <= 0]
+    tied = [names[ok[i]] for i in good if i != b and percentile_ci(al.replicates[b] - al.replicates[i], LEVEL)[0] <= 0]
+    weak = [names[j] for i, j in enumerate(ok) if i not in good]
+    also = f" Not better than chance (never a choice): {', '.join(weak)}." if weak else ""
     if tied:
         verdict = "tied-on-target"
-        caveat = (f"{names[best]} has the highest AUROC on {dataset} ({point:.3f}), but the paired 95% CI does not "
-                  f"separate it from {', '.join(tied)}: any of them will do here (choose the cheapest), or label more "
-                  "pairs (`attrib-audit plan --detect`). This holds for this dataset only.")
+        caveat = (f"{names[best]} has the highest {unit} on {dataset} ({point:.3f}) among the candidates better than "
+                  f"chance, but the paired 95% CI does not separate it from {', '.join(tied)}: any of these will do "
+                  "here (choose the cheapest), or label more pairs (`attrib-audit plan --detect`). This holds for this "
+                  "dataset only.")
     else:
         verdict = "best-on-target"
-        caveat = (f"{names[best]} beats every other candidate on {dataset} (AUROC {point:.3f}; each paired 95% CI "
-                  "excludes zero). This holds for this dataset only; "
-                  "a dataset that was not audited needs its own labels.")
+        rivals = "every other candidate" if len(ok) == len(good) else "every other candidate better than chance"
+        caveat = (f"{names[best]} beats {rivals} on {dataset} ({unit} {point:.3f}, better than chance: one-sided p = "
+                  f"{p[b]:.3g}; each paired 95% CI excludes zero). This holds for this dataset only; a dataset that "
+                  "was not audited needs its own labels.")
     return Recommendation(construct=construct, datasets=[dataset], candidates=[names[j] for j in ok],
                           metric=names[best], verdict=verdict, in_sample_regret=None, in_sample_regret_ci=None,
-                          worst_regret=None, worst_dataset=None, selector_regret=None, selector_regret_ci=None,
-                          folds_agreeing=None, portable_metrics=[], caveat=caveat, rows=rows)
+                          worst_regret=None, worst_dataset=None, held_out_regret=None, held_out_regret_ci=None,
+                          folds_agreeing=None, portable_metrics=[], caveat=caveat + also, rows=rows, chance=chance)
 
 
 @dataclass(frozen=True)
@@ -149,6 +207,22 @@ class AuditInputs:
     scores: np.ndarray  # (scorers, rows)
     weights: np.ndarray  # (rows,) Horvitz–Thompson row weights (ones where a slice is unweighted)
     weighted: np.ndarray  # (slices,) whether the slice was weighted
+    graded: Mapping[str, np.ndarray] = field(default_factory=dict)  # results.graded_arrays, when `--statistic` was one
+
+    def graded_boots(self, datasets: list[str], idx: list[int]) -> dict[str, StatisticBoot]:
+        """Each dataset's correlation bootstrap of scorers `idx` (the audit's draws: seeded by slice name)."""
+        g = self.graded
+        names = g["graded_slices"].tolist()
+        out = {}
+        for d in datasets:
+            i = names.index(d)
+            r = g["graded_row_slice"] == i
+            out[d] = statistic_boot(str(g["graded_statistic"]), d, rating=g["graded_rating"][r],
+                                    scores=g["graded_scores"][np.ix_(idx, np.flatnonzero(r))],
+                                    items=g["graded_items"][r].tolist(),
+                                    systems=g["graded_systems"][r].tolist() if g["graded_named"][i] else None,
+                                    n_boot=int(g["graded_n_boot"]), seed=int(g["graded_seed"]))
+        return out
 
     def boots(self, datasets: list[str], idx: list[int]) -> dict[str, BootstrapAUROC]:
         """The audit's bootstrap of scorers `idx` on each dataset, replaying its recorded draws."""
@@ -176,7 +250,8 @@ def load_audit(folder: Path) -> AuditInputs:
             audit = AuditInputs(results=results, scorers=z["scorers"].tolist(), slices=z["slices"].tolist(),
                                 n_boot=int(z["n_boot"]), rng_states=[json.loads(x) for x in z["rng_states"].tolist()],
                                 row_slice=z["row_slice"], labels=z["labels"], groups=z["groups"], scores=z["scores"],
-                                weights=z["weights"], weighted=z["weighted"])
+                                weights=z["weights"], weighted=z["weighted"],
+                                graded={k: z[k] for k in z.files if k.startswith("graded_")})
             run_id = str(z["run_id"]) if "run_id" in z.files else None
     except UsageError:
         raise
@@ -227,11 +302,17 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
         ('attribution', 'lexical', 'near-best-unproven', 4)
     """
     audit = load_audit(Path(folder))
-    names = audit.scorers
+    statistic = str((audit.results.get("config") or {}).get("statistic", "auroc"))
+    unit = STATISTIC_LABELS.get(statistic, statistic)
+    graded = statistic != "auroc"
+    names = audit.graded["graded_scorers"].tolist() if graded and audit.graded else audit.scorers
+    held = audit.graded["graded_slices"].tolist() if graded and audit.graded else audit.slices
     with saved_layout(Path(folder) / "results.json", "select"):
-        groups, _ = construct_groups(audit.results["slices"])
+        usable = ({s["slice"]: "" if s["slice"] in held else "no graded rating in slice" for s in audit.results["slices"]}
+                  if graded else None)
+        groups, _ = construct_groups(audit.results["slices"], usable)
         declared = sorted({str(s["construct"]) for s in audit.results["slices"]})
-        missing = sorted(map(str, {d for ds in groups.values() for d in ds} - set(audit.slices)))
+        missing = sorted(map(str, {d for ds in groups.values() for d in ds} - set(held)))
     if missing:
         raise UsageError(f"{Path(folder) / 'results.json'} names slices that bootstrap.npz does not hold "
                          f"({', '.join(missing[:3])}): the two files do not belong together")
@@ -246,11 +327,13 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
     for c, datasets in sorted(groups.items()):
         if construct is not None and c != construct:
             continue
-        boots = audit.boots(datasets, [names.index(n) for n in pick])
+        idx = [names.index(n) for n in pick]
+        boots: Mapping[str, BootstrapAUROC | StatisticBoot] = (audit.graded_boots(datasets, idx) if graded
+                                                                else audit.boots(datasets, idx))
         if len(datasets) < 2:
-            out.append(on_target(c, datasets[0], pick, boots[datasets[0]]))
+            out.append(on_target(c, datasets[0], pick, boots[datasets[0]], unit))
             continue
-        mat, dropped, rows = build_matrix(datasets, pick, boots)
+        mat, dropped, rows = build_matrix(datasets, pick, boots, unit=unit)
         if mat is None or len(mat.metrics) < 2:
             why = "; ".join(f"{x['scorer']}: {x['reason']}" for x in dropped)
             out.append(no_recommendation(c, datasets,
@@ -258,5 +341,7 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
                                          "measured against the best candidate, so one alone says nothing)"
                                          + (f" ({why})" if why else "")))
             continue
-        out.append(recommend(c, mat, eps, rows))
+        out.append(recommend(c, mat, eps, rows, unit))
+    if graded:
+        out = [replace(r, statistic=statistic) for r in out]
     return out

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.config import TRANSFER_STATISTICS, AuditConfig
 from attrib_audit.audit.trust import LOCAL_OPTIONS, Asked, check_file_spec, refuse_local_options
 from attrib_audit.data.sources import DataSpec, is_int, need, strict
 from attrib_audit.engine.ray_engine import RayOptions
@@ -25,7 +25,7 @@ from attrib_audit.files.jsonfile import lone_surrogate
 from attrib_audit.files.paths import default_cache_path
 from attrib_audit.scorers.catalog import check_options
 from attrib_audit.scorers.plugins import is_import_path
-from attrib_audit.stats.bootstrap import DEFAULT_B
+from attrib_audit.stats.bootstrap import DEFAULT_B, MIN_BOOT
 
 SPEC_VERSION = 1
 
@@ -65,14 +65,18 @@ class StatsSpec:
     level: float = 0.95  # coverage of the per-slice AUROC and paired-difference CIs
     window_sensitivity: int | None = None  # also rescore windowed scorers at this many tokens (sensitivity section)
     system_resample: tuple[str, ...] = ("inputs",)  # system level: resample inputs, or systems too (--resample)
+    statistic: str = "auroc"  # what the transfer statistics and the selector compare metrics by (--statistic)
 
     def __post_init__(self) -> None:
+        need(self.statistic in TRANSFER_STATISTICS, "stats.statistic", f"expected one of "
+             f"{', '.join(TRANSFER_STATISTICS)}", self.statistic)
         if isinstance(self.system_resample, (list, tuple)):
             object.__setattr__(self, "system_resample", tuple(sorted(set(self.system_resample))))
         need(isinstance(self.system_resample, tuple) and "inputs" in self.system_resample
              and set(self.system_resample) <= {"inputs", "systems"}, "stats.system_resample",
              "expected [\"inputs\"] or [\"inputs\", \"systems\"]", self.system_resample)
-        need(is_int(self.n_boot) and self.n_boot >= 1, "stats.n_boot", "expected an integer >= 1", self.n_boot)
+        need(is_int(self.n_boot) and self.n_boot >= MIN_BOOT, "stats.n_boot", f"expected an integer >= {MIN_BOOT}",
+             self.n_boot)
         need(is_int(self.seed), "stats.seed", "expected an integer", self.seed)
         need(is_int(self.n_perm) and self.n_perm >= 1, "stats.n_perm", "expected an integer >= 1", self.n_perm)
         need(self.slice_by in ("dataset", "source", "construct"), "stats.slice_by",
@@ -115,6 +119,9 @@ class RunSpec:
         object.__setattr__(self, "scorers", tuple(self.scorers))
         object.__setattr__(self, "precomputed", tuple(self.precomputed))
         need(bool(self.scorers) or bool(self.precomputed), "scorers", "expected at least one scorer", [])
+        need(self.stats.statistic == "auroc" or "rating" in self.data.columns, "stats.statistic",
+             "a correlation with the graded rating needs its column (--rating-col, data.columns.rating)",
+             self.stats.statistic)
         names = [s.name for s in self.scorers]
         need(len(set(names)) == len(names), "scorers", "each scorer at most once", names)
         clash = sorted(set(names) & {p.name for p in self.precomputed})
@@ -235,6 +242,7 @@ def audit_config(spec: RunSpec, local: Local) -> AuditConfig:
     s = spec.stats
     return AuditConfig(scorers=spec.scorer_names, slice_by=s.slice_by, n_boot=s.n_boot, seed=s.seed, n_perm=s.n_perm,
                        level=s.level, window_sensitivity=s.window_sensitivity, system_resample=s.system_resample,
+                       statistic=s.statistic,
                        batch_size=spec.engine.batch_size, device=spec.engine.device,
                        cache_path=local.cache, scorer_options={k: v for k, v in opts.items() if v}, quiet=local.quiet,
                        engine=spec.engine.engine, ray=ray, precomputed={p.name: p for p in spec.precomputed},

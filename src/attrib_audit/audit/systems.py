@@ -26,6 +26,25 @@ from attrib_audit.stats.bootstrap import slice_rng
 from attrib_audit.stats.classification import best_threshold
 from attrib_audit.stats.systems import DEFAULT_MIN_SHARED, summarise_systems, system_bootstrap
 
+WEIGHTED = ("the sample is weighted (inclusion probabilities differ) and the system-level statistics have no weighted "
+            "(Horvitz–Thompson) form: unweighted ones would describe the sample, not the pool")
+
+
+def is_weighted(weights: np.ndarray | None) -> bool:
+    """Whether rows weigh differently (1/π differs): equal weights give the unweighted statistics exactly."""
+    return weights is not None and weights.size > 0 and bool(np.ptp(np.asarray(weights, dtype=np.float64)) > 0)
+
+
+def refuse_weighted(weights: np.ndarray | None, where: str) -> None:
+    """The `systems` command on a weighted sample: one line, not numbers that ignore the weights.
+
+    Raises:
+        UsageError: the rows weigh differently.
+    """
+    if is_weighted(weights):
+        raise UsageError(f"{where}: {WEIGHTED}; rank systems on an equal-probability sample or the whole pool")
+
+
 THRESHOLD_RULE = ("a metric's pass rate counts score ≥ t, with t the threshold that maximises the metric's balanced "
                   "accuracy on the pooled rows of the OTHER slices of this audit (never the slice itself); "
                   "a slice with "
@@ -166,8 +185,9 @@ def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray,
 
 def systems_section(keys: Sequence[str], labels: np.ndarray, groups: Sequence[str], systems: Sequence[str | None],
                     scores: Mapping[str, np.ndarray], auroc_rows: Sequence[Mapping[str, Any]],
-                    settings: SystemSettings) -> SystemsBlock | None:
-    """The system-level section of every slice whose rows name a system; None when no row names one."""
+                    settings: SystemSettings, weights: np.ndarray | None = None) -> SystemsBlock | None:
+    """The system-level section of every slice whose rows name a system; None when no row names one. A slice whose
+    rows weigh differently (`weights`, 1/π) is skipped with the reason: these statistics have no weighted form."""
     named = np.array([s is not None for s in systems], dtype=bool)
     if not named.any():
         return None
@@ -178,6 +198,11 @@ def systems_section(keys: Sequence[str], labels: np.ndarray, groups: Sequence[st
     for sl in sorted(set(key_arr[named].tolist())):
         in_slice = key_arr == sl
         rows = np.flatnonzero(in_slice & named)
+        if weights is not None and is_weighted(np.asarray(weights)[rows]):
+            out.append(SystemsSlice(slice=sl, n_rows=int(rows.size), n_without_system=int((in_slice & ~named).sum()),
+                                    n_systems=len({systems[i] for i in rows.tolist()}), thresholds={},
+                                    status="skipped", reason=WEIGHTED))
+            continue
         out.append(slice_section(sl, rows, int((in_slice & ~named).sum()), y, groups, systems, x,
                                  transferred_thresholds(key_arr, y, x, sl),
                                  [r for r in auroc_rows if r["slice"] == sl], settings))
@@ -328,6 +353,7 @@ def systems_from_results(folder: str | Path, overrides: Mapping[str, Any] | None
     if "system" not in frame.columns or frame["system"].isna().all():
         raise UsageError(f"{path}: no row names a system, so there is nothing to rank; map the generator with "
                          "--system-col COLUMN and audit again")
+    refuse_weighted(frame["weight"].to_numpy(np.float64) if "weight" in frame.columns else None, str(path))
     systems = [None if v is None or v != v else str(v) for v in frame["system"].tolist()]
     block = systems_section(frame["slice"].astype(str).tolist(), frame["label"].to_numpy(np.int64),
                             frame["group"].astype(str).tolist(), systems,

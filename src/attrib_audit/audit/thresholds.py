@@ -37,6 +37,7 @@ from attrib_audit.stats.calibration import (
     recalibrate,
     reliability,
 )
+from attrib_audit.stats.joint import JointCertificate, certify_joint
 from attrib_audit.stats.threshold import (
     UNITS,
     Certificate,
@@ -49,7 +50,7 @@ from attrib_audit.stats.threshold import (
     slice_thresholds,
     transfer_matrix,
 )
-from attrib_audit.stats.types import LabelledScores
+from attrib_audit.stats.types import Estimate, LabelledScores
 
 FILE = "thresholds.json"
 
@@ -101,6 +102,16 @@ class CalibrationRecord:
 
 
 @dataclass(frozen=True)
+class Usefulness:
+    """Whether a certified gate is any use: the share of supported answers it passes (its cost) against a floor."""
+
+    supported_pass: Estimate  # in-sample, at the certified threshold
+    precision: Estimate
+    floor: float  # --min-useful-pass
+    useless: bool  # supported_pass below the floor
+
+
+@dataclass(frozen=True)
 class ThresholdEntry:
     """One scorer on one slice."""
 
@@ -130,6 +141,8 @@ class ThresholdEntry:
     transfer: TransferRow | None
     transfer_reason: str | None
     calibration: CalibrationRecord
+    usefulness: Usefulness | None = None  # the certified gate's supported-pass share against the floor
+    joint: JointCertificate | None = None  # with --min-supported-pass: both targets certified at once
 
 
 @dataclass(frozen=True)
@@ -145,6 +158,8 @@ class ThresholdConfig:
     recalibrate: str | None
     scorers: list[str]
     slice_by: str
+    min_useful_pass: float = 0.5
+    min_supported_pass: float | None = None
 
 
 @dataclass(frozen=True)
@@ -268,8 +283,13 @@ class ThresholdOptions:
     n_bins: int = 10  # reliability diagram bins on [0, 1]
     recalibrate: str | None = None  # isotonic | platt: fitted on one part, judged on another
     scorers: tuple[str, ...] | None = None  # restrict to these
+    min_useful_pass: float = 0.5  # a certified gate passing fewer supported answers than this is called useless
+    min_supported_pass: float | None = None  # a second target, certified jointly with `target` (Learn-then-Test)
 
     def __post_init__(self) -> None:
+        for flag, v in (("--min-useful-pass", self.min_useful_pass), ("--min-supported-pass", self.min_supported_pass)):
+            if v is not None and not 0.0 <= v < 1.0:
+                raise UsageError(f"{flag} must lie in [0, 1), got {v}")
         if not 0.0 < self.delta < 1.0:
             raise UsageError(f"--delta must lie strictly between 0 and 1, got {self.delta}")
         if self.unit not in UNITS:
@@ -328,19 +348,42 @@ def _entry(name: str, sl: str, construct: str, data: LabelledScores, n_failed: i
             unit=None, assumption=None, target=opts.target, delta=opts.delta, certified_threshold=None,
             certified_reason=reason, naive_threshold=None, naive_reason=reason, certificate=None, naive=None,
             in_sample=InSample(certified=None, naive=None), held_out=None, label_need=None, fewest_labels=None,
-            transfer=None, transfer_reason=reason, calibration=CalibrationRecord(reliability=None, reason=reason))
+            transfer=None, transfer_reason=reason, calibration=CalibrationRecord(reliability=None, reason=reason),
+            usefulness=None, joint=None)
     st = slice_thresholds(data, opts.target, opts.delta, folds=opts.folds, rng=slice_rng(opts.seed, sl),
                           unit=opts.unit, level=opts.level, n_boot=opts.n_boot)
     cert = st.certified
+    joint = None
+    if opts.min_supported_pass is not None:
+        joint = certify_joint(data, opts.target, opts.min_supported_pass, opts.delta, unit=cert.unit,
+                              method=cert.p_value_method)
     return ThresholdEntry(
         scorer=name, slice=sl, construct=construct, status=status, n=data.n, n_pos=n_pos, n_groups=n_groups,
-            n_failed=n_failed, weighted=data.weights is not None,
+        n_failed=n_failed, weighted=data.weights is not None,
         unit=cert.unit, assumption=cert.assumption, target=cert.target, delta=cert.delta,
         certified_threshold=cert.threshold, certified_reason=cert.reason, naive_threshold=st.naive.threshold,
         naive_reason=st.naive.reason, certificate=cert, naive=st.naive,
         in_sample=InSample(certified=st.certified_rates, naive=st.naive_rates), held_out=st.held_out,
         label_need=st.label_need, fewest_labels=st.fewest_labels, transfer=None, transfer_reason=None,
-        calibration=_calibration(data, sl, opts))
+        calibration=_calibration(data, sl, opts), usefulness=usefulness(st.certified_rates, opts.min_useful_pass),
+        joint=joint)
+
+
+def usefulness(rates: GateRates | None, floor: float) -> Usefulness | None:
+    """Whether a certified gate is any use: the share of supported answers it passes, against `floor`.
+
+    Args:
+        rates: the certified threshold's in-sample rates, or None when nothing is certified.
+        floor: the least share of supported answers a useful gate passes.
+
+    Returns:
+        None without a certified gate; else the supported-pass and precision estimates, the floor and the verdict.
+    """
+    if rates is None:
+        return None
+    sp = rates.supported_pass
+    useless = bool(np.isfinite(sp.estimate)) and sp.estimate < floor
+    return Usefulness(supported_pass=sp, precision=rates.precision, floor=floor, useless=bool(useless))
 
 
 def _transfer(entries: list[ThresholdEntry], datas: dict[str, LabelledScores], construct: str,
@@ -431,5 +474,6 @@ def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Ma
         run_id=run_id, tool=tool_info(), source=dict(source),
         config=ThresholdConfig(target=opts.target, delta=opts.delta, unit=opts.unit, folds=opts.folds,
                                n_boot=opts.n_boot, seed=opts.seed, level=opts.level, n_bins=opts.n_bins,
-                               recalibrate=opts.recalibrate, scorers=names, slice_by=slice_by),
+                               recalibrate=opts.recalibrate, scorers=names, slice_by=slice_by,
+                               min_useful_pass=opts.min_useful_pass, min_supported_pass=opts.min_supported_pass),
         notes=notes, entries=entries, elapsed_s=round(time.time() - t0, 3))

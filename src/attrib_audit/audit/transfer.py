@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.audit.results import TransferBlock
 from attrib_audit.engine.cache import ScoreCache, text_key
 from attrib_audit.files.jsonfile import plain
@@ -43,14 +44,20 @@ THRESHOLD_NOTE = ("balanced accuracy uses, for each held-out dataset, the thresh
                   "on the pooled rows of the OTHER datasets of the construct; it is never tuned on the slice itself")
 
 
-def construct_groups(slices: Sequence[Mapping[str, Any]]) -> tuple[dict[str, list[str]], list[dict]]:
-    """Usable slices per construct, and every other slice with the reason it is left out."""
+def construct_groups(slices: Sequence[Mapping[str, Any]],
+                     graded: Mapping[str, str] | None = None) -> tuple[dict[str, list[str]], list[dict]]:
+    """Usable slices per construct, and every other slice with the reason it is left out. `graded` (slice → why
+    it has no correlation, "" when it has one) replaces the AUROC's two-class rule when a correlation with a graded
+    rating is the transfer statistic."""
     groups: dict[str, list[str]] = {}
     excluded = []
     for s in slices:
         c = s["construct"]
-        if s["status"] != "ok":
-            excluded.append({"slice": s["slice"], "construct": c, "reason": "one class in slice: AUROC undefined"})
+        if graded is not None and graded.get(s["slice"]):
+            excluded.append({"slice": s["slice"], "construct": c, "reason": graded[s["slice"]]})
+        elif graded is None and s["status"] != "ok":
+            excluded.append({"slice": s["slice"], "construct": c, "reason": "no binary label: AUROC undefined"
+                             if s["status"] == "no_label" else "one class in slice: AUROC undefined"})
         elif c == "unspecified":
             excluded.append({"slice": s["slice"], "construct": c, "reason": "construct not declared (set --construct "
                              "or a construct column); datasets of unknown construct are never pooled"})
@@ -62,8 +69,8 @@ def construct_groups(slices: Sequence[Mapping[str, Any]]) -> tuple[dict[str, lis
     return groups, excluded
 
 
-def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
-                 boots: Mapping[str, BootstrapAUROC]) -> tuple[AurocMatrix | None, list[dict], dict[str, dict]]:
+def build_matrix(datasets: Sequence[str], metrics: Sequence[str], boots: Mapping[str, BootstrapAUROC], *,
+                 unit: str = "AUROC") -> tuple[AurocMatrix | None, list[dict], dict[str, dict]]:
     """The metric × dataset matrix on each dataset's rows where every kept metric has a score.
 
     A metric undefined on a dataset (own rows) is dropped with the reason; so is one whose
@@ -72,7 +79,7 @@ def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
     """
     pts = np.column_stack([boots[d].point for d in datasets])
     keep = np.isfinite(pts).all(axis=1)
-    dropped = [{"scorer": m, "reason": "AUROC undefined on " + ", ".join(d for d, v in zip(datasets, pts[i])
+    dropped = [{"scorer": m, "reason": f"{unit} undefined on " + ", ".join(d for d, v in zip(datasets, pts[i])
                                                                         if not np.isfinite(v))}
                for i, m in enumerate(metrics) if not keep[i]]
     idx = np.flatnonzero(keep)
@@ -89,7 +96,7 @@ def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
         return None, dropped, {}
     mat = AurocMatrix.from_columns([metrics[i] for i in idx.tolist()], datasets, [al[d].point for d in datasets],
                                    [al[d].replicates for d in datasets])
-    rows = {d: {"n": int(boots[d].labels.size), "n_used": al[d].n,
+    rows = {d: {"n": boots[d].n_rows, "n_used": al[d].n,
                 "dropped_by": {metrics[i]: int(k) for i, k in zip(idx.tolist(), al[d].dropped)}} for d in datasets}
     return mat, dropped, rows
 
@@ -235,10 +242,17 @@ def transfer_section(slices: Sequence[Mapping[str, Any]], boots: Mapping[str, An
                      rows: Mapping[str, np.ndarray], labels: np.ndarray, evidences: Sequence[str],
                      scores: Mapping[str, np.ndarray], *, seed: int, n_perm: int = DEFAULT_N_PERM,
                      weights: np.ndarray | None = None,
-                     counts: tuple[np.ndarray, np.ndarray] | None = None) -> TransferBlock:
+                     counts: tuple[np.ndarray, np.ndarray] | None = None, statistic: str = "auroc",
+                     graded: Mapping[str, Any] | None = None,
+                     graded_missing: Mapping[str, str] | None = None) -> TransferBlock:
     """The whole `transfer` block of results.json; `boots` maps slice → SliceBoot (paired replicates); `counts`:
-    evidence_counts of every row, when the caller counted them already."""
-    groups, excluded = construct_groups(slices)
+    evidence_counts of every row, when the caller counted them already. With a graded `statistic` (a correlation
+    with the rating) `graded` maps slice → its StatisticBoot, and `graded_missing` slice → why it has none: the
+    matrix, regret and selector then run on that statistic instead of the AUROC."""
+    auroc = statistic == "auroc"
+    per_slice: Mapping[str, Any] = {d: b.boot for d, b in boots.items()} if auroc else dict(graded or {})
+    usable = None if auroc else {**{d: "" for d in per_slice}, **(graded_missing or {})}
+    groups, excluded = construct_groups(slices, usable)
     companions = slice_companions(slices, rows, labels, evidences, scores, weights, counts)
     constructs = {}
     for c, datasets in sorted(groups.items()):
@@ -248,7 +262,8 @@ def transfer_section(slices: Sequence[Mapping[str, Any]], boots: Mapping[str, An
             entry["reason"] = "one dataset of this construct: transfer needs at least two"
             constructs[c] = entry
             continue
-        mat, dropped, used = build_matrix(datasets, list(metrics), {d: boots[d].boot for d in datasets})
+        mat, dropped, used = build_matrix(datasets, list(metrics), {d: per_slice[d] for d in datasets},
+                                          unit=STATISTIC_LABELS.get(statistic, statistic))
         entry["excluded_metrics"] = dropped
         entry["rows"] = used
         if mat is None or len(mat.metrics) < 2:
@@ -258,11 +273,12 @@ def transfer_section(slices: Sequence[Mapping[str, Any]], boots: Mapping[str, An
             continue
         entry["status"] = "ok"
         entry.update(matrix_statistics(mat, construct=c, seed=seed, n_perm=n_perm))
-        entry["balanced_accuracy"] = balanced_accuracy_rows(datasets, mat.metrics, rows, labels, scores)
-        entry["length_correlates"] = length_correlates(mat, companions)
+        if auroc:  # a threshold's balanced accuracy and the two-class slices' companions need the binary label
+            entry["balanced_accuracy"] = balanced_accuracy_rows(datasets, mat.metrics, rows, labels, scores)
+            entry["length_correlates"] = length_correlates(mat, companions)
         constructs[c] = entry
     return plain({
-        "level": LEVEL, "n_perm": n_perm,
+        "level": LEVEL, "n_perm": n_perm, "statistic": statistic,
         "notes": ["statistics run within one construct; constructs are never pooled",
                   "replicate b of the metric × dataset matrix joins resample b of every dataset (paired within a "
                   "dataset, independent across datasets); regret CIs recompute the best metric in every replicate, "

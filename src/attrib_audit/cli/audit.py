@@ -23,7 +23,7 @@ from attrib_audit.errors import SpecError, UsageError
 from attrib_audit.files.outdir import REPORT_FILES, check_out_dir
 from attrib_audit.files.paths import default_cache_path, default_requests_path
 from attrib_audit.files.sqlite import check_cache_path
-from attrib_audit.report.console import format_answer
+from attrib_audit.report.console import format_answer, format_correlations, format_cut_sensitivity
 
 # flags that set machine-local things, what is printed, or how to check: allowed beside --config and --check
 _LOCAL_FLAGS = {"config", "out", "report", "png", "cache", "no_cache", "quiet", "verbose", "model_path",
@@ -96,6 +96,13 @@ def run_and_report(spec: RunSpec, local: Local, args: argparse.Namespace) -> int
     result = run_spec(spec, local, log=log_for(args), command=command)
     path = result.save(args.out)
     print(format_answer(result.results, verbose=args.verbose))
+    if result.results.get("correlations"):
+        if all(s["status"] == "no_label" for s in result.results["slices"]):
+            print("no binary label: the AUROC table is empty; the correlations with the rating below are the audit "
+                  "(--label-from-rating CUT derives a label)")
+        print("\n" + format_correlations(result.results["correlations"], verbose=args.verbose))
+    if result.results.get("cut_sensitivity"):
+        print("\n" + format_cut_sensitivity(result.results["cut_sensitivity"]))
     print("\n" + summary(result, path, verbose=args.verbose, report=args.report))
     if args.report:
         return write_report(args.out, png=args.png)

@@ -114,7 +114,8 @@ def data_from_args(args: argparse.Namespace) -> DataSpec:
                     format=getattr(args, "format", "auto"), columns=columns, label_map=label_map,
                     dataset=getattr(args, "dataset_name", None), construct=getattr(args, "construct", None),
                     on_error=getattr(args, "on_error", "fail"), nei=getattr(args, "nei", "drop"),
-                    wice_partial=getattr(args, "wice_partial", 0))
+                    wice_partial=getattr(args, "wice_partial", 0),
+                    label_from_rating=getattr(args, "label_from_rating", None))
 
 
 def local_from_args(args: argparse.Namespace, local_options: Mapping[str, Mapping[str, Any]] | None = None) -> Local:
@@ -132,7 +133,8 @@ def spec_from_args(args: argparse.Namespace, data: DataSpec | None = None,
                       n_perm=getattr(args, "n_perm", d.n_perm), slice_by=getattr(args, "slice_by", d.slice_by),
                       level=getattr(args, "ci_level", d.level),
                       window_sensitivity=getattr(args, "window_sensitivity", d.window_sensitivity),
-                      system_resample=tuple(getattr(args, "resample", ",".join(d.system_resample)).split(",")))
+                      system_resample=tuple(getattr(args, "resample", ",".join(d.system_resample)).split(",")),
+                      statistic=getattr(args, "statistic", d.statistic))
     engine = EngineSpec(engine=getattr(args, "engine", "local"), device=getattr(args, "device", "cpu"),
                         batch_size=getattr(args, "batch_size", None), concurrency=getattr(args, "concurrency", 2),
                         actor_gpus=getattr(args, "actor_gpus", None))

@@ -34,7 +34,8 @@ def model_entries() -> list[dict]:
     for name, spec in sorted(registry().items()):
         ok, where = spec.check()
         entries.append({"name": name, "ready": ok, "description": spec.description, "where": where,
-                        "needs": spec.needs, "install": spec.install, "check": knownanswers.summary(name)})
+                        "needs": (*spec.needs, f"sentences: {spec.sentences}") if spec.sentences else spec.needs,
+                        "install": spec.install, "check": knownanswers.summary(name)})
     return entries
 
 

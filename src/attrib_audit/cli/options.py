@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import argparse
 
+from attrib_audit.audit.config import TRANSFER_STATISTICS
 from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.data.adapters import FORMATS, PAIRS
 from attrib_audit.external.exports import SCORE_FORMATS
+from attrib_audit.stats.bootstrap import MIN_BOOT
 
 STATS = StatsSpec()  # the run spec's statistics defaults: every command's flags default to these values
 
@@ -26,6 +28,79 @@ def positive_int(text: str) -> int:
     return value
 
 
+def n_boot_int(text: str) -> int:
+    """--n-boot: at least MIN_BOOT resamples, so a percentile CI has resamples on both sides of its estimate."""
+    value = int(text)
+    if value < MIN_BOOT:
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_BOOT}, not {value}: a percentile CI is read off the "
+                                         "resamples' tails (use 1000 or more for a result you report)")
+    return value
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number, not {text}")
+    return value
+
+
+def open_unit(text: str) -> float:
+    """A level, rate or share strictly between 0 and 1 (--ci-level, --delta, --prevalence, a gate's rate)."""
+    value = _number(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, not {text}")
+    return value
+
+
+def half_open_unit(text: str) -> float:
+    """A margin or floor in [0, 1) (label --until-sure's --delta, --min-useful-pass): 0 is meaningful, 1 asks for
+    nothing any sample could show."""
+    value = _number(text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), not {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """A finite width or gap above zero (--half-width, --detect): zero asks for an infinite sample."""
+    value = _number(text)
+    if value <= 0.0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {text}")
+    return value
+
+
+def int_list(low: int, high: int):
+    """A type for a comma-separated list of integers in [low, high], every entry present (`10,` is refused)."""
+    def parse(text: str) -> tuple[int, ...]:
+        parts = text.split(",")
+        try:
+            values = tuple(int(p.strip()) for p in parts)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be integers separated by commas, not {text!r}") from None
+        bad = [v for v in values if not low <= v <= high]
+        if bad:
+            raise argparse.ArgumentTypeError(f"each value must be in [{low}, {high}], not {bad[0]}")
+        return values
+    parse.__name__ = "integer list"
+    return parse
+
+
+def float_list(low: float, high: float, *, high_open: bool = False):
+    """A type for a comma-separated list of finite numbers in [low, high] (or [low, high)), every entry present."""
+    def parse(text: str) -> tuple[float, ...]:
+        try:
+            values = tuple(_number(p.strip()) for p in text.split(","))
+        except (ValueError, argparse.ArgumentTypeError):
+            raise argparse.ArgumentTypeError(f"must be numbers separated by commas, not {text!r}") from None
+        bad = [v for v in values if not (low <= v < high if high_open else low <= v <= high)]
+        if bad:
+            raise argparse.ArgumentTypeError(f"each value must be in [{low}, {high}{')' if high_open else ']'}, "
+                                             f"not {bad[0]}")
+        return values
+    parse.__name__ = "number list"
+    return parse
+
+
 def finite_float(text: str) -> float:
     """A threshold: NaN compares false with every score, so `--threshold nan` would call every pair negative."""
     value = float(text)
@@ -42,6 +117,12 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system-col", dest="system_col", metavar="COL",
                    help="column naming the system (generator) that wrote each claim, e.g. a model name; with it the "
                         "audit adds the system-level section (default: a `system` column when there is one)")
+    p.add_argument("--rating-col", dest="rating_col", metavar="COL",
+                   help="column holding a graded human rating (any finite number, higher = better supported): the "
+                        "audit adds metric-rating correlations; the label column may then be absent (no AUROC)")
+    p.add_argument("--label-from-rating", metavar="CUT",
+                   help="derive the binary label from the rating, e.g. '>=5' or '==1' (OP among >=, <=, ==, >, <); "
+                        "replaces a label column; never done unless asked")
     p.add_argument("--label-map", help="explicit label mapping, e.g. 'attributable=1,not attributable=0'")
     p.add_argument("--dataset", dest="dataset_name", help="dataset name when the file has no dataset column")
     p.add_argument("--construct", help="construct of these pairs (e.g. attribution, fact-check)")
@@ -137,7 +218,7 @@ def add_precomputed_args(p: argparse.ArgumentParser) -> None:
 
 def add_n_boot_arg(p: argparse.ArgumentParser, what: str = "bootstrap resamples") -> None:
     """--n-boot, defaulting to the run spec's resample count; the help names it after `what`."""
-    p.add_argument("--n-boot", type=positive_int, default=STATS.n_boot, help=f"{what} (default {STATS.n_boot})")
+    p.add_argument("--n-boot", type=n_boot_int, default=STATS.n_boot, help=f"{what} (default {STATS.n_boot})")
 
 
 def add_seed_arg(p: argparse.ArgumentParser) -> None:
@@ -152,10 +233,14 @@ def add_audit_args(p: argparse.ArgumentParser, out_default: str | None) -> None:
                    help="one AUROC per dataset, or per dataset:source")
     add_n_boot_arg(p)
     add_seed_arg(p)
-    p.add_argument("--n-perm", type=int, default=STATS.n_perm,
+    p.add_argument("--n-perm", type=positive_int, default=STATS.n_perm,
                    help=f"permutations for the transfer tests (Kendall's W, decomposition; default {STATS.n_perm})")
-    p.add_argument("--ci-level", type=float, default=STATS.level,
+    p.add_argument("--ci-level", type=open_unit, default=STATS.level,
                    help=f"coverage of the per-slice AUROC and paired-difference CIs (default {STATS.level:g})")
+    p.add_argument("--statistic", choices=TRANSFER_STATISTICS, default=STATS.statistic,
+                   help="what the transfer statistics (portability, Kendall's W, held-out regret) and the selector "
+                        "compare metrics by: the AUROC against the binary label (default), or a correlation with the "
+                        "graded rating of --rating-col over all rows (partial-*: controlling for the system)")
     p.add_argument("--window-sensitivity", type=int, metavar="N",
                    help="also rescore every scorer with a token window at N tokens and report the change")
     add_system_args(p)
@@ -186,11 +271,11 @@ def add_target_args(p: argparse.ArgumentParser, required: bool) -> None:
     """A gate's target (`threshold`, `plan`): exactly one rate and the confidence it is certified with."""
     g = p.add_argument_group("gate target (pass the answer when score ≥ t)")
     one = g.add_mutually_exclusive_group(required=required)
-    one.add_argument("--max-false-pass", type=float, metavar="RATE",
+    one.add_argument("--max-false-pass", type=open_unit, metavar="RATE",
                      help="largest share of unsupported pairs the gate may pass, e.g. 0.05")
-    one.add_argument("--min-precision", type=float, metavar="RATE",
+    one.add_argument("--min-precision", type=open_unit, metavar="RATE",
                      help="smallest share of passed pairs that must be supported, e.g. 0.95")
-    one.add_argument("--min-catch", type=float, metavar="RATE",
+    one.add_argument("--min-catch", type=open_unit, metavar="RATE",
                      help="smallest share of unsupported pairs the gate must flag, e.g. 0.9")
-    g.add_argument("--delta", type=float, default=0.1,
+    g.add_argument("--delta", type=open_unit, default=0.1,
                    help="the guarantee holds with probability ≥ 1 − delta over the labelled sample (default 0.1)")

@@ -8,12 +8,13 @@ tree: the docs' CLI reference is generated from it, so the reference cannot drif
 from __future__ import annotations
 
 import argparse
-from typing import Iterator, NoReturn
+from typing import Any, Iterator, NoReturn
 
 from attrib_audit import __version__
 from attrib_audit.cli import (
     audit,
     cache,
+    metaeval,
     models,
     probe,
     provenance,
@@ -33,7 +34,8 @@ DESCRIPTION = ("Audit whether faithfulness/attribution metrics transfer across d
                "`attrib-audit COMMAND --help` shows a command's options and examples.")
 # (module, function adding its subcommand), in --help order
 COMMANDS = ((audit, "add_audit"), (audit, "add_demo"), (score, "add_score"), (models, "add_models"),
-            (models, "add_datasets"), (cache, "add_cache"), (results, "add_select"), (systems, "add_systems"),
+            (models, "add_datasets"), (metaeval, "add_convert"), (cache, "add_cache"), (results, "add_select"),
+            (systems, "add_systems"),
             (threshold, "add_threshold"),
             (probe, "add_probe"), (provenance, "add_provenance"),
             (report, "add_report"), (results, "add_agree"), (validate, "add_plan"), (validate, "add_sample"),
@@ -62,6 +64,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                      "attrib-audit models check nli-mnli --model-path nli-mnli=/models/roberta-large-mnli"),
     "models install": ("attrib-audit models install mpnet",
                        "attrib-audit models install judge"),
+    "convert": ("attrib-audit convert summeval model_annotations.aligned.jsonl --out summeval.jsonl",
+                "attrib-audit convert frank human_annotations.json baseline_factuality_metrics_outputs.json "
+                "--out frank.jsonl"),
+    "convert summeval": ("attrib-audit convert summeval model_annotations.aligned.jsonl --out summeval.jsonl",
+                         "attrib-audit convert summeval model_annotations.aligned.jsonl --aspect relevance "
+                         "--annotators turker --out relevance.jsonl"),
+    "convert frank": ("attrib-audit convert frank human_annotations.json baseline_factuality_metrics_outputs.json "
+                      "--out frank.jsonl",),
     "cache": ("attrib-audit cache show",
               "attrib-audit cache limit 128",
               "attrib-audit cache clear"),
@@ -110,6 +120,13 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        """`--n-boot=--` is the value "--", checked by the flag's type: argparse drops a "--" it takes for the end
+        of options and stores [], which no type check ever sees."""
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            return self._get_value(action, "--")
+        return super()._get_values(action, arg_strings)
 
 
 def build_parser() -> argparse.ArgumentParser:

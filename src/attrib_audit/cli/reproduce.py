@@ -8,7 +8,7 @@ from pathlib import Path
 
 from attrib_audit.audit.reproduce import Settings, fetch, load_manifest, reproduce
 from attrib_audit.cli.convert import log_for
-from attrib_audit.cli.options import STATS, add_n_boot_arg, add_seed_arg
+from attrib_audit.cli.options import STATS, add_n_boot_arg, add_seed_arg, open_unit
 from attrib_audit.errors import InputError, UsageError
 from attrib_audit.files.jsonfile import sealed_json
 from attrib_audit.files.outdir import check_out_dir, staged_dir
@@ -71,7 +71,8 @@ def add_reproduce(sub) -> None:
     p.add_argument("--batch-size", type=int, help="pairs per scoring batch (default: per scorer)")
     add_n_boot_arg(p, "bootstrap resamples per row")
     add_seed_arg(p)
-    p.add_argument("--ci-level", type=float, default=STATS.level, help=f"coverage of our CIs (default {STATS.level:g})")
+    p.add_argument("--ci-level", type=open_unit, default=STATS.level,
+                   help=f"coverage of our CIs (default {STATS.level:g})")
     p.add_argument("--cache",
                    help="score cache file (default $ATTRIB_AUDIT_CACHE or ~/.cache/attrib_audit/scores.sqlite)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the score cache")

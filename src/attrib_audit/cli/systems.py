@@ -15,7 +15,8 @@ from attrib_audit.cli.options import (
     add_data_args,
     add_precomputed_args,
     add_scoring_args,
-    positive_int,
+    n_boot_int,
+    open_unit,
     seed_int,
 )
 from attrib_audit.errors import UsageError
@@ -72,10 +73,10 @@ def add_systems(sub) -> None:
     add_precomputed_args(p)
     p.add_argument("--slice-by", choices=("dataset", "source"), default="dataset",
                    help="scoring a file: one section per dataset, or per dataset:source")
-    p.add_argument("--n-boot", type=positive_int,
+    p.add_argument("--n-boot", type=n_boot_int,
                    help=f"bootstrap resamples (default: as the audit recorded; {STATS.n_boot} for a file)")
     p.add_argument("--seed", type=seed_int, help=f"default: as the audit recorded; {STATS.seed} for a file")
-    p.add_argument("--ci-level", type=float,
+    p.add_argument("--ci-level", type=open_unit,
                    help=f"CI coverage (default: as the audit recorded; {STATS.level:g} for a file)")
     p.add_argument("--resample", choices=("inputs", "systems,inputs"),
                    help="resample inputs, or systems and inputs (default: as the audit recorded; inputs for a file)")

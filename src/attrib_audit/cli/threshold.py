@@ -31,13 +31,16 @@ from attrib_audit.cli.options import (
     add_precomputed_args,
     add_seed_arg,
     add_target_args,
+    half_open_unit,
+    open_unit,
+    positive_int,
 )
 from attrib_audit.cli.report import write_report
 from attrib_audit.data.sources import load_data
 from attrib_audit.engine.table import no_scorer_ran
 from attrib_audit.errors import UsageError, saved_layout
 from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atomic
-from attrib_audit.report.console import format_thresholds
+from attrib_audit.report.console import format_gate_usefulness, format_thresholds
 from attrib_audit.stats.calibration import METHODS
 from attrib_audit.stats.threshold import UNITS
 
@@ -49,7 +52,8 @@ def _options(args: argparse.Namespace, scorers: tuple[str, ...] | None) -> Thres
     assert target is not None  # the parser requires one of the target flags
     return ThresholdOptions(target, delta=args.delta, unit=args.unit, folds=args.folds,
                             n_boot=args.n_boot, seed=args.seed, level=args.ci_level, n_bins=args.n_bins,
-                            recalibrate=args.recalibrate, scorers=scorers)
+                            recalibrate=args.recalibrate, scorers=scorers, min_useful_pass=args.min_useful_pass,
+                            min_supported_pass=args.min_supported_pass)
 
 
 def _names(text: str | None) -> tuple[str, ...] | None:
@@ -93,6 +97,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
     path = out / FILE
     write_text_atomic(path, to_json(results))
     print(format_thresholds(results, verbose=args.verbose))
+    print(format_gate_usefulness(results))
     print(f"\nthresholds: {path}")
     if args.report:
         return write_report(out)
@@ -108,20 +113,26 @@ def add_threshold(sub) -> None:
     p.add_argument("--results", metavar="DIR", help="an `attrib-audit audit --out` folder: use its saved scores "
                                                     "(scores.parquet, weights included); nothing is rescored")
     add_target_args(p, required=True)
+    p.add_argument("--min-supported-pass", type=open_unit, metavar="RATE",
+                   help="a second target certified together with the first (Learn-then-Test, both risks at once): the "
+                        "gate must pass at least this share of supported answers, e.g. 0.6")
+    p.add_argument("--min-useful-pass", type=half_open_unit, default=0.5, metavar="RATE",
+                   help="a certified gate passing fewer supported answers than this is marked 'certified but useless' "
+                        "(default 0.5)")
     p.add_argument("--scorers", help="with --results: only these audited scorers; with data files: the scorers to "
                                      f"run (default {DEFAULT_SCORERS})")
     p.add_argument("--unit", choices=UNITS, default="auto",
                    help="unit of exchangeability: auto (groups where a slice's groups hold several pairs, else pairs), "
                         "pair or group")
-    p.add_argument("--folds", type=int, default=5,
+    p.add_argument("--folds", type=positive_int, default=5,
                    help="cross-fitting folds of whole groups for held-out rates (default 5)")
     p.add_argument("--recalibrate", choices=METHODS,
                    help="also fit a calibration map per slice (fitted on some folds, judged on the others) and test it "
                         "on the other slices")
-    p.add_argument("--n-bins", type=int, default=10, help="reliability-diagram bins on [0, 1] (default 10)")
+    p.add_argument("--n-bins", type=positive_int, default=10, help="reliability-diagram bins on [0, 1] (default 10)")
     add_n_boot_arg(p, "bootstrap resamples for every CI")
     add_seed_arg(p)
-    p.add_argument("--ci-level", type=float, default=STATS.level,
+    p.add_argument("--ci-level", type=open_unit, default=STATS.level,
                    help=f"coverage of the rates' and ECE's CIs (default {STATS.level:g})")
     p.add_argument("--out", help="folder for thresholds.json (default: the --results folder; required with data files)")
     p.add_argument("--report", action="store_true", help="also (re)write the report in that folder")

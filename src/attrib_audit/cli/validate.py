@@ -6,14 +6,26 @@ import sys
 from typing import Any
 
 from attrib_audit.cli.convert import config_from_args, target_from_args
-from attrib_audit.cli.options import add_judge_args, add_model_args, add_target_args, positive_int, seed_int
+from attrib_audit.cli.options import (
+    add_judge_args,
+    add_model_args,
+    add_target_args,
+    float_list,
+    half_open_unit,
+    int_list,
+    n_boot_int,
+    open_unit,
+    positive_float,
+    positive_int,
+    seed_int,
+)
 from attrib_audit.errors import UsageError
 from attrib_audit.external.sources import parse_score_col
 from attrib_audit.report.console import format_gate_plan, format_plan
 from attrib_audit.report.until_sure import until_sure_plan_text, until_sure_text
 from attrib_audit.validate.label import DEFAULT_PORT, export, serve
-from attrib_audit.validate.plan import DEFAULT_GRID, TARGET_POWER, PlanOptions, plan
-from attrib_audit.validate.sample import STRATEGIES, sample
+from attrib_audit.validate.plan import DEFAULT_GRID, GRID_RANGE, TARGET_POWER, PlanOptions, plan
+from attrib_audit.validate.sample import POOL_FIELDS, STRATEGIES, sample
 from attrib_audit.validate.until_sure import (
     ANNOTATOR,
     UntilSure,
@@ -67,6 +79,17 @@ def _session_inputs(args: argparse.Namespace, pool_file: str) -> dict[str, Any]:
             "config_for": config_for, "log": lambda m: print(m, file=sys.stderr)}
 
 
+def pool_size(text: str | None) -> int | None:
+    """--pool: a count of pairs, or the pool file itself (its rows are counted as `sample` reads them)."""
+    if text is None:
+        return None
+    if text.strip().isdigit():
+        return int(text)
+    from attrib_audit.validate.sample import read_pool
+
+    return len(read_pool(text).ids)
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     if args.until_sure:
         delta = 0.02 if args.delta is None else args.delta
@@ -77,13 +100,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     refuse_until_sure_flags(args)
     if args.delta is None:
         args.delta = 0.1  # the gate target's default margin (the parser leaves it unset for --until-sure's own)
-    opts = PlanOptions(results=args.results, slice=args.slice, scorers=_list(args.scorers),
-                       auroc=_list(args.auroc, float),
+    opts = PlanOptions(results=args.results, slice=args.slice, scorers=_list(args.scorers), auroc=args.auroc,
                        prevalence=args.prevalence, corr=args.corr, half_width=args.half_width, detect=args.detect,
                        pairs_per_cluster=args.pairs_per_cluster, icc=args.icc,
-                       grid=tuple(sorted({int(x) for x in args.grid.split(",")})) if args.grid else DEFAULT_GRID,
+                       grid=tuple(sorted(set(args.grid))) if args.grid else DEFAULT_GRID,
                        sims=args.sims, n_boot=args.n_boot, seed=args.seed, gate=target_from_args(args),
-                       delta=args.delta)
+                       delta=args.delta, pool=pool_size(args.pool))
     plans = plan(opts)
     if opts.gate is not None:
         print("\n\n".join(format_gate_plan(p) for p in plans))
@@ -100,9 +122,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
+    score_cols = [parse_score_col(t) for t in args.score_col]
     config = None if args.strategy == "random" else config_from_args(args)
+    columns = {f: getattr(args, f"{f}_col") for f in POOL_FIELDS if getattr(args, f"{f}_col", None)}
     s = sample(args.data, args.out, args.n, strategy=args.strategy, seed=args.seed, strata=args.strata,
-               cluster_by=args.cluster_by, config=config, log=lambda m: print(m, file=sys.stderr))
+               cluster_by=args.cluster_by, config=config, log=lambda m: print(m, file=sys.stderr),
+               score_cols=score_cols, columns=columns)
     pi = s.inclusion_prob[s.chosen]
     print(f"sampled {s.chosen.size} of {s.pool_size} pairs "
           f"({args.strategy}{', by ' + args.cluster_by if args.cluster_by else ''}); "
@@ -159,22 +184,55 @@ def cmd_audit_until_sure(pool: str) -> int:
     return 0
 
 
+def answer_map(text: str | None) -> dict[str, int]:
+    """--label-map for `label --export`: what the page's answers other than supported/not supported mean (0 or 1)."""
+    out: dict[str, int] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or value.strip() not in ("0", "1"):
+            raise UsageError(f"--label-map {part.strip()!r}: write ANSWER=0 or ANSWER=1, e.g. partial=0")
+        out[key.strip()] = int(value.strip())
+    unknown = sorted(set(out) - {"partial"})
+    if unknown:
+        raise UsageError(f"--label-map: the page has no answer {unknown[0]!r} to map (only partial)")
+    return out
+
+
+def next_after_export(s: dict) -> str:
+    """The next step after an export, from the exported pairs: their construct, and the pool they are weighted to."""
+    constructs = s["constructs"]
+    construct = constructs[0] if len(constructs) == 1 else "CONSTRUCT"
+    line = f"next: attrib-audit audit {s['out']} --construct {construct} --out audit-target, then " \
+           "attrib-audit select --results audit-target"
+    if construct == "CONSTRUCT":
+        line += " (CONSTRUCT: what the claims are checked for, e.g. attribution or fact-check; `attrib-audit " \
+                "datasets` lists them)"
+    if s["weighted"]:
+        size = f"{s['pool_size']}-pair " if s["pool_size"] else ""
+        line += f"\nthe audit weights each pair by 1/inclusion_prob, so its AUROCs describe the {size}pool it was " \
+                "sampled from"
+    return line
+
+
 def cmd_label(args: argparse.Namespace) -> int:
     if args.until_sure:
         return cmd_label_until_sure(args)
     refuse_until_sure_flags(args)
     if args.export:
-        s = export(args.data, args.export, args.annotator)
+        s = export(args.data, args.export, args.annotator, label_map=answer_map(args.label_map))
         print(f"exported {s['written']} labels by {s['annotator']} to {s['out']} ({s['skipped']} skipped and "
-              f"{s['unlabelled']} not yet labelled left out)")
+              f"{s['unlabelled']} not yet labelled left out"
+              + (f"; {s['partial']} 'partial' answers labelled {answer_map(args.label_map)['partial']}"
+                 if s["partial"] else "") + ")")
         if s["skipped"] or s["unlabelled"]:
             print("note: pairs left out act like non-response; the weights assume they resemble the labelled ones")
         if "agreement_dir" in s:
             a, b = s["annotators"][:2]
             print(f"{len(s['annotators'])} annotators: attrib-audit agree --results {s['agreement_dir']} "
                   f"--a {a} --b {b}")
-        print(f"next: attrib-audit audit {s['out']} --construct attribution --out audit-target, then "
-              "attrib-audit select --results audit-target")
+        print(next_after_export(s))
         return 0
     if not args.annotator:
         raise UsageError("give --annotator NAME (your labels are stored under it)")
@@ -201,6 +259,9 @@ def add_label(sub) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free)")
     p.add_argument("--export", metavar="OUT.jsonl", help="write the labelled pairs (our schema) instead of serving")
+    p.add_argument("--label-map", metavar="partial=0|1",
+                   help="with --export: the label a 'partial' (partly supported) answer stands for under your "
+                        "guidelines; required when there is one (never guessed)")
     before = {a.dest for a in p._actions} | {"until_sure"}
     g = p.add_argument_group("label until sure (the page proposes pairs until a metric is the best for this pool)")
     g.add_argument("--until-sure", action="store_true",
@@ -210,8 +271,8 @@ def add_label(sub) -> None:
                    help="a candidate metric precomputed in a column of the pool (repeatable)")
     g.add_argument("--proxy", help="p̂ of supported on every pair: a scorer (e.g. judge) or a pool column; a score "
                                    "outside [0, 1] is mapped to its pool percentile rank")
-    g.add_argument("--delta", type=float, default=0.02, help="AUROC margin of the claim (default 0.02)")
-    g.add_argument("--alpha", type=float, default=0.05, help="error rate of the claim (default 0.05)")
+    g.add_argument("--delta", type=half_open_unit, default=0.02, help="AUROC margin of the claim (default 0.02)")
+    g.add_argument("--alpha", type=open_unit, default=0.05, help="error rate of the claim (default 0.05)")
     g.add_argument("--budget", type=positive_int, default=400, help="most pairs to show (default 400)")
     g.add_argument("--uniform", action="store_true", help="uniform sampling instead of active")
     g.add_argument("--seed", type=seed_int, default=0, help="seed of the walk and its coins (default 0)")
@@ -231,25 +292,30 @@ def add_plan(sub) -> None:
                    help="an earlier `attrib-audit audit --out` folder: simulate from its score distributions")
     p.add_argument("--slice", help="plan for this slice of --results only (default: every two-class slice)")
     p.add_argument("--scorers", help="candidate metrics from --results (default: all audited)")
-    p.add_argument("--auroc",
+    p.add_argument("--auroc", type=float_list(0.5, 1.0, high_open=True),
                    help="assumed AUROC of the best metric (and others, comma-separated) instead of --results")
-    p.add_argument("--prevalence", type=float, help="share of supported pairs (default with --results: the slice's)")
+    p.add_argument("--prevalence", type=open_unit,
+                   help="share of supported pairs (default with --results: the slice's)")
     p.add_argument("--corr", type=float, default=0.5,
                    help="with --auroc: correlation of the metrics' scores (default 0.5)")
-    p.add_argument("--half-width", type=float, help="target 95%% CI half-width of the best metric's AUROC, e.g. 0.05")
-    p.add_argument("--detect", type=float,
+    p.add_argument("--half-width", type=positive_float,
+                   help="target 95%% CI half-width of the best metric's AUROC, e.g. 0.05")
+    p.add_argument("--detect", type=positive_float,
                    help="AUROC gap between the best metric and the runner-up to detect with power "
                         f"{TARGET_POWER}, e.g. 0.05")
-    p.add_argument("--pairs-per-cluster", type=int,
+    p.add_argument("--pairs-per-cluster", type=positive_int,
                    help="pairs per question/document in your data (default: the audit's)")
     p.add_argument("--icc", type=float,
                    help="intra-cluster correlation of scores (default: estimated from the audit, or 0)")
-    p.add_argument("--grid", help="sample sizes to simulate, comma-separated (default "
-                                  + ",".join(map(str, DEFAULT_GRID)) + ")")
-    p.add_argument("--sims", type=int, default=200, help="simulated labelled samples per n (default 200)")
-    p.add_argument("--n-boot", type=positive_int, default=300,
+    p.add_argument("--grid", type=int_list(*GRID_RANGE), help="sample sizes to simulate, comma-separated, each in "
+                   f"[{GRID_RANGE[0]}, {GRID_RANGE[1]}] (default " + ",".join(map(str, DEFAULT_GRID)) + ")")
+    p.add_argument("--sims", type=positive_int, default=200, help="simulated labelled samples per n (default 200)")
+    p.add_argument("--n-boot", type=n_boot_int, default=300,
                    help="bootstrap resamples per simulated sample (default 300)")
     p.add_argument("--seed", type=seed_int, default=0)
+    p.add_argument("--pool", metavar="N|FILE",
+                   help="the pool the labels come from (its size, or the unlabelled file): the plan never asks for "
+                        "more pairs than it holds, and says when the target is out of its reach")
     add_target_args(p, required=False)  # instead of an AUROC target: labels that certify a gate threshold
     before = {a.dest for a in p._actions} | {"until_sure"}
     g = p.add_argument_group("label until sure: expected labels to a decision, uniform vs active sampling")
@@ -259,7 +325,7 @@ def add_plan(sub) -> None:
     g.add_argument("--score-col", dest="us_score_col", action="append", default=[], metavar="NAME=COL[:lower]",
                    help="a candidate metric precomputed in a column of the pool (repeatable)")
     g.add_argument("--proxy", help="p̂ of supported: a scorer or a pool column")
-    g.add_argument("--alpha", type=float, default=0.05, help="error rate of the claim (default 0.05)")
+    g.add_argument("--alpha", type=open_unit, default=0.05, help="error rate of the claim (default 0.05)")
     g.add_argument("--budget", type=positive_int, default=400, help="most pairs to show (default 400)")
     add_model_args(p)
     add_judge_args(p)
@@ -272,13 +338,19 @@ def add_sample(sub) -> None:
                        help="choose which unlabelled pairs to label; records each pair's inclusion probability")
     p.add_argument("data",
                    help="unlabelled pairs (JSONL/CSV/Parquet with claim, evidence; id, question, group optional)")
-    p.add_argument("--n", type=int, required=True, help="pairs to label")
+    p.add_argument("--n", type=positive_int, required=True, help="pairs to label")
     p.add_argument("--out", required=True, help="output JSONL of the pairs to label")
     p.add_argument("--strategy", choices=STRATEGIES, default="disagreement",
                    help="random; stratified over the metrics' score quantiles; disagreement over-samples pairs the "
                         "metrics rank differently (default)")
     p.add_argument("--scorers", default="lexical,minilm", help="metrics that steer stratified/disagreement sampling")
-    p.add_argument("--strata", type=int, default=4, help="score quantiles per metric for --strategy stratified")
+    p.add_argument("--score-col", action="append", default=[], metavar="NAME=COL[:lower]",
+                   help="a numeric column of the pool as one more steering metric, named NAME (':lower': lower values "
+                        "mean better supported); repeatable, as in `audit`")
+    for f in POOL_FIELDS:
+        p.add_argument(f"--{f}-col", dest=f"{f}_col", metavar="COL", help=f"column holding `{f}`")
+    p.add_argument("--strata", type=positive_int, default=4,
+                   help="score quantiles per metric for --strategy stratified")
     p.add_argument("--cluster-by", metavar="FIELD",
                    help="sample whole clusters, e.g. question or group (all pairs of a question together)")
     p.add_argument("--seed", type=seed_int, default=0)

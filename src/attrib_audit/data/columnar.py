@@ -7,6 +7,7 @@ word as before; the fast path only ever accepts rows that path would accept, and
 """
 from __future__ import annotations
 
+import re
 from itertools import repeat
 from pathlib import Path
 from typing import Any, Mapping
@@ -14,8 +15,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.labels import parse_label
-from attrib_audit.data.records import FIELDS, PairTable
+from attrib_audit.data.labels import RatingCut, parse_label
+from attrib_audit.data.records import FIELDS, NO_LABEL, PairTable
 
 
 def _all_have_text(arr: Any, values: list[str]) -> bool:
@@ -80,10 +81,24 @@ def _labels(arr: Any, label_map: Mapping[str, int] | None, path: str, field: str
     return mapped[pc.index_in(arr, value_set=distinct).to_numpy()]
 
 
+def _ratings(batch: Any, name: str) -> np.ndarray:
+    """A numeric rating column without nulls, NaN or infinities as float64; anything else goes to the row path,
+    which names the row."""
+    import pyarrow as pa
+
+    arr = batch.column(name)
+    if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)) or arr.null_count:
+        raise _Unsure
+    values = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise _Unsure
+    return values
+
+
 def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[str, str] | None = None,
                    label_map: Mapping[str, int] | None = None, dataset: str | None = None,
-                   construct: str | None = None, seen_ids: dict[str,
-                                                                tuple[str, int]] | None = None) -> PairTable | None:
+                   construct: str | None = None, seen_ids: dict[str, tuple[str, int]] | None = None,
+                   label_from_rating: RatingCut | None = None) -> PairTable | None:
     """The rows of `batch` (a record batch or a table; numbered from `first_row`) as a PairTable, or None to use
     `rows_to_records`.
 
@@ -94,21 +109,33 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
     col = {f: f for f in FIELDS}
     col.update(columns or {})
     n = batch.num_rows
-    if n == 0 or any(col[f] not in batch.schema.names for f in ("claim", "evidence", "label")):
+    rating_col = (columns or {}).get("rating")
+    read_label = label_from_rating is None and (rating_col is None or col["label"] in batch.schema.names)
+    score_only = col["claim"] not in batch.schema.names and col["evidence"] not in batch.schema.names
+    needed = (() if score_only else ("claim", "evidence")) + (("label",) if read_label else ())
+    if n == 0 or any(col[f] not in batch.schema.names for f in needed):
+        return None
+    if rating_col is not None and rating_col not in batch.schema.names:
         return None
     if "inclusion_prob" in batch.schema.names:  # a labelled sample (small): the row path reads its probabilities
         return None
     default_dataset = dataset or Path(path).stem
     try:
-        texts = {}
-        for f in ("claim", "evidence"):
+        texts = {"claim": [""] * n, "evidence": [""] * n}  # a score-only file: no texts, as the row path reads it
+        for f in () if score_only else ("claim", "evidence"):
             arr = _text_column(batch, col[f])
             if arr is None or arr.null_count:
                 return None
             texts[f] = arr.to_pylist()
             if not _all_have_text(arr, texts[f]):
                 return None
-        labels = _labels(batch.column(col["label"]), label_map, path, col["label"])
+        ratings = None if rating_col is None else _ratings(batch, rating_col)
+        if read_label:
+            labels = _labels(batch.column(col["label"]), label_map, path, col["label"])
+        elif label_from_rating is not None and ratings is not None:
+            labels = label_from_rating.apply(ratings)
+        else:
+            labels = np.full(n, NO_LABEL, dtype=np.int8)
         id_arr = _text_column(batch, col["id"], ints_ok=True)
         defaults = [f"{default_dataset}:{r}" for r in range(first_row, first_row + n)] if (
             id_arr is None or id_arr.null_count or not pc.all(pc.not_equal(id_arr, "")).as_py()) else []
@@ -130,7 +157,26 @@ def batch_to_table(batch: Any, *, first_row: int, path: str, columns: Mapping[st
     return PairTable(ids=ids, datasets=datasets, claims=texts["claim"], evidences=texts["evidence"], labels=labels,
                      sources=opt["source"], questions=opt["question"], groups=groups,
                      constructs=[construct] * n if construct else opt["construct"],
-                     systems=[s or None for s in opt["system"]])  # blank: no system, as the row path
+                     systems=[s or None for s in opt["system"]],  # blank: no system, as the row path
+                     ratings=ratings)
+
+
+# Deepest nesting of arrays/objects a JSONL line may have: far beyond any pair's metadata, far below where Python's
+# parser runs out of recursion or Arrow's (RapidJSON) out of stack, so both readers refuse the same lines.
+MAX_JSON_DEPTH = 100
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def nested_too_deep(line: str) -> bool:
+    """Whether arrays and objects nest more than MAX_JSON_DEPTH deep in one line of JSON, counted without recursion
+    (brackets inside strings skipped), so a line nested 50,000 deep is refused before any parser recurses into it."""
+    if line.count("{") + line.count("[") <= MAX_JSON_DEPTH:  # the usual line: it has fewer openers than the limit
+        return False
+    brackets = np.frombuffer(_JSON_STRING.sub("", line).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = np.zeros(len(brackets), dtype=np.int64)
+    step[(brackets == ord("{")) | (brackets == ord("["))] = 1
+    step[(brackets == ord("}")) | (brackets == ord("]"))] = -1
+    return bool(np.cumsum(step).max(initial=0) > MAX_JSON_DEPTH)
 
 
 JSONL_BLOCK_BYTES = 4 << 20  # Arrow parses blocks of about this size in parallel (at least one line each)
@@ -156,7 +202,13 @@ def _plain_lines(data: bytes) -> tuple[int, int] | None:
         return None
     last = ends - 1
     last -= b[last] == ord("\r")
-    return (len(ends), int((ends - starts).max()) + 1) if np.all(b[last] == ord("}")) else None
+    if not np.all(b[last] == ord("}")):
+        return None
+    openers = np.concatenate([np.flatnonzero((b[i:i + step] == ord("{")) | (b[i:i + step] == ord("["))) + i
+                              for i in range(0, len(b), step)])
+    if np.any(np.searchsorted(openers, ends) - np.searchsorted(openers, starts) > MAX_JSON_DEPTH):
+        return None  # a line that may nest too deep: the per-line reader measures it (and refuses it if so)
+    return len(ends), int((ends - starts).max()) + 1
 
 
 def plain_jsonl_table(data: bytes) -> Any:

@@ -14,10 +14,10 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.data.columnar import batch_to_table, plain_jsonl_table
+from attrib_audit.data.columnar import MAX_JSON_DEPTH, batch_to_table, nested_too_deep, plain_jsonl_table
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.labels import parse_label
-from attrib_audit.data.records import FIELDS, PairRecord, PairTable
+from attrib_audit.data.labels import RatingCut, parse_label, parse_rating
+from attrib_audit.data.records import FIELDS, NO_LABEL, PairRecord, PairTable
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.text.cells import cell_text
 
@@ -42,6 +42,9 @@ def _iter_jsonl(path: Path, skipped: list[dict] | None = None) -> Iterator[tuple
                     raise DataError(f"not UTF-8 (byte {exc.start + 1})", path=str(path), row=lineno) from None
                 if not line.strip():
                     continue
+                if nested_too_deep(line):
+                    raise DataError(f"invalid JSON (nested more than {MAX_JSON_DEPTH} deep)", path=str(path),
+                                    row=lineno)
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
@@ -158,11 +161,15 @@ def rows_to_records(
     construct: str | None = None,
     skipped: list[dict] | None = None,
     seen_ids: dict[str, tuple[str, int]] | None = None,
+    label_from_rating: RatingCut | None = None,
 ) -> list[PairRecord]:
     """Validate raw rows into records. `columns` maps our field name to the file's column.
 
     With a `skipped` list a bad row is recorded there (file, row, field, reason) and left out;
     without one it raises. `seen_ids` (id -> (file, row)) is shared across files to catch duplicate ids.
+    A graded rating is read only from a mapped `rating` column; with it the label column may be absent (no AUROC)
+    or, with `label_from_rating`, the label is derived from the rating. A file without claim and evidence columns
+    loads with empty texts (`text_columns_missing` says which), for metrics given as scores.
     """
     col = {f: f for f in FIELDS}
     col.update(columns or {})
@@ -170,18 +177,38 @@ def rows_to_records(
     records: list[PairRecord] = []
     seen_columns: set[str] | None = None
     without_prob: list[int] = []  # rows with no inclusion_prob: fine in a pool, an error in a sample
+    rating_col = (columns or {}).get("rating")
+    if label_from_rating is not None and rating_col is None:
+        raise DataError("--label-from-rating needs the rating column: name it with --rating-col", path=path)
+    texts: tuple[str, ...] = ("claim", "evidence")
+    read_label = label_from_rating is None
     for row, raw in rows:
         if seen_columns is None:
             seen_columns = set(raw)
-            for need in ("claim", "evidence", "label"):
+            have = ', '.join(sorted(map(str, raw))) or 'none'
+            if rating_col is not None and rating_col not in raw:
+                raise DataError(f"missing column {rating_col!r} (have: {have}); named by --rating-col",
+                                path=path, row=row, field=rating_col)
+            read_label = label_from_rating is None and (rating_col is None or col["label"] in raw)
+            texts = tuple(f for f in ("claim", "evidence") if col[f] in raw)
+            # a score-only file has neither text column; one without the other is a mapping mistake
+            needs = (("claim", "evidence") if texts else ()) + (("label",) if read_label else ())
+            for need in needs:
                 if col[need] not in raw:
-                    raise DataError(
-                        f"missing column {col[need]!r} (have: {', '.join(sorted(map(str, raw))) or 'none'}); "
-                        f"map it with --{need}-col", path=path, row=row, field=need)
+                    also = ", or give a graded rating with --rating-col" if need == "label" else ""
+                    raise DataError(f"missing column {col[need]!r} (have: {have}); map it with --{need}-col{also}",
+                                    path=path, row=row, field=need)
         try:
-            claim = pair_text(raw.get(col["claim"]), "claim", path=path, row=row, field=col["claim"])
-            evidence = pair_text(raw.get(col["evidence"]), "evidence", path=path, row=row, field=col["evidence"])
-            label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
+            text = {f: pair_text(raw.get(col[f]), f, path=path, row=row, field=col[f]) if f in texts else ""
+                    for f in ("claim", "evidence")}
+            rating = None if rating_col is None else parse_rating(raw.get(rating_col), path=path, row=row,
+                                                                  field=rating_col)
+            if read_label:
+                label = parse_label(raw.get(col["label"]), label_map, path=path, row=row, field=col["label"])
+            elif label_from_rating is not None and rating is not None:
+                label = int(label_from_rating.apply(np.array([rating]))[0])
+            else:
+                label = NO_LABEL
             rid = row_id(raw, col["id"], default_dataset, row)
             prob = parse_inclusion_prob(raw.get("inclusion_prob", _ABSENT), path=path, row=row)
             if prob is None:
@@ -200,13 +227,14 @@ def rows_to_records(
         records.append(PairRecord(
             id=rid,
             dataset=cell_text(raw.get(col["dataset"])) or default_dataset,
-            claim=claim, evidence=evidence, label=label,
+            claim=text["claim"], evidence=text["evidence"], label=label,
             source=cell_text(raw.get(col["source"])),
             question=cell_text(raw.get(col["question"])),
             group=cell_text(raw.get(col["group"])),
             construct=construct or cell_text(raw.get(col["construct"])),
             inclusion_prob=prob,
             system=cell_text(raw.get(col["system"])) or None,  # a blank cell names no system
+            rating=rating,
         ))
     if not records:
         raise DataError("no rows", path=path)
@@ -215,6 +243,16 @@ def rows_to_records(
                         "one: a sampled row needs its probability (drop the column for a whole pool)",
                         path=path, row=without_prob[0], field="inclusion_prob")
     return records
+
+
+def text_columns_missing(table: PairTable, columns: Mapping[str, str] | None) -> list[str]:
+    """The claim and evidence columns of a score-only file (no text scorer can read it); [] for a file of pairs.
+    Both readers refuse an empty text, so a table of empty claims came from a file without the columns."""
+    if len(table) == 0 or any(table.claims) or any(table.evidences):
+        return []
+    col = {f: f for f in FIELDS}
+    col.update(columns or {})
+    return [col["claim"], col["evidence"]]
 
 
 def check_unique_ids(ids: Sequence[str], paths: list[str]) -> None:
@@ -258,6 +296,7 @@ def load_pairs(
     construct: str | None = None,
     on_error: str = "fail",
     seen_ids: dict[str, tuple[str, int]] | None = None,
+    label_from_rating: RatingCut | None = None,
 ) -> PairTable:
     """Load and validate files in our schema (id, dataset, claim, evidence, label, group, ...).
 
@@ -273,6 +312,7 @@ def load_pairs(
         on_error: "fail" (the first bad row is an InputError) or "skip" (bad rows left out and listed
             in each file's origin entry as `skipped`).
         seen_ids: Ids already loaded → (file, row), updated in place.
+        label_from_rating: derive the label from the `rating` column (mapped in `columns`) by this cut.
 
     Returns:
         The table of pairs.
@@ -296,15 +336,18 @@ def load_pairs(
     for p in path_list:
         skipped: list[dict] | None = [] if on_error == "skip" else None
         table, digest = _plain_jsonl(p, columns=columns, label_map=label_map, dataset=dataset, construct=construct,
-                                     seen_ids=seen_ids)
+                                     seen_ids=seen_ids, label_from_rating=label_from_rating)
         if table is None:  # not a plain JSONL file: row by row, each error naming its file, row and field
             table = PairTable.from_records(rows_to_records(
                 iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map, dataset=dataset,
-                construct=construct, skipped=skipped, seen_ids=seen_ids))
+                construct=construct, skipped=skipped, seen_ids=seen_ids, label_from_rating=label_from_rating))
+        missing = text_columns_missing(table, columns)
         origin.append({"path": str(p), "sha256": digest or file_sha256(p), "rows": len(table),
                        "load": {"columns": dict(columns or {}), "label_map": dict(label_map) if label_map else None,
-                                "dataset": dataset, "construct": construct, "on_error": on_error},
-                       "skipped": skipped or []})
+                                "dataset": dataset, "construct": construct, "on_error": on_error,
+                                **({"label_from_rating": str(label_from_rating)} if label_from_rating else {})},
+                       "skipped": skipped or [],
+                       **({"text_columns_missing": missing} if missing else {})})
         tables.append(table)
     table = tables[0] if len(tables) == 1 else PairTable.concat(tables)
     check_unique_ids(table.ids, [str(p) for p in path_list])

@@ -6,7 +6,9 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-FIELDS = ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct", "system")
+FIELDS = ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct", "system",
+          "rating")
+NO_LABEL = -1  # a row with a graded rating and no binary label: it enters the correlations, not the AUROC
 REQUIRED = ("id", "dataset", "claim", "evidence", "label")
 
 
@@ -26,6 +28,7 @@ class PairRecord:
     construct: str | None = None
     inclusion_prob: float | None = None  # chance the pair was sampled from its pool (`attrib-audit sample`)
     system: str | None = None
+    rating: float | None = None  # a graded human rating (higher = better supported), when the file gives one
 
     def cluster(self) -> str:
         return self.group if self.group else self.id
@@ -47,6 +50,7 @@ class PairTable:
     origin: list[dict] = field(default_factory=list)  # one entry per loaded file
     inclusion_probs: np.ndarray | None = None  # None: every pair of the pool is here (probability 1)
     systems: list[str | None] | None = None  # the generator of each claim; None: no row names one
+    ratings: np.ndarray | None = None  # graded human ratings (NaN: a row without one); None: no row has one
 
     def __post_init__(self) -> None:
         n = len(self.ids)
@@ -62,11 +66,25 @@ class PairTable:
             self.inclusion_probs = np.asarray(self.inclusion_probs, dtype=np.float64)
             if self.inclusion_probs.shape != (n,):
                 raise ValueError("PairTable inclusion_probs must be one value per row")
+        if self.ratings is not None:
+            self.ratings = np.asarray(self.ratings, dtype=np.float64)
+            if self.ratings.shape != (n,):
+                raise ValueError("PairTable ratings must be one value per row")
 
     @property
     def has_systems(self) -> bool:
         """Whether any row names the system that generated it (the audit then adds the system-level section)."""
         return any(s is not None for s in self.systems or ())  # never None after __post_init__
+
+    @property
+    def has_ratings(self) -> bool:
+        """Whether every row carries a graded rating (the audit then adds the correlation section)."""
+        return self.ratings is not None and bool(np.isfinite(self.ratings).all())
+
+    @property
+    def labelled(self) -> np.ndarray:
+        """Which rows have a binary label (a rating-only file has none)."""
+        return self.labels != NO_LABEL
 
     @property
     def weights(self) -> np.ndarray | None:
@@ -92,6 +110,8 @@ class PairTable:
             inclusion_probs=(np.array([1.0 if r.inclusion_prob is None else r.inclusion_prob for r in records])
                              if any(r.inclusion_prob is not None for r in records) else None),
             systems=[r.system for r in records],
+            ratings=(np.array([np.nan if r.rating is None else r.rating for r in records], dtype=np.float64)
+                     if any(r.rating is not None for r in records) else None),
         )
 
     def records(self) -> Iterator[PairRecord]:
@@ -102,6 +122,7 @@ class PairTable:
                 group=self.groups[i], construct=self.constructs[i],
                 inclusion_prob=None if self.inclusion_probs is None else float(self.inclusion_probs[i]),
                 system=None if self.systems is None else self.systems[i],
+                rating=None if self.ratings is None or not np.isfinite(self.ratings[i]) else float(self.ratings[i]),
             )
 
     def take(self, index: Sequence[int] | np.ndarray) -> "PairTable":
@@ -112,7 +133,7 @@ class PairTable:
             evidences=pick(self.evidences), labels=self.labels[idx], sources=pick(self.sources),
             questions=pick(self.questions), groups=pick(self.groups), constructs=pick(self.constructs),
             origin=self.origin, inclusion_probs=None if self.inclusion_probs is None else self.inclusion_probs[idx],
-            systems=pick(self.systems),
+            systems=pick(self.systems), ratings=None if self.ratings is None else self.ratings[idx],
         )
 
     def slice_keys(self, by: str) -> list[str]:
@@ -139,4 +160,6 @@ class PairTable:
                                              for t in tables])
                              if any(t.inclusion_probs is not None for t in tables) else None),
             systems=cat("systems"),
+            ratings=(np.concatenate([np.full(len(t), np.nan) if t.ratings is None else t.ratings for t in tables])
+                     if any(t.ratings is not None for t in tables) else None),
         )

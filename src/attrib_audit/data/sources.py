@@ -14,6 +14,7 @@ from attrib_audit.data.adapters.load import adapt_rows, load_native_file, resolv
 from attrib_audit.data.constructs import unknown_construct_note
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.hf import load_hf
+from attrib_audit.data.labels import RatingCut
 from attrib_audit.data.loaders import check_unique_ids, load_pairs, rows_to_records
 from attrib_audit.data.records import FIELDS, PairTable
 from attrib_audit.errors import SpecError
@@ -88,9 +89,18 @@ class DataSpec:
     on_error: str = "fail"
     nei: str = "drop"
     wice_partial: int = 0
+    label_from_rating: str | None = None  # e.g. ">=5": the binary label derived from the `rating` column
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "files", tuple(self.files))
+        need(opt_str(self.label_from_rating), "data.label_from_rating", "expected a string", self.label_from_rating)
+        if self.label_from_rating is not None:
+            try:
+                RatingCut.parse(self.label_from_rating)
+            except ValueError as exc:
+                raise SpecError(f"data.label_from_rating: {exc}") from None
+            need("rating" in (self.columns or {}), "data.label_from_rating",
+                 "needs the rating column (--rating-col)", self.label_from_rating)
         need(isinstance(self.columns or {}, Mapping), "data.columns", "expected an object", self.columns)
         need(self.label_map is None or isinstance(self.label_map, Mapping), "data.label_map", "expected an object",
              self.label_map)
@@ -150,6 +160,7 @@ def load_data(spec: DataSpec, log: Callable[[str], None] | None = None) -> PairT
     say = log or (lambda _m: None)
     fmt = spec.format
     schema_flags = bool(spec.columns) or spec.label_map is not None
+    cut = RatingCut.parse(spec.label_from_rating) if spec.label_from_rating is not None else None
     if schema_flags and fmt not in ("auto", PAIRS):
         raise DataError(f"--label-map and --*-col describe our pair schema; the {fmt} format maps its own fields")
     if not spec.files and spec.hf is None:
@@ -167,7 +178,7 @@ def load_data(spec: DataSpec, log: Callable[[str], None] | None = None) -> PairT
         dataset, construct = f.dataset or spec.dataset, f.construct or spec.construct
         if found == PAIRS:
             table = load_pairs(f.path, columns=spec.columns, label_map=spec.label_map, dataset=dataset,
-                               construct=construct, on_error=spec.on_error, seen_ids=seen_ids)
+                               construct=construct, on_error=spec.on_error, seen_ids=seen_ids, label_from_rating=cut)
             table.origin[0]["format"] = PAIRS
             tables.append(table)
             continue
@@ -190,8 +201,10 @@ def _load_hf_table(spec: DataSpec, hf: HFSource, options: AdapterOptions, log: C
     stem = hf.id.rstrip("/").split("/")[-1] + (f"-{hf.split}" if hf.split else "")
     if fmt == PAIRS:
         skipped: list[dict] | None = [] if spec.on_error == "skip" else None
+        cut = RatingCut.parse(spec.label_from_rating) if spec.label_from_rating is not None else None
         records = rows_to_records(src.rows(), path=src.label, columns=spec.columns, label_map=spec.label_map,
-                                  dataset=spec.dataset or stem, construct=spec.construct, skipped=skipped)
+                                  dataset=spec.dataset or stem, construct=spec.construct, skipped=skipped,
+                                  label_from_rating=cut)
         origin = {**src.origin, "format": PAIRS, "rows": len(records), "skipped": skipped or []}
     else:
         records, entry = adapt_rows(get_adapter(fmt), src.rows(), path=src.label, stem=stem, options=options,

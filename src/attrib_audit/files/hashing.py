@@ -13,6 +13,9 @@ import threading
 from pathlib import Path
 
 from attrib_audit.files.paths import fingerprints_path
+from attrib_audit.files.regular import read_regular
+
+MAX_FINGERPRINTS_BYTES = 16 << 20  # ~100,000 weight files: beyond it the cache is ignored and rebuilt
 
 _LOCK = threading.Lock()
 
@@ -27,10 +30,12 @@ def file_sha256(path: str | Path) -> str:
 
 def _read_cache(path: Path) -> dict[str, str]:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_regular(path, MAX_FINGERPRINTS_BYTES))
     except (OSError, ValueError):
-        return {}  # absent or unreadable: it only saves time, so start over
-    return data if isinstance(data, dict) else {}
+        return {}  # absent, unreadable or not a regular file: it only saves time, so start over
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str) and len(v) == 64}  # a bad entry: hashed again
 
 
 def cached_sha256(path: str | Path) -> str:

@@ -57,7 +57,7 @@ _COMMAND: contextvars.ContextVar[tuple[frozenset[tuple[int, int]], bool]] = cont
 def _key(path: Path) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL byte in the name, so no such file
         return None
     return st.st_dev, st.st_ino
 

@@ -4,6 +4,8 @@ is a note too when the file is not as attrib-audit wrote it (its digest fails: e
 in a sealed file it is a bug in report code and propagates (the command exits non-zero), never a note."""
 from __future__ import annotations
 
+import shutil
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -14,6 +16,8 @@ from attrib_audit.report import (
     agreement,
     audit_extras,
     auroc,
+    correlations,
+    figcache,
     probe,
     provenance,
     reproduce,
@@ -39,6 +43,7 @@ class SectionSpec:
 SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("headline", "Headline", "results", audit_extras.headline),
     SectionSpec("auroc", "AUROC per metric and slice", "results", auroc.build),
+    SectionSpec("correlations", "Correlation with the graded human rating", "results", correlations.build),
     SectionSpec("transfer", "Transfer across datasets", "results", transfer.build),
     SectionSpec("sensitivity", "Sensitivity: length, truncation and single datasets", "results", sensitivity.build),
     SectionSpec("systems", "System level: ranking generators", "results", systems.build),
@@ -102,8 +107,14 @@ def build_report(folder: str | Path, out: str | Path | None = None, *, png: bool
     out = check_out_dir(out if out else inputs.folder, names=REPORT_FILES)
     with staged_dir(out, replaces=REPORT_FILES) as stage:
         (stage / "plots").mkdir()
-        with png_copies(png):
+        with png_copies(png), figcache.build_session() as figures:
             sections, skipped = run_sections(inputs, stage / "plots")
+            if figures.conflict:  # a cached entry claimed another figure's file: draw every figure anew
+                warnings.warn("figure cache: two figures claimed one file name; every figure drawn again", stacklevel=2)
+                shutil.rmtree(stage / "plots")
+                (stage / "plots").mkdir()
+                figures.bypass = True
+                sections, skipped = run_sections(inputs, stage / "plots")
         if inputs.ignored:
             sections.insert(0, Section("ignored", "Files left out", [Note(
                 "Left out because another run wrote them (their run id differs from results.json): "

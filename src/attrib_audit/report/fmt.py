@@ -3,6 +3,7 @@ numbers alike; a missing value is always `—`."""
 from __future__ import annotations
 
 import math
+from decimal import ROUND_CEILING, Decimal
 from typing import Any, TypeGuard
 
 DASH = "—"
@@ -16,6 +17,17 @@ def num(x: Any, digits: int = 3, signed: bool = False) -> str:
     if not finite(x):
         return DASH
     return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+
+
+def threshold(t: Any, digits: int = 4) -> str:
+    """A gate threshold (pass when score ≥ t) to `digits` significant digits, never fixed decimals: 9.67e-07 stays
+    9.67e-07 (not 0.0000) and 1e308 stays 1e+308 (not 309 digits). Rounded up when not exact, so the printed gate is
+    never looser than the one certified."""
+    if not finite(t):
+        return DASH
+    d = Decimal(repr(float(t)))
+    shown = d if d == 0 else d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1), rounding=ROUND_CEILING)
+    return f"{float(shown):.{digits}g}" if math.isfinite(float(shown)) else f"{shown.normalize():e}"
 
 
 def ci(est: Any, lo: Any, hi: Any, digits: int = 3, signed: bool = False) -> str:

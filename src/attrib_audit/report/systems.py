@@ -150,7 +150,7 @@ def _slice_blocks(e: Mapping[str, Any], plots: Path, index: int) -> list[Block]:
                           *(_est(r["pass_rate"][m]) for m in passed)] for r in order],
                         "Per system (highest human pass rate first), 95% bootstrap CIs over inputs. "
                         + ("Pass rates use each metric's threshold from the other slices: "
-                           + "; ".join(f"{m} ≥ {fmt.num(e['thresholds'][m]['threshold'])}" for m in passed) + "."
+                           + "; ".join(f"{m} ≥ {fmt.threshold(e['thresholds'][m]['threshold'])}" for m in passed) + "."
                            if passed else "No pass rates: no threshold could be chosen on other slices.")))
     blocks += [scatter(e, plots, index), bump(e, plots, index)]
     c = e["human_clusters"]

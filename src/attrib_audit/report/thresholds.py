@@ -33,9 +33,9 @@ def _by_construct(entries: list[ThresholdEntry]) -> dict[str, list[ThresholdEntr
 def _answer(e: ThresholdEntry) -> str:
     """The certified threshold, or why none and how many more labels would certify one."""
     if e.certified_threshold is not None:
-        return fmt.num(e.certified_threshold, 4)
+        return fmt.threshold(e.certified_threshold)
     f = e.fewest_labels
-    more = (f"; {f.more_labels} more labelled pairs would certify t={fmt.num(f.threshold, 4)} at the rates seen"
+    more = (f"; {f.more_labels} more labelled pairs would certify t={fmt.threshold(f.threshold)} at the rates seen"
             if f and f.more_labels is not None else "")
     return f"none: {e.certified_reason}{more}"
 
@@ -55,19 +55,27 @@ def _held_out(e: ThresholdEntry, which: str, kind: str) -> str:
     return _rates(rates, kind) + (f" ({done}/{h.folds} folds)" if done < h.folds else "")
 
 
+def _useless(e: ThresholdEntry) -> str:
+    """' — certified but useless' when the certified gate passes fewer supported answers than the floor."""
+    u = e.usefulness
+    return f" — certified but useless (under {fmt.pct(u.floor)})" if u and u.useless else ""
+
+
 def construct_table(c: str, rows: list[ThresholdEntry], kind: str) -> Table:
     names = short_names(list(dict.fromkeys(e.slice for e in rows)))
     rate = RATE_NAMES[kind]
     body = [[names[e.slice], e.scorer, e.unit or fmt.DASH, _answer(e), _held_out(e, "certified", kind),
-             _rates(e.in_sample.certified, "supported_pass"),
-             fmt.num(e.naive_threshold, 4) if e.naive_threshold is not None else f"none: {e.naive_reason}",
+             _rates(e.in_sample.certified, "supported_pass") + _useless(e),
+             _rates(e.in_sample.certified, "precision"),
+             fmt.threshold(e.naive_threshold) if e.naive_threshold is not None else f"none: {e.naive_reason}",
              _rates(e.in_sample.naive, kind), _held_out(e, "naive", kind)]
             for e in sorted(rows, key=lambda e: list(names).index(e.slice))]
     return Table(["slice", "scorer", "unit", "certified threshold", f"held-out {rate}", "supported passed",
-                  "naive threshold", f"in-sample {rate}", f"held-out {rate}"], body,
+                  "precision", "naive threshold", f"in-sample {rate}", f"held-out {rate}"], body,
                  f"{c}: the threshold Learn-then-Test certifies (or why none), its cross-fitted held-out {rate} and "
-                 f"the share of supported pairs it lets through (in-sample), beside the naive threshold (the least "
-                 f"conservative one whose in-sample {rate} meets the target) and its in-sample and held-out {rate}.")
+                 "the share of supported pairs it lets through and its precision (in-sample), beside the naive "
+                 f"threshold (the least conservative one whose in-sample {rate} meets the target) and its in-sample "
+                 f"and held-out {rate}.")
 
 
 def transfer_tables(c: str, rows: list[ThresholdEntry], kind: str) -> list[Block]:
@@ -83,7 +91,7 @@ def transfer_tables(c: str, rows: list[ThresholdEntry], kind: str) -> list[Block
             for e, tr in mine:
                 cells = {x.applied_to: x for x in (tr.certified if which == "certified" else tr.naive)}
                 if cells:
-                    body.append([f"{names[e.slice]} (t={fmt.num(_threshold(e, which), 4)})",
+                    body.append([f"{names[e.slice]} (t={fmt.threshold(_threshold(e, which))})",
                                  *(_ci(cells[s].rates.rate(kind)) + (" (broken)" if cells[s].broken else "")
                                    + (" (in-sample)" if cells[s].in_sample else "") for s in slices)])
             if body:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
+from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.verdict import pick
+from attrib_audit.report.verdict import chance_caveat, on_slice, pick
 
 
 def _ok(transfer: dict) -> dict[str, dict]:
@@ -51,11 +52,18 @@ def verdict(construct: str, e: dict, caveats: dict[tuple[str, str], str] | None 
     return head
 
 
-def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None = None) -> list:
+def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None = None,
+                    auroc: list[dict] | None = None, paired: list[dict] | None = None) -> list:
+    """The headline's paragraphs: per construct the transfer verdict, or with one dataset the on-target verdict
+    (`auroc`/`paired`: results.json's rows, which also carry the chance tests)."""
     out = []
     for c, e in transfer["constructs"].items():
         if e.get("status") == "ok":
-            out += guard(f"The verdict for {c}", lambda e=e, c=c: [Para(verdict(c, e, caveats))])
+            out += guard(f"The verdict for {c}", lambda e=e, c=c: [
+                Para(verdict(c, e, caveats) + chance_caveat(pick(e).metric, e["datasets"], auroc or []))])
+        elif len(e.get("datasets", [])) == 1 and auroc is not None:
+            out += guard(f"The verdict for {c}", lambda e=e, c=c: [
+                Para(on_slice(c, e["datasets"][0], auroc, paired or []).text)])
         else:
             out.append(Note(f"{c}: transfer not computed — {e.get('reason', e.get('status', 'no reason given'))}."))
     for x in transfer.get("excluded_slices", []):
@@ -168,6 +176,11 @@ def build(inputs, plots: Path) -> Section | None:
     if not isinstance(transfer, dict):
         return None
     sec = Section("transfer", "Transfer across datasets")
+    statistic = transfer.get("statistic", "auroc")
+    if statistic != "auroc":
+        sec.add(Note(f"The metrics are compared by their {statistic_label(statistic)} with the graded human rating "
+                     f"(--statistic {statistic}), not by AUROC: wherever this section says AUROC, read "
+                     f"{statistic_label(statistic)}; regret is that correlation lost against the best metric."))
     if transfer.get("notes"):
         sec.add(Para("Method notes: " + "; ".join(transfer["notes"]) + "."))
     sec.add(*guard("The regret plot", lambda: [f for f in [regret_plot(transfer, plots)] if f]))

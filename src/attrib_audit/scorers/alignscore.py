@@ -11,7 +11,8 @@ transformers' RobertaModel and `tri_layer` into a Linear(hidden, 3), and run the
 - each (chunk, claim sentence) is a pair `tokenizer(chunk, sentence, truncation='only_first',
   max_length=512)`, read as softmax(tri_layer(pooler_output))[:, 0] (P(aligned));
 - score = max over chunks for each claim sentence, then the mean over claim sentences.
-Sentences come from our offline splitter, not NLTK's Punkt. The RoBERTa config and tokenizer come from
+Sentences (chunks and claim) come from `nltk.sent_tokenize` as the authors split: NLTK's Punkt, run offline
+by text.punkt. The RoBERTa config and tokenizer come from
 a folder beside the checkpoint (config.json + tokenizer files) when present, else the hub id the
 checkpoint's hyper-parameters name (roberta-large), from the cache or the hub when online.
 """
@@ -25,12 +26,20 @@ import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerLoadError, ScorerSpec, ScorerUnavailable, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
-from attrib_audit.scorers.hfmodels import check_resolved, env_var, refuse_hub_offline, require, torch_device
+from attrib_audit.scorers.hfmodels import (
+    check_resolved,
+    env_var,
+    refuse_hub_offline,
+    require,
+    require_punkt,
+    torch_device,
+    torch_dtype,
+)
 from attrib_audit.scorers.pairclf import Head, PairClassifier
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable, offline
 from attrib_audit.text.chunk import alignscore_chunks
-from attrib_audit.text.sentences import split_sentences
+from attrib_audit.text.punkt import PUNKT, punkt_sentences
 
 ALIGNSCORE_HUB = "yzha/AlignScore"
 ALIGNSCORE_FILE = "AlignScore-large.ckpt"
@@ -115,13 +124,13 @@ class AlignScoreScorer(Scorer):
     name = "alignscore"
     batch_size = 32
 
-    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 16,
+    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 16, dtype: str = "float32",
                  install_hint: str = "") -> None:
         require("transformers", self.name)
-        import torch
-
+        weights_dtype = torch_dtype(dtype, self.name)
         device = torch_device(device, self.name)
         refuse_hub_offline(resolved, self.name, install_hint)
+        splitter = require_punkt(self.name)
         self.resolved = resolved
 
         def load(loc: str):
@@ -138,9 +147,9 @@ class AlignScoreScorer(Scorer):
                 "roberta-large" if state["base_model.embeddings.word_embeddings.weight"].shape[1] == 1024
                 else "roberta-base"))
             base, tri = build_model(state, AutoConfig.from_pretrained(backbone), self.name)
-            dtype = torch.float16 if device != "cpu" else torch.float32
-            return AutoTokenizer.from_pretrained(backbone), AlignScoreModel(base.to(device, dtype),
-                                                                            tri.to(device, dtype))
+            # RoBERTa keeps no module in float32, so a cast gives what from_pretrained(dtype=...) would
+            model = AlignScoreModel(base.to(device, weights_dtype), tri.to(device, weights_dtype))
+            return AutoTokenizer.from_pretrained(backbone), model
 
         tokenizer, model = load_or_unavailable(resolved, load, what=self.name, install_hint=install_hint)
         window = int(tokenizer.model_max_length) if tokenizer.model_max_length < 1_000_000 else 512
@@ -150,10 +159,10 @@ class AlignScoreScorer(Scorer):
             input="pair(premise=context chunk, hypothesis=claim sentence), RoBERTa pair template",
             window=window, cut="evidence (only_first)", chunk_unit="sentences", chunk_size=350,
             chunk_rule="n = words // 350 + 1 chunks of len(sentences) // n consecutive sentences",
-            claim_split="sentences", aggregation="max over chunks, then mean over claim sentences",
-            label="softmax(tri_layer(pooler_output))[0] (aligned), nli_sp mode",
+            claim_split="sentences", sentences=PUNKT, aggregation="max over chunks, then mean over claim sentences",
+            precision=dtype, label="softmax(tri_layer(pooler_output))[0] (aligned), nli_sp mode",
             source="yuh-zha/AlignScore src/alignscore/inference.py + model.py (BERTAlignModel)")
-        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')},{splitter}"
 
     @property
     def signature(self) -> str:
@@ -164,7 +173,7 @@ class AlignScoreScorer(Scorer):
         chunks = {e: alignscore_chunks(e) for e in dict.fromkeys(evidences)}
         owner, sentences, windows = [], [], []
         for i, (c, e) in enumerate(zip(claims, evidences)):
-            for s in split_sentences(c) or [c]:
+            for s in punkt_sentences(c) or [c]:
                 owner.append(i)
                 sentences.append(s)
                 windows.append(chunks[e])
@@ -205,7 +214,8 @@ def _check() -> tuple[bool, str]:
 
 register(ScorerSpec("alignscore", _build,
                     "AlignScore-large P(aligned), nli_sp: max over ~350-word chunks, mean over claim sentences",
-                    "fact-check", _check, INSTALL, ("path", "device", "model_batch"),
+                    "fact-check", _check, INSTALL, ("path", "device", "model_batch", "dtype"),
                     ("needs the roberta-large config + tokenizer files beside the checkpoint",
                      "no --trust-remote-code: the Lightning checkpoint's state dict is read weights-only, "
-                     "run natively")))
+                     "run natively"),
+                    sentences=PUNKT))

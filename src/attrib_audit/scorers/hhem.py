@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerLoadError, register
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
-from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, require, torch_device
+from attrib_audit.scorers.hfmodels import hub_scorer_spec, refuse_hub_offline, require, torch_device, torch_dtype
 from attrib_audit.scorers.pairclf import plan_batches
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
@@ -62,11 +62,10 @@ class HHEMScorer(Scorer):
     name = "hhem"
     batch_size = 32
 
-    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 8,
+    def __init__(self, resolved: Resolved, *, device: str = "cpu", model_batch: int = 8, dtype: str = "float32",
                  install_hint: str = "") -> None:
         require("transformers", self.name)
-        import torch
-
+        weights_dtype = torch_dtype(dtype, self.name)
         self.resolved, self.device = resolved, torch_device(device, self.name)
         self.model_batch = int(model_batch)
         refuse_hub_offline(resolved, self.name, install_hint)
@@ -77,16 +76,22 @@ class HHEMScorer(Scorer):
             folder = local_folder(resolved)
             cfg = json.loads((folder / "config.json").read_text())
             foundation = companion(folder, "foundation", cfg.get("foundation") or FOUNDATION)
-            model = T5ForTokenClassification(AutoConfig.from_pretrained(foundation))
             state = {k[len("t5."):]: v for k, v in load_safetensors(folder).items() if k.startswith("t5.")}
-            missing, unexpected = model.load_state_dict(state, strict=False)
-            missing = [k for k in missing if k != "transformer.encoder.embed_tokens.weight"]  # tied to shared
-            if missing or unexpected or not state:
+            if not state:
+                raise ScorerLoadError(f"{self.name}: {loc} holds no t5.* weights (not HHEM-2.1-Open)")
+            # from_pretrained, not construct-then-cast: it keeps T5's `_keep_in_fp32_modules` (the `wo` layers,
+            # which overflow in float16) in float32 whatever dtype the rest loads in
+            # with output_loading_info the call returns (model, info); transformers' stubs type the model alone
+            loaded: Any = T5ForTokenClassification.from_pretrained(
+                None, config=AutoConfig.from_pretrained(foundation), state_dict=state, dtype=weights_dtype,
+                output_loading_info=True)
+            model, info = loaded
+            missing = sorted(k for k in info["missing_keys"] if k != "transformer.encoder.embed_tokens.weight")
+            unexpected = sorted(info["unexpected_keys"])
+            if missing or unexpected:
                 raise ScorerLoadError(f"{self.name}: {loc} does not hold HHEM's t5.* weights "
                                       f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
-            dtype = torch.float16 if self.device != "cpu" else torch.float32
-            return (AutoTokenizer.from_pretrained(foundation),
-                    model.to(self.device, dtype).eval(),  # type: ignore[arg-type]  # transformers types .to unbound
+            return (AutoTokenizer.from_pretrained(foundation), model.to(self.device).eval(),
                     cfg.get("prompt") or PROMPT)
 
         self.tokenizer, self.model, self.prompt = load_or_unavailable(resolved, load, what=self.name,
@@ -94,7 +99,8 @@ class HHEMScorer(Scorer):
         self.recipe = Recipe(
             input=f"text({self.prompt!r}.format(text1=evidence, text2=claim)), the foundation's tokenizer",
             window=None, cut="none (the authors do not truncate; T5 has relative positions)",
-            chunk_unit="none", chunk_size=0, chunk_rule="none", claim_split="none", aggregation="single input",
+            chunk_unit="none", chunk_size=0, chunk_rule="none", claim_split="none", sentences="none",
+            aggregation="single input", precision=f"{dtype} (T5's wo layers always float32)",
             label="softmax(logits[:, 0, :])[1] of T5ForTokenClassification (P(consistent))",
             source="vectara/hallucination_evaluation_model modeling_hhem_v2.py "
                    "(HHEMv2ForSequenceClassification.predict)")

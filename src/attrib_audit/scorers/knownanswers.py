@@ -16,7 +16,8 @@ import hashlib
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+import warnings
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -28,6 +29,7 @@ from attrib_audit.errors import AuditError
 from attrib_audit.files.jsonfile import is_sealed, sealed_json
 from attrib_audit.files.outdir import write_text_atomic
 from attrib_audit.files.paths import home
+from attrib_audit.files.regular import read_regular
 from attrib_audit.scorers.base import ScoreBatch, Scorer, as_scorer
 from attrib_audit.stats.bootstrap import DEFAULT_B, clustered_auroc_ci
 
@@ -130,7 +132,7 @@ def judge(name: str, signature: str, scores: np.ndarray, pairs: Sequence[KnownPa
     passed = (auc is not None and lo is not None and math.isfinite(lo) and auc >= MIN_AUROC and lo > CHANCE
               and n_failed <= MAX_FAILED * len(pairs))
     return CheckResult(name, signature, auc, lo, hi, int(ok.sum()), n_failed, bool(passed), means, set_digest(),
-                       time.strftime("%Y-%m-%d %H:%M:%S"))
+                       time.strftime(CHECKED_AT))
 
 
 def check_scorer(scorer: Scorer, name: str | None = None) -> CheckResult:
@@ -152,31 +154,81 @@ def results_path() -> Path:
     return home() / "models_check.json"
 
 
-def last_results() -> dict[str, CheckResult]:
-    """The stored results by scorer name; a missing, unreadable or edited (unsealed) file counts as none."""
+CHECKED_AT = "%Y-%m-%d %H:%M:%S"  # local time, as `models list` shows it
+MAX_RESULTS_BYTES = 1 << 20  # a few hundred scorers' results; a larger file is not one this module wrote
+
+
+def _unit(x: object) -> bool:
+    return isinstance(x, float) and 0.0 <= x <= 1.0
+
+
+def _count(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 1_000_000
+
+
+def _checked(name: object, raw: object) -> CheckResult | None:
+    """One stored result, field by field (the file is sealed by an unkeyed digest, which catches accidents, not
+    tampering); None when any field is not what `record` writes, or it is dated in the future."""
+    if not isinstance(name, str) or not isinstance(raw, dict) or set(raw) != {f.name for f in fields(CheckResult)}:
+        return None
+    kinds = raw["mean_by_kind"]
+    ok = (raw["scorer"] == name and all(isinstance(raw[k], str) for k in ("signature", "set_digest", "checked_at"))
+          and (all(raw[k] is None for k in ("auroc", "ci_low", "ci_high"))
+               or all(_unit(raw[k]) for k in ("auroc", "ci_low", "ci_high")))
+          and _count(raw["n"]) and _count(raw["n_failed"]) and isinstance(raw["passed"], bool)
+          and isinstance(kinds, dict)
+          and all(isinstance(k, str) and (v is None or isinstance(v, float) and math.isfinite(v))
+                  for k, v in kinds.items()))
+    if not ok:
+        return None
     try:
-        data = json.loads(results_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        when = time.mktime(time.strptime(raw["checked_at"], CHECKED_AT))
+    except (ValueError, OverflowError):
+        return None
+    if when > time.time() + 86_400:  # a date to come was not written by a check
+        return None
+    return CheckResult(**raw)
+
+
+def last_results() -> dict[str, CheckResult]:
+    """The stored results by scorer name; a missing, unreadable, oversized, non-regular or edited (unsealed) file
+    counts as none, and an entry of the wrong shape is left out with a one-line warning (its scorer is checked
+    again when next needed)."""
+    path = results_path()
+    try:
+        data = json.loads(read_regular(path, MAX_RESULTS_BYTES))
+    except FileNotFoundError:
         return {}
-    if not is_sealed(data) or not isinstance(data.get("results"), dict):
+    except (OSError, ValueError, RecursionError) as exc:
+        warnings.warn(f"{path} ignored ({exc.__class__.__name__}): known-answer checks run again when needed",
+                      stacklevel=2)
+        return {}
+    if not isinstance(data, dict) or not is_sealed(data) or not isinstance(data.get("results"), dict):
         return {}
     out = {}
     for name, raw in data["results"].items():
-        try:
-            out[name] = CheckResult(**raw)
-        except TypeError:
+        checked = _checked(name, raw)
+        if checked is None:
+            warnings.warn(f"{path}: the entry for {str(name)[:80]!r} is not a check result; ignored (checked again "
+                          "when next needed)", stacklevel=2)
             continue
+        out[name] = checked
     return out
 
 
 def record(result: CheckResult) -> None:
-    """Keep `result` as its scorer's last check (written whole or not at all)."""
+    """Keep `result` as its scorer's last check (written whole or not at all); a home that cannot hold it (a file,
+    read-only) costs a one-line warning: the check simply runs again next time."""
     stored = {n: asdict(r) for n, r in last_results().items()}
     stored[result.scorer] = asdict(result)
     path = results_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # attrib-audit's own record in its home folder: replaced even when an older version wrote it
-    write_text_atomic(path, sealed_json({"rule": RULE, "results": stored}), force=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # attrib-audit's own record in its home folder: replaced even when an older version wrote it
+        write_text_atomic(path, sealed_json({"rule": RULE, "results": stored}), force=True)
+    except OSError as exc:
+        warnings.warn(f"could not keep the check result in {path} ({exc.strerror or exc.__class__.__name__})",
+                      stacklevel=2)
 
 
 def passed_before(name: str, signature: str) -> bool:

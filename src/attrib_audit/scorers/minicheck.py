@@ -1,6 +1,7 @@
 """MiniCheck (Tang et al., 2024) exactly as its authors run it (Liyan06/MiniCheck, minicheck/inference.py).
 
-- Chunks: the document is split into newline blocks and sentences, packed greedily into chunks of at
+- Chunks: the document is split into newline blocks and sentences (`nltk.sent_tokenize`: NLTK's Punkt, run
+  offline by text.punkt), packed greedily into chunks of at
   most 500 words (Flan-T5) or 400 model tokens (RoBERTa, DeBERTa-v3); a sentence is never split.
 - Input: ONE text, `doc_chunk + eos_token + claim` (Flan-T5: "predict: " in front), tokenised as a single
   sequence: `<s> chunk </s> claim </s>` for RoBERTa, `[CLS] chunk [SEP] claim [SEP]` for DeBERTa-v3,
@@ -20,7 +21,7 @@ from typing import Sequence
 from attrib_audit.scorers.base import ScoreBatch, Scorer, register
 from attrib_audit.scorers.chunked import check_aggregation
 from attrib_audit.scorers.fingerprint import library_versions, weights_fingerprint
-from attrib_audit.scorers.hfmodels import hub_scorer_spec
+from attrib_audit.scorers.hfmodels import hub_scorer_spec, require_punkt
 from attrib_audit.scorers.pairclf import (
     Head,
     ModelConfigError,
@@ -32,6 +33,7 @@ from attrib_audit.scorers.pairclf import (
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved
 from attrib_audit.text.chunk import minicheck_chunks
+from attrib_audit.text.punkt import PUNKT
 
 MINICHECK_HUB = "lytang/MiniCheck-Flan-T5-Large"
 SOURCE = "Liyan06/MiniCheck minicheck/inference.py + minicheck.py (Inferencer)"
@@ -66,11 +68,12 @@ class MiniCheckScorer(Scorer):
 
     def __init__(self, resolved: Resolved, *, device: str = "cpu", chunk_size: int | None = None,
                  window: int = 2048, model_batch: int = 8, chunk: str = "max", trust_remote_code: bool = False,
-                 install_hint: str = "") -> None:
+                 dtype: str = "float32", install_hint: str = "") -> None:
         self.resolved = resolved
         self.chunk = check_aggregation(chunk, self.name)
+        splitter = require_punkt(self.name)
         tokenizer, model = load_pair_model(resolved, device, what=self.name, install_hint=install_hint,
-                                           trust_remote_code=trust_remote_code)
+                                           trust_remote_code=trust_remote_code, dtype=dtype)
         head = minicheck_head(tokenizer, model.config, f"{self.name} ({resolved.location})")
         t5 = head.kind == "seq2seq"
         self.chunk_size = int(chunk_size or (CHUNK_WORDS_T5 if t5 else CHUNK_TOKENS_ENCODER))
@@ -90,8 +93,9 @@ class MiniCheckScorer(Scorer):
             window=win, cut="evidence (chunk tail; the claim is never cut)",
             chunk_unit="words" if t5 else "tokens", chunk_size=self.chunk_size,
             chunk_rule="newline blocks, then sentences; greedy whole-sentence packing (no sentence split)",
-            claim_split="none", aggregation=f"{self.chunk} over chunks", label=label, source=SOURCE)
-        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
+            claim_split="none", sentences=PUNKT, aggregation=f"{self.chunk} over chunks", precision=dtype, label=label,
+            source=SOURCE)
+        self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')},{splitter}"
 
     @property
     def signature(self) -> str:
@@ -116,4 +120,4 @@ class MiniCheckScorer(Scorer):
 
 register(hub_scorer_spec("minicheck", MINICHECK_HUB,
                          "MiniCheck P(supported), max over 500-word (Flan-T5) / 400-token chunks", "fact-check",
-                         MiniCheckScorer))
+                         MiniCheckScorer, sentences=PUNKT))

@@ -21,6 +21,7 @@ from attrib_audit.scorers.pairclf import Head, PairClassifier, entailment_index,
 from attrib_audit.scorers.recipe import Recipe
 from attrib_audit.scorers.resolve import Resolved
 from attrib_audit.text.chunk import sentence_windows
+from attrib_audit.text.sentences import SPLITTER
 
 MODES = ("truncate", "chunk")
 
@@ -31,13 +32,13 @@ class NLIScorer(Scorer):
 
     def __init__(self, name: str, resolved: Resolved, *, mode: str = "truncate", device: str = "cpu",
                  window: int | None = None, model_batch: int = 16, chunk: str = "max", trust_remote_code: bool = False,
-                 install_hint: str = "") -> None:
+                 dtype: str = "float32", install_hint: str = "") -> None:
         if mode not in MODES:
             raise ScorerOptionError(f"{name}: mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.name, self.resolved, self.mode = name, resolved, mode
         self.chunk = check_aggregation(chunk, name)  # how windows combine in mode=chunk
         tokenizer, model = load_pair_model(resolved, device, what=name, install_hint=install_hint, kind="seqcls",
-                                           trust_remote_code=trust_remote_code)
+                                           trust_remote_code=trust_remote_code, dtype=dtype)
         index, label = entailment_index(model.config, f"{name} ({resolved.location})")
         win = model_window(tokenizer, model.config, window)
         self.window = win  # tokens the model sees per input (the window option reruns it at another)
@@ -51,7 +52,8 @@ class NLIScorer(Scorer):
             chunk_size=0 if mode == "truncate" else win,
             chunk_rule="none: the model's own cut" if mode == "truncate"
             else "sentence windows that fit beside the claim (over-long sentences split by words)",
-            claim_split="none", aggregation="single input" if mode == "truncate" else f"{self.chunk} over windows",
+            claim_split="none", sentences="none" if mode == "truncate" else SPLITTER,
+            aggregation="single input" if mode == "truncate" else f"{self.chunk} over windows", precision=dtype,
             label=f"softmax(logits)[{index}] ({label!r} of {self.n_labels}-way id2label)",
             source="MNLI convention: premise first (transformers pair encoding)")
         self._fingerprint = f"{weights_fingerprint(resolved)}:{library_versions('transformers', 'torch')}"
@@ -76,7 +78,7 @@ class NLIScorer(Scorer):
 
 def _spec(name: str, hub_id: str, description: str) -> ScorerSpec:
     return hub_scorer_spec(name, hub_id, description, "nli", lambda resolved, **kw: NLIScorer(name, resolved, **kw),
-                           NLIScorer)
+                           NLIScorer, sentences=f"none (mode=chunk: {SPLITTER})")
 
 
 NLI_MNLI_HUB = "roberta-large-mnli"

@@ -9,7 +9,7 @@ Two input templates, named by each scorer's Recipe:
 Every cut is counted exactly: untruncated evidence + claim + special tokens minus what the model saw.
 A claim that leaves no room for evidence is a reported failure, never a silently mangled input.
 Batches are sorted by token length so padding is small; everything runs under
-`torch.inference_mode`, in fp16 on a GPU.
+`torch.inference_mode`, in float32 on every device unless the scorer's `dtype` option asks for half precision.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import numpy as np
 
 from attrib_audit.scorers.base import ScoreBatch, ScorerLoadError
 from attrib_audit.scorers.chunked import aggregate
-from attrib_audit.scorers.hfmodels import refuse_hub_offline, refuse_remote_code, require, torch_device
+from attrib_audit.scorers.hfmodels import refuse_hub_offline, refuse_remote_code, require, torch_device, torch_dtype
 from attrib_audit.scorers.resolve import Resolved, load_or_unavailable
 
 # position ids of these families start after the padding index, so 514 positions hold 512 tokens
@@ -82,18 +82,19 @@ def refuse_headless(info: dict, loc: str, what: str) -> None:
 
 
 def load_pair_model(resolved: Resolved, device: str, *, what: str, install_hint: str, kind: str = "auto",
-                    trust_remote_code: bool = False):
+                    trust_remote_code: bool = False, dtype: str = "float32"):
     """(tokenizer, model) from a local folder or cached hub id.
 
     kind="seqcls" loads a sequence classifier (NLI heads, BART-MNLI included); "auto" also takes a
     seq2seq LM (MiniCheck-Flan-T5). A checkpoint that would need code from its repository is refused
-    unless `trust_remote_code`; one with untrained (missing) weights is refused.
+    unless `trust_remote_code`; one with untrained (missing) weights is refused. The weights load in
+    `dtype` (float32 unless asked) through `from_pretrained`, so a model's float32 guard (T5's `wo`) holds.
     """
     require("transformers", what)
-    import torch
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
 
     device = torch_device(device, what)
+    weights_dtype = torch_dtype(dtype, what)
     refuse_hub_offline(resolved, what, install_hint)
 
     def load(loc: str):
@@ -107,8 +108,7 @@ def load_pair_model(resolved: Resolved, device: str, *, what: str, install_hint:
             raise ModelConfigError(f"{what}: {loc} is a sequence-to-sequence LM "
                                    f"({', '.join(config.architectures or [])}), not a classifier")
         cls = AutoModelForSeq2SeqLM if seq2seq else AutoModelForSequenceClassification
-        dtype = torch.float16 if device != "cpu" else torch.float32
-        model, info = cls.from_pretrained(loc, dtype=dtype, output_loading_info=True,
+        model, info = cls.from_pretrained(loc, dtype=weights_dtype, output_loading_info=True,
                                           trust_remote_code=trust_remote_code)
         refuse_headless(info, loc, what)
         return AutoTokenizer.from_pretrained(loc, trust_remote_code=trust_remote_code), model.to(device).eval()

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import os
+import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TypeVar
+from urllib.parse import urlsplit
 
 from attrib_audit.scorers.base import ScorerLoadError, ScorerUnavailable
 
@@ -64,6 +67,50 @@ def offline() -> bool:
                                                                                    "") not in ("", "0")
 
 
+def _proxy_for(url: str) -> str | None:
+    """The proxy the hub libraries would use for `url` (HTTPS_PROXY and friends), unless NO_PROXY exempts its host."""
+    import urllib.request
+
+    host = urlsplit(url).hostname or ""
+    if urllib.request.proxy_bypass(host):
+        return None
+    return urllib.request.getproxies().get(urlsplit(url).scheme or "https")
+
+
+def hub_reachable(timeout: float = 2.0) -> bool:
+    """Whether the hub (HF_ENDPOINT, or its proxy) accepts a TCP connection within `timeout` seconds.
+
+    Asked before a download so that a machine without network says so at once instead of spending the hub client's
+    retries; False when the environment says offline (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE).
+
+    Args:
+        timeout: seconds for name lookup and connection together.
+
+    Returns:
+        True when a connection was made.
+    """
+    if offline():
+        return False
+    url = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    target = urlsplit(_proxy_for(url) or url)
+    host, port = target.hostname, target.port or (443 if target.scheme == "https" else 80)
+    if not host:
+        return False
+    ok: list[bool] = []
+
+    def connect() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                ok.append(True)
+        except OSError:
+            pass
+
+    worker = threading.Thread(target=connect, daemon=True)  # a stuck name lookup must not hold the caller
+    worker.start()
+    worker.join(timeout)
+    return bool(ok)
+
+
 def quiet_model_loading() -> None:
     """Silence transformers' weight-loading bars when stderr is not a terminal (logs, CI, pipes)."""
     import sys
@@ -78,6 +125,9 @@ def load_or_unavailable(resolved: Resolved, loader: Callable[[str], T], *, what:
     """Run a loader. A hub id that is not on this machine is absent (ScorerUnavailable: the audit skips
     the scorer and says so); weights that are here but do not load (corrupt, truncated, wrong layout) are
     a ScorerLoadError: the audit stops, since skipping would hide a broken install."""
+    if resolved.origin == "hub" and not hub_reachable():
+        why = "the hub is offline" if offline() else "the hub cannot be reached from this machine"
+        raise ScorerUnavailable(f"{what}: weights not installed locally and {why} ({install_hint})")
     quiet_model_loading()
     try:
         return loader(resolved.location)

@@ -39,6 +39,9 @@ from attrib_audit.stats.types import Estimate
 DEFAULT_MIN_SHARED = 30  # fewer inputs answered by every system than this: resample within systems instead
 RESAMPLE_OPTIONS = frozenset({"inputs", "systems"})
 SUMMARIES = ("mean", "pass")
+# A metric whose finite scores all lie within this relative distance of each other is constant: its system means are
+# then exactly equal (ties everywhere), not orderings made of summation rounding (a column of 0.1 gave τ-b 0.061).
+CONSTANT_RTOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,31 @@ def _variables(labels: np.ndarray, scores: Mapping[str, Sequence[float]],
     with np.errstate(invalid="ignore"):
         passed = np.where(np.isfinite(x) & np.isfinite(t)[:, None], (x >= t[:, None]).astype(np.float64), np.nan)
     return np.vstack([labels[None, :], x, passed]), metrics, tuple(t.tolist())
+
+
+def _centred(values: np.ndarray, rows: range) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(values, centres, exponents): each of `rows` as (x − c) / 2^e, its scores centred on the midpoint c of their
+    range and scaled by a power of two into [−1, 1], so sums neither overflow (scores near ±1e308) nor carry rounding
+    that orders a constant column; a mean m of the scaled values is c + m·2^e on the scores' own scale. A row constant
+    to CONSTANT_RTOL becomes exactly 0."""
+    out = values.copy()
+    centres, exps = np.zeros(values.shape[0]), np.zeros(values.shape[0], dtype=np.int64)
+    for v in rows:
+        x = values[v]
+        fin = np.isfinite(x)
+        if not fin.any():
+            continue
+        lo, hi = float(x[fin].min()), float(x[fin].max())
+        half = hi / 2 - lo / 2  # never overflows, unlike hi − lo
+        c = lo / 2 + hi / 2
+        if half <= CONSTANT_RTOL * max(abs(lo), abs(hi)) / 2:
+            out[v, fin] = 0.0
+            centres[v] = c
+            continue
+        e = int(np.frexp(half)[1])
+        out[v, fin] = np.ldexp(x[fin] - c, -e)
+        centres[v], exps[v] = c, e
+    return out, centres, exps
 
 
 def _cell_sums(values: np.ndarray, sys_codes: np.ndarray, grp_codes: np.ndarray, s: int,
@@ -224,6 +252,7 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
     if n_boot < 1:
         raise ValueError("n_boot must be at least 1")
     values, metrics, thr = _variables(y, scores, dict(thresholds or {}))
+    values, centres, exps = _centred(values, range(1, 1 + len(metrics)))
     sys_names, sys_codes = np.unique(_as_names(systems, "systems", y.size), return_inverse=True)
     grp_names, grp_codes = np.unique(_as_names(groups, "groups", y.size), return_inverse=True)
     s, k = sys_names.size, grp_names.size
@@ -250,6 +279,8 @@ def system_bootstrap(labels: Sequence[int], scores: Mapping[str, Sequence[float]
     point = _ratio(sums.sum(axis=2), counts.sum(axis=2))
     reps = [_ratio(_weighted(sums, c), _weighted(counts, c)) for c in blocks]
     replicates = np.concatenate(reps, axis=2)
+    point = centres[:, None] + np.ldexp(point, exps[:, None])  # back to the scores' scale (rows not centred: as is)
+    replicates = centres[:, None, None] + np.ldexp(replicates, exps[:, None, None])
     weights = None
     if "systems" in res_set:
         draws = gen.integers(0, s, size=(n_boot, s))
@@ -384,7 +415,9 @@ def agreement_stats(human: np.ndarray, metric: np.ndarray,
             acc_eq = ((dh + n) / 2 - ((total - dx) - both) / 2 + both) / total
             wsum = w.sum(axis=0)
             hc = hb - (w * hb).sum(axis=0) / wsum
-            xc = xb - (w * xb).sum(axis=1, keepdims=True) / wsum
+            scale = np.max(np.abs(xb), axis=1, keepdims=True)  # r is scale-free: summaries near ±1e308 overflow
+            xs = xb / np.where((scale > 0) & np.isfinite(scale), scale, 1.0)
+            xc = xs - (w * xs).sum(axis=1, keepdims=True) / wsum
             r = (w * hc * xc).sum(axis=1) / np.sqrt((w * hc * hc).sum(axis=0) * (w * xc * xc).sum(axis=1))
         r[(dh == 0) | (dx == 0)] = np.nan  # a constant side (exactly: no pair ordered), whatever rounding left in hc
         bad = np.isnan(xb).any(axis=1) | np.isnan(hb).any(axis=0, keepdims=True)

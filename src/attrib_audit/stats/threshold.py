@@ -447,6 +447,7 @@ def unit_risks(data: LabelledScores, target: Target, thresholds: np.ndarray, uni
         with one relevant pair), which makes the exact binomial p-value valid.
     """
     s, w = data.scores, data.w
+    w = np.ldexp(w, -int(np.frexp(w.max())[1])) if w.size else w  # every moment below is scale-free: keep Σw² finite
     neg = (data.labels == 0).astype(np.float64)
     t = np.asarray(thresholds, dtype=np.float64)
     if unit == "pair":  # 0/1 losses: every moment is a tail sum

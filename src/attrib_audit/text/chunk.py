@@ -2,13 +2,15 @@
 
 `sentence_windows`: runs of consecutive sentences whose summed cost (model tokens) fits a budget;
 a single sentence over the budget is split at word boundaries, so chunking never drops text (our
-NLI `mode=chunk` and the `-chunk` encoder scorers). `minicheck_chunks` and `alignscore_chunks` are the
-official chunkers of those checkers, rule for rule, so their scores match the authors' code.
+NLI `mode=chunk` and the `-chunk` encoder scorers), cut by our fast rule splitter. `minicheck_chunks` and
+`alignscore_chunks` are the official chunkers of those checkers, rule for rule, with the authors' splitter
+(NLTK's Punkt, `text.punkt`), so their chunks are the authors' chunks.
 """
 from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
 
+from attrib_audit.text.punkt import punkt_sentences
 from attrib_audit.text.sentences import split_sentences
 
 Cost = Callable[[list[str]], Iterable[int]]
@@ -61,15 +63,12 @@ def word_count(texts: list[str]) -> list[int]:
 
 
 def newline_sentences(text: str) -> list[str]:
-    """MiniCheck's `sent_tokenize_with_newlines`: each newline-separated block split into sentences,
-    with a "\\n" unit between blocks (blank lines give consecutive "\\n" units), so chunks keep the line breaks.
-
-    Sentences come from our offline splitter, not NLTK's Punkt (no download): boundaries can differ
-    where the two splitters disagree (rare abbreviations), never in how they are packed.
-    """
+    """MiniCheck's `sent_tokenize_with_newlines`: each newline-separated block split into sentences by
+    `nltk.sent_tokenize` (Punkt), with a "\\n" unit between blocks (blank lines give consecutive "\\n" units),
+    so chunks keep the line breaks."""
     units: list[str] = []
     for block in text.split("\n"):
-        units.extend(split_sentences(block))
+        units.extend(punkt_sentences(block))
         units.append("\n")
     return units[:-1]
 
@@ -105,9 +104,9 @@ def minicheck_chunks(text: str, size: int, cost: Cost | None = None) -> list[str
 
 
 def alignscore_chunks(text: str, words: int = 350) -> list[str]:
-    """AlignScore's chunks: n = words // 350 + 1 chunks of an equal number of consecutive sentences
+    """AlignScore's chunks: n = words // 350 + 1 chunks of an equal number of consecutive Punkt sentences
     (len(sentences) // n, at least 1), joined with spaces; the last chunk takes the remainder."""
-    sentences = split_sentences(text) or [""]
+    sentences = punkt_sentences(text) or [""]
     n_chunk = len(text.strip().split()) // words + 1
     per = max(len(sentences) // n_chunk, 1)
     return [" ".join(sentences[i:i + per]) for i in range(0, len(sentences), per)]

@@ -16,14 +16,13 @@ from urllib.parse import parse_qs, urlencode, urlparse
 from attrib_audit.data.errors import DataError
 from attrib_audit.errors import UsageError
 from attrib_audit.files.outdir import check_out_file, output_file, staged_dir
+from attrib_audit.text.stopwords import STOPWORDS
 from attrib_audit.text.tokenize import TOKEN_RE
 from attrib_audit.validate.page import render_page
 from attrib_audit.validate.sample import Pool, read_pool
-from attrib_audit.validate.store import DECISIONS, LabelStore, store_path
+from attrib_audit.validate.store import DECISIONS, MAX_NOTE, LabelStore, store_path
 
 DEFAULT_PORT = 8765
-STOPWORDS = frozenset("a an and are as at be by for from had has have he her his i in is it its of on or she that the "
-                      "their they this to was were which who with you".split())
 MAX_BODY = 16_384
 READ_TIMEOUT = 5.0  # seconds a connection may stall mid-request before it is closed (it would hold a thread forever)
 
@@ -99,9 +98,10 @@ class LabelServer(ThreadingHTTPServer):
         if i >= len(self.pool.ids):
             return base
         claim, evidence = self.pool.claims[i], self.pool.evidences[i]
+        entry = self.store.entries(annotator).get(self.pool.ids[i])
         return {**base, "id": self.pool.ids[i], "question": self.pool.questions[i] or "",
                 "claim": overlap_segments(claim, evidence), "evidence": overlap_segments(evidence, claim),
-                "decision": done.get(self.pool.ids[i])}
+                "decision": done.get(self.pool.ids[i]), "note": entry[2] if entry else None}
 
 
 class LabelHandler(BaseHTTPRequestHandler):
@@ -186,14 +186,17 @@ class LabelHandler(BaseHTTPRequestHandler):
             if not 0 <= i < len(self.server.pool.ids) or body.get("id") != self.server.pool.ids[i]:
                 raise ValueError("index and id do not name the same pair of this file")
             if urlparse(self.path).path != "/api/label" or not isinstance(decision, str) or decision not in DECISIONS:
-                raise ValueError("POST /api/label with decision supported, not_supported or skip")
+                raise ValueError("POST /api/label with decision supported, not_supported, partial or skip")
+            note = body.get("note")
+            if not (note is None or (isinstance(note, str) and len(note) <= MAX_NOTE)):
+                raise ValueError(f"note must be text of at most {MAX_NOTE} characters, or null")
             if "seen" in body and not (body["seen"] is None or isinstance(body["seen"], str)):
                 raise ValueError("seen must be the decision the page showed (text) or null")
         except (ValueError, KeyError, TypeError, RecursionError) as exc:  # JSONDecodeError is a ValueError
             self._json(400, {"error": str(exc)})
             return
         expect = body["seen"] if "seen" in body else ...  # what the tab showed; another tab may have labelled since
-        clash = self.server.store.put(annotator, self.server.pool.ids[i], decision, expect)
+        clash = self.server.store.put(annotator, self.server.pool.ids[i], decision, expect, note=note)
         reply = {"next": self.server.next_index(annotator, i), "done": len(self.server.store.decisions(annotator)),
                  "n": len(self.server.pool.ids)}
         if clash is not None:
@@ -217,11 +220,17 @@ def serve(pairs_file: str | Path, annotator: str, port: int = DEFAULT_PORT) -> L
         return LabelServer(pool, store, annotator, 0)
 
 
-def export(pairs_file: str | Path, out: str | Path, annotator: str | None = None) -> dict:
-    """Write the labelled pairs of one annotator in our schema (label, annotator, inclusion_prob kept).
+def export(pairs_file: str | Path, out: str | Path, annotator: str | None = None,
+           label_map: dict[str, int] | None = None) -> dict:
+    """Write the labelled pairs of one annotator in our schema (label, annotator, inclusion_prob kept; a note too).
 
+    A "partial" answer becomes the label `label_map["partial"]` gives; without that mapping the export stops and
+    says so (a partly supported claim is 0 under some guidelines and 1 under others: never guessed).
     With two or more annotators, also writes OUT_STEM.annotators/scores.parquet so
     `attrib-audit agree --results that_folder --a A --b B` gives Cohen's κ.
+
+    Raises:
+        UsageError: no such annotator, or partial answers without a mapping.
     """
     path = Path(pairs_file)
     store_file = store_path(path)
@@ -240,6 +249,12 @@ def export(pairs_file: str | Path, out: str | Path, annotator: str | None = None
     if annotator not in names:
         raise UsageError(f"no labels by {annotator!r} in {store_file} (annotators: {', '.join(names)})")
     rows = store.rows(annotator)
+    entries = store.entries(annotator)
+    partial = sum(e[0] == "partial" for e in entries.values())
+    mapped = (label_map or {}).get("partial")
+    if partial and mapped not in (0, 1):
+        raise UsageError(f"{partial} pair(s) answered 'partial': say what that means under your guidelines with "
+                         "--label-map partial=0 or --label-map partial=1 (never guessed)")
     out = Path(out)
     written = skipped = 0
     # never onto the pool or the label store it reads (`--export pool.jsonl.labels.sqlite` would destroy them)
@@ -248,18 +263,31 @@ def export(pairs_file: str | Path, out: str | Path, annotator: str | None = None
             if pid not in rows:
                 continue
             label, ts = rows[pid]
+            decision, _, note = entries[pid]
+            if decision == "partial":
+                label = mapped
             if label is None:
                 skipped += 1
                 continue
             stamp = datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
-            fh.write(json.dumps({**raw, "label": label, "annotator": annotator, "labelled_at": stamp},
+            extra = {"label_raw": decision} if decision == "partial" else {}
+            extra.update({"annotator_note": note} if note else {})
+            fh.write(json.dumps({**raw, "label": label, "annotator": annotator, "labelled_at": stamp, **extra},
                                 ensure_ascii=False, default=str) + "\n")
             written += 1
     summary = {"out": str(out), "annotator": annotator, "written": written, "skipped": skipped,
-               "unlabelled": len(pool.ids) - written - skipped, "annotators": names}
+               "unlabelled": len(pool.ids) - written - skipped, "annotators": names, "partial": partial,
+               "constructs": sorted({str(r["construct"]) for r in pool.rows if r.get("construct")}),
+               "weighted": any("inclusion_prob" in r for r in pool.rows), "pool_size": _pool_size(pool)}
     if len(names) > 1:
         summary["agreement_dir"] = str(write_annotator_table(pool, store, names, out.with_suffix(".annotators")))
     return summary
+
+
+def _pool_size(pool: Pool) -> int | None:
+    """The pool a sample was drawn from, as `sample` recorded it (None for a file that is not a sample)."""
+    sizes = {r["sample_design"].get("pool_size") for r in pool.rows if isinstance(r.get("sample_design"), dict)}
+    return next(iter(sizes)) if len(sizes) == 1 and isinstance(next(iter(sizes)), int) else None
 
 
 def write_annotator_table(pool: Pool, store: LabelStore, names: list[str], folder: Path) -> Path:

@@ -28,7 +28,12 @@ main { max-width:980px; margin:18px auto; padding:0 24px 140px; }
 .label { font-size:12px; font-weight:600; letter-spacing:.06em; text-transform:uppercase; color:var(--muted);
          margin-bottom:4px; display:flex; justify-content:space-between; }
 #claim { font-size:19px; line-height:1.45; }
-#evidence { max-height:46vh; overflow:auto; white-space:pre-wrap; padding-right:6px; }
+#claimcard { position:sticky; top:var(--head, 58px); z-index:1; box-shadow:0 2px 6px rgba(0,0,0,.06); }
+#question, #claim, #evidence { white-space:pre-wrap; overflow-wrap:anywhere; word-break:break-word; }
+#evidence { max-height:52vh; overflow-y:auto; overflow-x:hidden; padding-right:6px; line-height:1.55; }
+#note { width:100%; font:inherit; font-size:14px; border:1px solid var(--line); border-radius:6px; padding:6px 8px;
+        resize:vertical; min-height:2.2em; }
+button.partial { background:#8a5a00; border-color:#8a5a00; color:#fff; }
 #more { display:none; margin-top:6px; font-size:13px; color:var(--muted); border-top:1px dashed var(--line);
         padding-top:4px; }
 #more.shown { display:block; }
@@ -38,6 +43,7 @@ mark { background:var(--hit); color:inherit; border-radius:2px; padding:0 1px; }
          letter-spacing:0; }
 .prior.supported { display:inline-block; background:#dff3e8; color:var(--yes); }
 .prior.not_supported { display:inline-block; background:#fbe3e1; color:var(--no); }
+.prior.partial { display:inline-block; background:#fbefd5; color:#8a5a00; }
 .prior.skip { display:inline-block; background:#eceff3; color:var(--skip); }
 footer { position:fixed; bottom:0; left:0; right:0; background:var(--card); border-top:1px solid var(--line);
          padding:12px 24px; }
@@ -66,13 +72,16 @@ body.finished #done { display:block; }
   <section id="pair" data-index="-1" data-done="0">
     <div class="card"><div class="label"><span>Question</span><span id="pos"></span></div>
       <div id="question"></div></div>
-    <div class="card"><div class="label"><span>Claim</span><span id="prior" class="prior"></span></div>
+    <div class="card" id="claimcard"><div class="label"><span>Claim</span><span id="prior" class="prior"></span></div>
       <div id="claim"></div></div>
     <div class="card">
       <div class="label"><span>Evidence</span><span>highlighted: content words shared with the claim</span></div>
       <div id="evidence"></div><div id="more">more evidence below: scroll inside this box ↓</div></div>
+    <div class="card"><div class="label"><span>Note (optional, saved with your answer)</span></div>
+      <textarea id="note" rows="1" maxlength="2000" placeholder="why, or what is unclear"></textarea></div>
     <p id="help" style="color:var(--muted);font-size:14px">Is the claim <b>supported</b> by the evidence alone?
-      Skip what you cannot judge; Back revisits the previous pair (a new choice replaces the old one).</p>
+      <b>Partly</b>: some of it is, some is not (your export says what that counts as). Skip what you cannot judge;
+      Back revisits the previous pair (a new choice replaces the old one).</p>
   </section>
   <section id="done" class="card"><h2>All pairs are labelled.</h2>
     <p>Export them with <code id="export"></code>, then audit the export.</p>
@@ -81,6 +90,7 @@ body.finished #done { display:block; }
 <footer><div class="buttons">
   <button class="yes" data-decision="supported">Supported<kbd>S</kbd></button>
   <button class="no" data-decision="not_supported">Not supported<kbd>N</kbd></button>
+  <button class="partial" data-decision="partial">Partly<kbd>P</kbd></button>
   <button data-decision="skip">Skip<kbd>K</kbd></button>
   <span class="spacer"></span><span id="status"></span>
   <button id="back">Back<kbd>B</kbd></button>
@@ -134,12 +144,13 @@ async function show(index) {
   $("more").classList.toggle("shown", ev.scrollHeight > ev.clientHeight + 2);
   $("prior").className = "prior " + (p.decision || "");
   $("prior").textContent = p.decision ? "your label: " + p.decision.replace("_", " ") : "";
+  $("note").value = p.note || "";
 }
 function decide(decision) {
   queue = queue.then(async () => {
     if (!current || current.index >= current.n) return;
     const r = await api("/api/label", {annotator: cfg.annotator, index: current.index, id: current.id, decision,
-                                        seen: current.decision || null});
+                                        seen: current.decision || null, note: $("note").value || null});
     history.push(current.index);
     if (r.error) status(r.error, true);
     else status(`saved pair ${current.index + 1}: ${decision.replace("_", " ")}`);
@@ -152,9 +163,11 @@ function back() {
     if (prev !== null) { status(""); await show(prev); }
   }).catch((e) => status(e.message, true));
 }
-const KEYS = {s: "supported", y: "supported", "1": "supported", n: "not_supported", "0": "not_supported", k: "skip"};
+const KEYS = {s: "supported", y: "supported", "1": "supported", n: "not_supported", "0": "not_supported",
+              p: "partial", k: "skip"};
 document.addEventListener("keydown", (e) => {
   if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.target === $("note")) { if (e.key === "Escape") $("note").blur(); return; }  // typing a note, not answering
   const key = e.key.toLowerCase();
   if (KEYS[key]) { e.preventDefault(); decide(KEYS[key]); }
   else if (key === "b" || e.key === "ArrowLeft" || e.key === "Backspace") { e.preventDefault(); back(); }
@@ -168,6 +181,10 @@ $("evidence").addEventListener("scroll", (e) => {
   $("more").classList.toggle("shown", ev.scrollTop + ev.clientHeight < ev.scrollHeight - 2);
 });
 $("file").textContent = cfg.file;
+const sizeHeader = () => document.documentElement.style.setProperty("--head",
+  document.querySelector("header").offsetHeight + "px");
+window.addEventListener("resize", sizeHeader);
+sizeHeader();
 $("export").textContent = `attrib-audit label ${cfg.file} --export labelled.jsonl --annotator ${cfg.annotator}`;
 queue = queue.then(() => show("resume")).catch((e) => status(e.message, true));
 </script>

@@ -16,7 +16,8 @@ A gate target (`--max-false-pass` etc.) asks instead how many labels certify a t
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -28,10 +29,21 @@ from attrib_audit.errors import UsageError, saved_layout
 from attrib_audit.files.records import to_record
 from attrib_audit.stats.auroc import auroc, average_ranks, ht_auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
-from attrib_audit.stats.threshold import MAX_UNITS, Target, certify, fewest_labels, label_need
+from attrib_audit.stats.threshold import (
+    MAX_UNITS,
+    LabelNeed,
+    Target,
+    certify,
+    fewest_labels,
+    label_need,
+    risk_upper_bound,
+)
 from attrib_audit.stats.types import LabelledScores
 
 DEFAULT_GRID = (50, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000)
+# Sample sizes a grid may hold: fewer than 10 pairs rarely holds both classes; each simulated sample is bootstrapped in
+# one (n_boot, n) array, so n is capped where that stays a few hundred MB.
+GRID_RANGE = (10, 20_000)
 TARGET_POWER = 0.8
 
 
@@ -164,6 +176,20 @@ class PlanRow:
     half_width: float  # mean over simulated samples of the best metric's 95% CI half-width
     power: float | None  # share of samples whose paired CI of best − runner-up lies above zero
     undefined: int  # samples with one class only (AUROC undefined; counted as not detected)
+    half_width_pool: float | None = None  # with a finite pool: the half-width for the pool's own AUROC (FPC)
+
+
+def fpc(n: int, pool: int) -> float:
+    """The finite-population correction √((N − n)/(N − 1)) of a standard error for n of a pool of N (0 at n = N).
+
+    Args:
+        n: labelled pairs.
+        pool: pairs in the pool.
+
+    Returns:
+        The factor; 0 when the whole pool is labelled.
+    """
+    return math.sqrt(max(pool - n, 0) / (pool - 1)) if pool > 1 else 0.0
 
 
 def simulate(pop, n: int, *, best: int, runner: int | None, m: int, icc: float, n_sims: int, n_boot: int,
@@ -232,6 +258,7 @@ class PlanOptions:
     gate: Target | None = None  # with results: labels that would certify a gate threshold for this target
     delta: float = 0.1
     unit: str = "auto"
+    pool: int | None = None  # pairs in the pool the labels come from: the plan never asks for more
 
 
 @dataclass
@@ -357,13 +384,31 @@ def plan(opts: PlanOptions) -> list[dict]:
         raise UsageError("give either --results DIR (an earlier audit) or --auroc A --prevalence P")
     if opts.icc is not None and not 0 <= opts.icc < 1:
         raise UsageError("--icc must be in [0, 1)")
+    if opts.pool is not None and opts.pool < 2:
+        raise UsageError(f"--pool must be at least 2 pairs, got {opts.pool}")
     scenarios = scenarios_from_results(Path(opts.results), opts) if opts.results else [scenario_from_assumptions(opts)]
+    grid = pool_grid(opts.grid, opts.pool)
     out = []
     for sc in scenarios:
-        rows, rec = plan_curve(sc.pop, opts.grid, best=sc.best, runner=sc.runner, m=sc.m, icc=sc.icc,
+        rows, rec = plan_curve(sc.pop, grid, best=sc.best, runner=sc.runner, m=sc.m, icc=sc.icc,
                                half_width=opts.half_width, n_sims=opts.sims, n_boot=opts.n_boot, seed=opts.seed)
-        out.append(plan_entry(sc, rows, rec, opts))
+        if opts.pool is not None:
+            rows = [replace(r, half_width_pool=r.half_width * fpc(r.n, opts.pool)) for r in rows]
+        entry = plan_entry(sc, rows, rec, opts)
+        if opts.pool is not None:
+            entry["pool"] = opts.pool
+            entry["pool_note"] = (f"the pool holds {opts.pool} pairs: no plan asks for more. half-width(pool) is for "
+                                  "the pool's own AUROC (finite-population correction √((N − n)/(N − 1))); the audit's "
+                                  "CI, and the targets, are for data like these beyond the pool")
+        out.append(entry)
     return out
+
+
+def pool_grid(grid: Sequence[int], pool: int | None) -> tuple[int, ...]:
+    """The sample sizes to simulate: those below the pool, then the whole pool (never more than it holds)."""
+    if pool is None:
+        return tuple(grid)
+    return tuple(sorted({int(n) for n in grid if n < pool} | {int(pool)}))
 
 
 # ---- gates: how many labels certify a threshold ---------------------------------------------------------------------
@@ -405,12 +450,21 @@ def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
             cert = certify(data, gate, opts.delta, unit=opts.unit)
             entry = {"title": f"slice {sl}, {name}", "target": gate.describe(), "delta": opts.delta,
                      "unit": cert.unit, "n": data.n, "n_failed": n_failed, "certified_threshold": cert.threshold,
-                     "reason": cert.reason, "label_need": None, "fewest_labels": None, "simulated": None}
+                     "reason": cert.reason, "label_need": None, "fewest_labels": None, "simulated": None,
+                     "pool": opts.pool, "pool_reach": None, "supported_pass": None}
+            if cert.threshold is not None and data.labels.any():
+                sup = data.labels == 1
+                passed = sup & (data.scores >= cert.threshold)
+                entry["supported_pass"] = float(data.w[passed].sum() / data.w[sup].sum())
             if cert.threshold is None and data.n and 0 < data.labels.sum() < data.n:
                 need, fewest = label_need(data, cert), fewest_labels(data, cert)
                 entry.update(label_need=need and to_record(need), fewest_labels=fewest and to_record(fewest))
+                if fewest and opts.pool is not None:
+                    entry["pool_reach"] = pool_reach(fewest, gate, opts.delta, cert.p_value_method, data.n,
+                                                     opts.pool)
                 # a count past the search's (a target like false-pass ≤ 1e-9) is stated, not simulated: no sample fits
                 if fewest and fewest.labels_needed is not None and (fewest.units_needed or 0) <= MAX_UNITS:
+                    n_sim = fewest.labels_needed if opts.pool is None else min(fewest.labels_needed, opts.pool)
                     m = opts.pairs_per_cluster or (max(1, int(round(data.n / np.unique(data.codes).size)))
                                                    if cert.unit == "group" else 1)
                     icc = opts.icc if opts.icc is not None else (
@@ -419,9 +473,34 @@ def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
                     prevalence = float((data.w * data.labels).sum() / data.w.sum())
                     pop = EmpiricalPopulation(data.scores[None, :], data.labels, prevalence, data.weights)
                     entry["simulated"] = {
-                        "n": fewest.labels_needed, "pairs_per_cluster": m, "icc": icc, "sims": opts.sims,
-                        "certified_share": gate_power(pop, fewest.labels_needed, m=m, icc=icc, target=gate,
+                        "n": n_sim, "pairs_per_cluster": m, "icc": icc, "sims": opts.sims,
+                        "certified_share": gate_power(pop, n_sim, m=m, icc=icc, target=gate,
                                                       delta=opts.delta, unit=cert.unit, n_sims=opts.sims,
-                                                      seed=(opts.seed, fewest.labels_needed))}
+                                                      seed=(opts.seed, n_sim))}
             out.append(entry)
     return out
+
+
+def pool_reach(need: LabelNeed, target: Target, delta: float, method: str, n: int, pool: int) -> dict:
+    """Whether labelling the pool can certify the cheapest threshold, and if not, the best the whole pool can show.
+
+    Args:
+        need: the fewest-labels answer at the rates seen.
+        target: the gate target.
+        delta: the certificate's δ.
+        method: its p-value method.
+        n: labelled pairs now.
+        pool: pairs in the pool.
+
+    Returns:
+        {"reachable", "labels": at most the pool, "bound_with_pool": the (1 − δ) risk bound with all of it labelled,
+        "rate_with_pool": that bound in the target's terms}.
+    """
+    labels = need.labels_needed
+    reachable = labels is not None and labels <= pool
+    units = need.units_at_hand * pool / max(n, 1)
+    bound = float(risk_upper_bound(np.array([need.risk]), np.array([units]), delta, method)[0])
+    sign = "≤" if target.kind == "false_pass" else "≥"
+    return {"reachable": reachable, "labels": labels if labels is not None and reachable else pool,
+            "bound_with_pool": bound, "rate_with_pool": target.rate(bound),
+            "reachable_target": f"{target.kind.replace('_', '-')} {sign} {target.rate(bound):.3g} (delta {delta:g})"}

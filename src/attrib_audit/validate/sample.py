@@ -5,11 +5,12 @@ and clustered CI describe the whole pool even when the design over-samples some 
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import score_pairs
 from attrib_audit.engine.table import ScoringConfig, build_scorers
 from attrib_audit.errors import UsageError
+from attrib_audit.external.sources import ScoreSource
 from attrib_audit.files.outdir import check_out_file, output_file
 from attrib_audit.text.cells import cell_text
 from attrib_audit.validate.designs import draw
@@ -49,23 +51,39 @@ def content_id(stem: str, claim: str, evidence: str, seen: Mapping[str, int]) ->
     return rid
 
 
-def read_pool(path: str | Path) -> Pool:
-    """Every row of an unlabelled JSONL/CSV/Parquet file (claim and evidence required; labels ignored)."""
+POOL_FIELDS = ("id", "question", "claim", "evidence", "group")
+
+
+def read_pool(path: str | Path, columns: Mapping[str, str] | None = None) -> Pool:
+    """Every row of an unlabelled JSONL/CSV/Parquet file (claim and evidence required; labels ignored).
+
+    Args:
+        path: the pool file.
+        columns: our field → the file's column (as `--claim-col` etc.); each row is written back under our names.
+
+    Returns:
+        The pool.
+
+    Raises:
+        DataError: a row without a claim or evidence, or a duplicated id (file, row and field named).
+    """
     p = Path(path)
+    col = {f: (columns or {}).get(f) or f for f in POOL_FIELDS}
     rows, ids, claims, evidences, questions = [], [], [], [], []
     seen: dict[str, int] = {}
     for row, raw in iter_rows(p):
-        claim = pair_text(raw.get("claim"), "claim", path=str(p), row=row, field="claim")
-        evidence = pair_text(raw.get("evidence"), "evidence", path=str(p), row=row, field="evidence")
-        rid = cell_text(raw.get("id")) or content_id(p.stem, claim, evidence, seen)
+        claim = pair_text(raw.get(col["claim"]), "claim", path=str(p), row=row, field=col["claim"])
+        evidence = pair_text(raw.get(col["evidence"]), "evidence", path=str(p), row=row, field=col["evidence"])
+        rid = cell_text(raw.get(col["id"])) or content_id(p.stem, claim, evidence, seen)
         if rid in seen:
-            raise DataError(f"duplicated id {rid!r} (first at row {seen[rid]})", path=str(p), row=row, field="id")
+            raise DataError(f"duplicated id {rid!r} (first at row {seen[rid]})", path=str(p), row=row, field=col["id"])
         seen[rid] = row
-        rows.append({**raw, "id": rid})
+        mapped = {f: raw[c] for f, c in col.items() if c != f and c in raw}
+        rows.append({**raw, **mapped, "id": rid})
         ids.append(rid)
         claims.append(claim)
         evidences.append(evidence)
-        questions.append(cell_text(raw.get("question")))
+        questions.append(cell_text(raw.get(col["question"])))
     if not rows:
         raise DataError("no rows", path=str(p))
     return Pool(p, rows, ids, claims, evidences, questions)
@@ -125,6 +143,27 @@ def score_pool(pool: Pool, config: ScoringConfig,
     return list(scorers), matrix
 
 
+def column_scores(pool: Pool, sources: Sequence[ScoreSource]) -> np.ndarray:
+    """(k, n) scores of the pool's own metric columns (`--score-col NAME=COL[:lower]`), higher = better supported.
+
+    Raises:
+        DataError: a row whose column is missing or not a finite number (file, row and column named).
+    """
+    out = np.empty((len(sources), len(pool.rows)))
+    for k, src in enumerate(sources):
+        for i, raw in enumerate(pool.rows):
+            v = raw.get(src.column)
+            try:
+                x = float(v) if not isinstance(v, bool) and v is not None and v != "" else float("nan")
+            except (TypeError, ValueError):
+                x = float("nan")
+            if not np.isfinite(x):
+                raise DataError(f"--score-col {src.name}: {v!r} is not a number", path=str(pool.path), row=i + 1,
+                                field=src.column)
+            out[k, i] = -x if src.lower else x
+    return out
+
+
 @dataclass(frozen=True)
 class Sample:
     """The pairs `sample` chose, as written, and what the command reports about them."""
@@ -137,21 +176,33 @@ class Sample:
 
 def sample(data: str | Path, out: str | Path, n: int, *, strategy: str = "disagreement", seed: int = 0,
            strata: int = 4, cluster_by: str | None = None, config: ScoringConfig | None = None,
-           log: Callable[[str], None] = print) -> Sample:
+           log: Callable[[str], None] = print, score_cols: Sequence[ScoreSource] = (),
+           columns: Mapping[str, str] | None = None) -> Sample:
     """Choose n pairs of the pool in `data` and write them, each with its inclusion probability, to `out` (JSONL).
 
-    `config` scores the pool with the metrics that steer stratified and disagreement sampling.
+    `config` scores the pool with the metrics that steer stratified and disagreement sampling; `score_cols` add the
+    pool's own metric columns to them; `columns` map our fields to the file's columns.
     """
-    if strategy == "disagreement" and (config is None or len(config.scorers) < 2):
-        raise UsageError("--strategy disagreement needs at least two --scorers")
-    if strategy != "random" and config is None:
-        raise UsageError(f"--strategy {strategy} needs --scorers: their scores steer the sample")
+    cols = [c.name for c in score_cols]
+    built = [] if config is None else [s for s in config.scorers if s not in cols]
+    if strategy == "disagreement" and len(built) + len(cols) < 2:
+        raise UsageError("--strategy disagreement needs at least two --scorers (or --score-col columns)")
+    if strategy != "random" and not built and not cols:
+        raise UsageError(f"--strategy {strategy} needs --scorers or --score-col: their scores steer the sample")
     check_out_file(out, inputs=[data])  # before any scoring: never onto the pool it reads, nor a file not ours
-    pool = read_pool(data)
+    pool = read_pool(data, columns)
     if n < 1 or n > len(pool.ids):
         raise UsageError(f"--n must be between 1 and the pool size ({len(pool.ids)})")
     clusters = cluster_codes(pool, cluster_by)
-    names, matrix = ([], None) if strategy == "random" or config is None else score_pool(pool, config, log)
+    names: list[str] = []
+    matrix = None
+    if strategy != "random":
+        own = column_scores(pool, score_cols)
+        if built and config is not None:
+            # every ScoringConfig the callers pass is a frozen dataclass (audit.AuditConfig)
+            narrowed = dataclasses.replace(config, scorers=tuple(built))  # type: ignore[type-var]
+            names, matrix = score_pool(pool, narrowed, log)
+        names, matrix = names + cols, own if matrix is None else np.vstack([matrix, own])
     chosen, pi = sample_pool(matrix, n, strategy, np.random.default_rng(seed), clusters, strata)
     out = Path(out)
     design = {"strategy": strategy, "scorers": names, "pool": str(pool.path), "pool_size": len(pool.ids),

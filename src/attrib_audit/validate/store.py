@@ -13,7 +13,9 @@ from pathlib import Path
 
 from attrib_audit.errors import InputError
 
-DECISIONS = {"supported": 1, "not_supported": 0, "skip": None}
+# "partial" (partly supported) has no label of its own: `--export` maps it through --label-map, never by a guess
+DECISIONS = {"supported": 1, "not_supported": 0, "partial": None, "skip": None}
+MAX_NOTE = 2000
 SCHEMA = """CREATE TABLE IF NOT EXISTS labels (
   annotator TEXT NOT NULL, pair_id TEXT NOT NULL, decision TEXT NOT NULL, label INTEGER, ts REAL NOT NULL,
   PRIMARY KEY (annotator, pair_id))"""
@@ -39,6 +41,8 @@ class LabelStore:
             with self._connect() as con:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.execute(SCHEMA)
+                if "note" not in {r[1] for r in con.execute("PRAGMA table_info(labels)")}:  # a store from before notes
+                    con.execute("ALTER TABLE labels ADD COLUMN note TEXT")
         except sqlite3.DatabaseError as exc:  # a file of another kind where the store should be
             raise InputError(f"{self.path} is not an attrib-audit label store (SQLite: {exc})") from None
 
@@ -48,7 +52,8 @@ class LabelStore:
         con.execute("PRAGMA busy_timeout=30000")
         return con
 
-    def put(self, annotator: str, pair_id: str, decision: str, expect: str | None | object = ...) -> Clash | None:
+    def put(self, annotator: str, pair_id: str, decision: str, expect: str | None | object = ...,
+            note: str | None = None) -> Clash | None:
         """Store a decision; with `expect`, only if the stored one still is `expect` (None: none yet).
 
         Returns None when written, else a Clash holding what is stored (nothing is overwritten); a bare stored
@@ -66,9 +71,10 @@ class LabelStore:
             if expect is not ... and stored != expect:
                 con.execute("ROLLBACK")
                 return Clash(stored)
-            con.execute("INSERT INTO labels VALUES (?, ?, ?, ?, ?) ON CONFLICT (annotator, pair_id) DO UPDATE SET "
-                        "decision = excluded.decision, label = excluded.label, ts = excluded.ts",
-                        (annotator, pair_id, decision, DECISIONS[decision], time.time()))
+            con.execute("INSERT INTO labels (annotator, pair_id, decision, label, ts, note) VALUES (?, ?, ?, ?, ?, ?) "
+                        "ON CONFLICT (annotator, pair_id) DO UPDATE SET decision = excluded.decision, "
+                        "label = excluded.label, ts = excluded.ts, note = excluded.note",
+                        (annotator, pair_id, decision, DECISIONS[decision], time.time(), note or None))
             con.execute("COMMIT")
             return None
         finally:
@@ -95,5 +101,14 @@ class LabelStore:
         con = self._connect()
         try:
             return [a for (a,) in con.execute("SELECT DISTINCT annotator FROM labels ORDER BY annotator")]
+        finally:
+            con.close()
+
+    def entries(self, annotator: str) -> dict[str, tuple[str, float, str | None]]:
+        """pair id -> (decision, timestamp, note) of one annotator."""
+        con = self._connect()
+        try:
+            return {pid: (d, ts, note) for pid, d, ts, note in
+                    con.execute("SELECT pair_id, decision, ts, note FROM labels WHERE annotator = ?", (annotator,))}
         finally:
             con.close()

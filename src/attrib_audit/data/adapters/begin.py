@@ -12,7 +12,7 @@ from typing import Iterator
 
 from attrib_audit.data.adapters.base import Adapter, Context, Skip, digest, map_label, pair, text
 from attrib_audit.data.errors import DataError
-from attrib_audit.data.loaders import iter_rows
+from attrib_audit.data.loaders import iter_rows, utf8_error
 
 LABELS = {"fully attributable": 1, "not fully attributable": 0, "generic": None}
 
@@ -24,18 +24,25 @@ def read_raw_tsv(path: Path) -> Iterator[tuple[int, dict]]:
         return
     if not path.exists():
         raise DataError("file not found", path=str(path))
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(reader, None)
-        if not header:
-            raise DataError("empty TSV (no header)", path=str(path))
-        for i, cells in enumerate(reader, start=1):
-            if not cells or cells == [""]:
-                continue
-            if len(cells) != len(header):
-                raise DataError(f"has {len(cells)} tab-separated fields, the header has {len(header)}",
-                                path=str(path), row=i)
-            yield i, dict(zip(header, cells))
+    if path.is_dir():
+        raise DataError("is a folder, not a data file", path=str(path))
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+            header = next(reader, None)
+            if not header:
+                raise DataError("empty TSV (no header)", path=str(path))
+            for i, cells in enumerate(reader, start=1):
+                if not cells or cells == [""]:
+                    continue
+                if len(cells) != len(header):
+                    raise DataError(f"has {len(cells)} tab-separated fields, the header has {len(header)}",
+                                    path=str(path), row=i)
+                yield i, dict(zip(header, cells))
+    except UnicodeDecodeError:  # the decoder knows only its buffer's offset: find the line
+        raise utf8_error(path) from None
+    except csv.Error as exc:
+        raise DataError(f"cannot read TSV: {exc}", path=str(path)) from None
 
 
 def convert(row: int, raw: dict, ctx: Context):

@@ -1,14 +1,16 @@
 """What `audit` and `demo` print: the answer first, then the AUROC table with its caveat marks."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _ci, _num, grid, short_names
 from attrib_audit.report.console.sensitivity import format_sensitivity
 from attrib_audit.report.console.systems import format_systems, format_systems_brief
 from attrib_audit.report.console.transfer import format_transfer
-from attrib_audit.report.verdict import pick
+from attrib_audit.report.correlations import statistic_label
+from attrib_audit.report.verdict import chance_warning, on_slice, pick
+
 
 
 def format_verdicts(results: Mapping[str, Any]) -> str:
@@ -16,8 +18,13 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
     tr = results.get("transfer")
     if not tr:
         return ""
-    out = ["Which metric to use, per construct (held-out regret: AUROC lost on a left-out dataset, mean [95% CI]):"]
+    unit = statistic_label(tr.get("statistic", "auroc"))
+    out = [f"Which metric to use, per construct (regret: {unit} lost to each dataset's best, mean [95% CI], in-sample; "
+           "naive selector: held-out regret, picked without that dataset):"]
     for c, e in tr["constructs"].items():
+        if e["status"] != "ok" and len(e["datasets"]) == 1:
+            out.append("  " + on_slice(c, e["datasets"][0], results["auroc"], results["paired"]).text)
+            continue
         if e["status"] != "ok":
             out.append(f"  {c}: no verdict — {e['reason']}")
             continue
@@ -29,8 +36,11 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
         else:
             head = f"  {c} ({where}): no metric is portable; lowest regret: {p.metric}"
         out.append(f"{head}; regret {fmt.ci(f['mean'], f['ci_low'], f['ci_high'])}, worst {_num(f['max'])} on "
-                   f"{short.get(f['worst_dataset'], f['worst_dataset'])}; "
-                   f"naive selector {fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
+                   f"{short.get(f['worst_dataset'], f['worst_dataset'])}; naive selector "
+                   f"{fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
+        warning = chance_warning(p.metric, e["datasets"], results["auroc"], short)
+        if warning:
+            out.append(f"    caution: {warning}")
     if tr["excluded_slices"]:
         out.append(f"  left out of transfer: {', '.join(x['slice'] for x in tr['excluded_slices'])} "
                    "(reasons in the report)")
@@ -61,11 +71,23 @@ def format_table(results: Mapping[str, Any]) -> str:
         rows.append(row)
     notes = ["AUROC [95% clustered-bootstrap CI]; ✂k = k pairs cut at the scorer's window; "
              "✗k = k failed rows excluded."]
+    notes += weighted_note(results["slices"])
     if any(clamped.values()):
         notes.append("⊓k = k judge answers outside [0, 1], clamped to the nearest end and kept.")
     for u in results.get("unavailable", []):
         notes.append(f"not run: {u['scorer']} ({u['reason']})")
     return "\n".join(grid(["slice", "n", "pos", *names], rows, rule=True) + [""] + notes)
+
+
+def weighted_note(slices: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Which slices' AUROCs are weighted back to a pool (a sampled file), said in words."""
+    out = []
+    for sl in slices:
+        if sl.get("weighting"):
+            size = f"{sl['pool_size']:.0f}-pair " if fmt.finite(sl.get("pool_size")) else ""
+            out.append(f"{sl['slice']}: weighted to the {size}pool by inclusion probabilities (each labelled pair "
+                       "stands for 1/inclusion_prob pool pairs), so its AUROCs describe the pool, not the sample.")
+    return out
 
 
 def format_answer(results: Mapping[str, Any], verbose: bool = False) -> str:

@@ -33,8 +33,8 @@ def _ci(r: Mapping[str, Any], key: str = "estimate") -> str:
 
 
 def _threshold(t: Any) -> str:
-    """A threshold: four decimals."""
-    return fmt.num(t, 4)
+    """A gate threshold: four significant digits, rounded up (never looser than the one certified)."""
+    return fmt.threshold(t)
 
 
 def _signed(r: Mapping[str, Any]) -> str:

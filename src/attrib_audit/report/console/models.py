@@ -40,7 +40,7 @@ def format_reproduce(rep: Mapping[str, Any]) -> str:
             o = c["ours"]
             if o is None:
                 continue
-            verdict = {"differs": "DIFFERS", "within CI": "within"}.get(c["verdict"], MISSING)
+            verdict = {"differs": "DIFFERS", "within CI": "within"}.get(c["verdict"], c["verdict"] or MISSING)
             rows.append([r["table"], r["row"], f"stand-in{mark}" if mark else "paper's", n, c["scorer"],
                          c["paper"]["text"] if c["paper"] else MISSING, fmt.ci(o["auroc"], o["ci_low"], o["ci_high"]),
                          fmt.num(c["diff"], signed=True), verdict])

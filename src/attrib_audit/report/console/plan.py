@@ -15,15 +15,26 @@ def format_plan(plan: Mapping[str, Any]) -> str:
              *(f"  {n}" for n in plan["notes"]),
              f"  {m} pair{'s' if m > 1 else ''} per cluster, intra-cluster correlation {plan['icc']:.2f}; "
              f"{plan['sims']} simulated samples × {plan['n_boot']} clustered-bootstrap resamples per n"]
-    head = ["n pairs", f"half-width({best})"] + ([f"power({best} > {runner})"] if runner is not None else [])
-    rows = [[str(r["n"]), _num(r["half_width"]), *([_num(r["power"], 2)] if runner is not None else [])]
+    pool = plan.get("pool")
+    head = (["n pairs", f"half-width({best})"] + (["half-width(pool)"] if pool else [])
+            + ([f"power({best} > {runner})"] if runner is not None else []))
+    rows = [[str(r["n"]), _num(r["half_width"]), *([_num(r.get("half_width_pool"))] if pool else []),
+             *([_num(r["power"], 2)] if runner is not None else [])]
             + ([f"({r['undefined']} one-class samples)"] if r["undefined"] else []) for r in plan["rows"]]
     width = len(head) + any(r["undefined"] for r in plan["rows"])
     lines += grid(head + [""] * (width - len(head)), [r + [""] * (width - len(r)) for r in rows], indent="  ",
                   align=">" * len(head))
     goals = " and ".join(plan["goals"])
+    if pool:
+        lines.append(f"  {plan['pool_note']}")
     if plan["recommended_n"] is not None:
         lines.append(f"  recommendation: label {plan['recommended_n']} pairs ({goals})")
+    elif pool:
+        last = plan["rows"][-1]
+        got = [f"half-width {_num(last['half_width'])}"] + (
+            [f"power {_num(last['power'], 2)}"] if last["power"] is not None else [])
+        lines.append(f"  out of reach: even labelling the whole pool of {pool} pairs does not meet {goals}; all "
+                     f"{pool} give {', '.join(got)}. Relax the targets, or find more pairs like these")
     else:
         lines.append(f"  recommendation: more than {plan['rows'][-1]['n']} pairs are needed for {goals}; "
                      "widen --grid or relax the targets")
@@ -39,7 +50,11 @@ def format_gate_plan(plan: Mapping[str, Any]) -> str:
            f"(unit: {plan['unit']}; {plan['n']} pairs" \
            + (f", {plan['n_failed']} failed" if plan["n_failed"] else "") + ")"
     if plan["certified_threshold"] is not None:
-        return (f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])} "
+        sp = plan.get("supported_pass")
+        cost = "" if sp is None else f"; it passes {fmt.pct(sp)} of supported answers" + (
+            " — certified but useless: `threshold --min-supported-pass RATE` certifies a floor on that share too"
+            if sp < 0.5 else "")
+        return (f"{head}\n  already certified: t={_threshold(plan['certified_threshold'])}{cost} "
                 "(attrib-audit threshold gives its rates)")
     lines = [head, f"  not certified: {plan['reason']}"]
     for key, what in (("fewest_labels", "the cheapest threshold"),
@@ -50,6 +65,12 @@ def format_gate_plan(plan: Mapping[str, Any]) -> str:
                          + (f"label {n['labels_needed']} pairs in all ({n['more_labels']} more), {n['assumption']}"
                             if n["labels_needed"] is not None else
                             "no number of labels certifies it (risk not below the target)"))
+    reach = plan.get("pool_reach")
+    if reach and reach["reachable"]:
+        lines.append(f"  the pool of {plan['pool']} pairs can reach it: {reach['labels']} labels at the rates seen")
+    elif reach:
+        lines.append(f"  out of reach: the pool holds {plan['pool']} pairs, fewer than this needs; with all of them "
+                     f"labelled, at the rates seen, the best it can certify is {reach['reachable_target']}")
     sim = plan["simulated"]
     if sim:
         lines.append(f"  simulated: {sim['sims']} samples of {sim['n']} pairs from this slice's scores "

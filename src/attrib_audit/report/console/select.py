@@ -3,24 +3,29 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import _ci, grid
 
 
 def format_recommendation(r: Mapping[str, Any]) -> str:
-    """One `select` recommendation (audit.select.Recommendation.to_dict())."""
+    """One `select` recommendation (audit.select.Recommendation as files.records.to_record writes it)."""
     lines = [f"construct '{r['construct']}' ({len(r['datasets'])} datasets: {', '.join(r['datasets'])})"]
+    statistic = r.get("statistic", "auroc")
+    if statistic != "auroc":
+        lines.append(f"  metrics compared by their {STATISTIC_LABELS.get(statistic, statistic)} with the graded human "
+                     "rating (the audit's --statistic), not by AUROC")
     if r["metric"] is None:
         return "\n".join(lines + [f"  no recommendation: {r['caveat']}"])
-    if r["selector_regret"] is None:  # audited on the target dataset itself
+    if r["held_out_regret"] is None:  # audited on the target dataset itself
         return "\n".join(lines + [f"  recommended for {r['datasets'][0]}: {r['metric']}   [{r['verdict']}]",
                                    f"  candidates: {', '.join(r['candidates'])}", f"  caveat: {r['caveat']}"])
     lines.append(f"  recommended for a new dataset: {r['metric']}   [{r['verdict']}]")
     lines.append(f"  candidates: {', '.join(r['candidates'])} (regret is against the best candidate per dataset); "
                  f"portable: {', '.join(r['portable_metrics']) or 'none'}")
-    ci = r["selector_regret_ci"]
+    ci = r["held_out_regret_ci"]
     lines.append(f"  expected regret on a new dataset (leave-one-dataset-out selector): "
-                 f"{fmt.ci(r['selector_regret'], ci[0], ci[1])}")
+                 f"{fmt.ci(r['held_out_regret'], ci[0], ci[1])}")
     rows = r["rows"].values()
     lost = {m: sum(v["dropped_by"][m] for v in rows) for m in r["candidates"]}
     if any(lost.values()):

@@ -137,6 +137,49 @@ def format_thresholds(results: ThresholdsResults, verbose: bool = False) -> str:
     return "\n".join(out)
 
 
+def format_gate_usefulness(results: ThresholdsResults) -> str:
+    """What each certified gate costs: the share of supported answers it passes and its precision (in-sample, with
+    CIs), flagged 'certified but useless' under the floor; and the joint certificates when a second target was set."""
+    cfg = results.config
+    rows, useless = [], []
+    for e in results.entries:
+        u = e.usefulness
+        if not u:
+            continue
+        mark = (f"certified but useless: passes {fmt.pct(u.supported_pass.estimate)} of supported answers"
+                if u.useless else "ok")
+        rows.append([e.slice, e.scorer, _threshold(e.certified_threshold), _ci(u.supported_pass), _ci(u.precision),
+                     mark])
+        useless += [e.scorer] if u.useless else []
+    out = []
+    if rows:
+        out += [f"\nWhat each certified gate costs (in-sample, 95% CI): supported answers it passes, and its "
+                f"precision; useful = passes ≥ {fmt.pct(cfg.min_useful_pass)} of supported answers "
+                "(--min-useful-pass):"]
+        out += grid(["slice", "scorer", "certified t", "supported passed", "precision", "verdict"], rows, indent="  ",
+                    rule=True)
+        if useless and len(useless) == len(rows) and cfg.min_supported_pass is None:
+            out.append("  every certified gate blocks most supported answers: it meets the target by passing almost "
+                       "nothing. Set a floor with --min-supported-pass to certify both at once.")
+    if any(e.certificate is not None and e.certificate.n_effective % 1 for e in results.entries):
+        out.append("\nA count like '16.65 groups' is an effective count: the number of equally weighted, independent "
+                   "units carrying as much information as these, fewer than the rows when pairs share a group, or "
+                   "when sampling weights vary.")
+    joints = [(e, e.joint) for e in results.entries if e.joint]
+    if joints:
+        j0 = joints[0][1]
+        out.append(f"\nJoint target (Learn-then-Test, both at once with probability ≥ {1 - j0.delta:g}; "
+                   f"{j0.grid} label-free candidates at most, each tested at delta/candidates): the target above "
+                   f"and supported answers passed ≥ {j0.min_supported_pass:g}:")
+        for e, j in joints:
+            if j.threshold is not None:
+                out.append(f"  {e.slice} {e.scorer}: t = {_threshold(j.threshold)} (in-sample risk "
+                           f"{_num(j.risk)}, supported passed {fmt.pct(j.supported_pass)})")
+            else:
+                out.append(f"  {e.slice} {e.scorer}: {j.reason} (labelled pairs now: {j.labels_at_hand})")
+    return "\n".join(out)
+
+
 def _threshold_details(rows: Sequence[ThresholdEntry], kind: str, names: Mapping[str, str],
                        scorers: Sequence[str]) -> list[str]:
     out = ["  assumption: " + a for a in dict.fromkeys(e.assumption for e in rows if e.assumption)]

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import _ci, _num, _rename, _signed, grid, short_names
 
-_SIGN = {1: " +", 0: "", -1: " −"}
+_SIGN = {1: " *", 0: "", -1: " *"}  # the difference's own sign says which way
 
 
 def format_construct(c: str, e: Mapping[str, Any]) -> list[str]:
@@ -51,7 +51,7 @@ def format_construct(c: str, e: Mapping[str, Any]) -> list[str]:
     out.append("ε-regret: " + (f"smallest grid ε with a metric within ε of the best everywhere: {first['eps']:.2f} "
                                f"({', '.join(first['metrics'])})" if first else "no metric is within any grid ε of the "
                                f"best on every dataset (grid up to {e['eps_regret'][-1]['eps']:.2f})"))
-    out.append("Paired best − rest [95% CI] (+/−: the CI excludes 0):")
+    out.append("Paired best − rest [95% CI] (*: the CI excludes 0; unmarked: it holds 0, no difference shown):")
     for d in ds:
         pr = [p for p in e["paired_best_vs_rest"] if p["dataset"] == d]
         if pr:

@@ -6,10 +6,12 @@ whole checked against the sha256 values pinned in scorers/pinned.py.
 """
 from __future__ import annotations
 
+import os
 import struct
 from importlib import util
 from pathlib import Path
 
+from attrib_audit.files.regular import open_regular
 from attrib_audit.scorers import pinned
 from attrib_audit.scorers.base import ScorerUnavailable
 from attrib_audit.scorers.models import models_dir
@@ -23,7 +25,7 @@ _GGUF_MAGIC = b"GGUF"
 def judge_gguf_path() -> str | None:
     """The assembled GGUF, if `attrib-audit models install judge` has run."""
     p = models_dir() / "judge" / pinned.JUDGE.target
-    return str(p) if p.exists() else None
+    return str(p) if p.is_file() else None  # a FIFO or folder there is no model (and reading it would block)
 
 
 def resolve_judge(path: str | None = None) -> Resolved:
@@ -61,37 +63,68 @@ _SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8} 
 _STRING, _ARRAY = 8, 9
 
 
+class _Malformed(Exception):
+    """The header ends early, or a length or type in it is impossible for this file."""
+
+
+MAX_GGUF_KEY = 1 << 16  # bytes of one metadata key; llama.cpp's own keys are a few dozen
+
+
 def gguf_name(path: str) -> str:
-    """general.name from the GGUF header (read directly: no model or vocabulary is loaded), '?' if absent."""
+    """general.name from the GGUF header (read directly: no model or vocabulary is loaded), '?' if absent or the
+    header is malformed. Every length is checked against the bytes left in the file before it is read or skipped,
+    and only a regular file is opened (a FIFO would block), so a corrupt or planted file costs '?', not a hang."""
+    def take(n: int) -> bytes:
+        if n < 0 or n > size - fh.tell():
+            raise _Malformed
+        return fh.read(n)
+
     def u32() -> int:
-        return struct.unpack("<I", fh.read(4))[0]
+        return int(struct.unpack("<I", take(4))[0])
 
     def u64() -> int:
-        return struct.unpack("<Q", fh.read(8))[0]
+        return int(struct.unpack("<Q", take(8))[0])
 
-    def skip(kind: int) -> None:
+    def skip(n: int) -> None:
+        if n > size - fh.tell():
+            raise _Malformed
+        fh.seek(n, 1)
+
+    def skip_value(kind: int) -> None:
         if kind == _STRING:
-            fh.seek(u64(), 1)
+            skip(u64())
         elif kind == _ARRAY:
             inner, count = u32(), u64()
             if inner in _SCALAR:
-                fh.seek(_SCALAR[inner] * count, 1)
-            else:
+                skip(_SCALAR[inner] * count)
+            elif inner == _STRING:
+                if count * 8 > size - fh.tell():
+                    raise _Malformed
                 for _ in range(count):
-                    skip(inner)
+                    skip(u64())
+            else:  # arrays of arrays, or an unknown type: no GGUF we read has them
+                raise _Malformed
+        elif kind in _SCALAR:
+            skip(_SCALAR[kind])
         else:
-            fh.seek(_SCALAR[kind], 1)
+            raise _Malformed
 
-    with open(path, "rb") as fh:
-        if fh.read(4) != _GGUF_MAGIC or u32() < 2:
-            return "?"
-        _n_tensors, n_kv = u64(), u64()
-        for _ in range(n_kv):
-            key = fh.read(u64()).decode("utf-8", "replace")
-            kind = u32()
-            if key == "general.name" and kind == _STRING:
-                return fh.read(u64()).decode("utf-8", "replace")
-            if kind not in _SCALAR and kind not in (_STRING, _ARRAY):
+    try:
+        with open_regular(path) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if take(4) != _GGUF_MAGIC or u32() < 2:
                 return "?"
-            skip(kind)
+            _n_tensors, n_kv = u64(), u64()
+            for _ in range(min(n_kv, size)):
+                n = u64()
+                if n > MAX_GGUF_KEY:
+                    return "?"
+                key = take(n).decode("utf-8", "replace")
+                kind = u32()
+                if key == "general.name" and kind == _STRING:
+                    n = u64()
+                    return take(min(n, MAX_GGUF_KEY)).decode("utf-8", "replace") if n <= size else "?"
+                skip_value(kind)
+    except (OSError, _Malformed, struct.error):
+        return "?"
     return "?"

@@ -1,0 +1,602 @@
+"""Metric–human correlations as meta-evaluation reports them, with clustered-bootstrap intervals.
+
+Graded human ratings (a Likert mean, a fraction of error-free sentences) are compared with a metric's
+scores by Pearson, Spearman or Kendall τ-b, under the grouping conventions of WMT's mt-metrics-eval:
+
+- ``none``: one correlation over every row;
+- ``item``: one correlation per input item across its system outputs, averaged over items (SummEval's
+  convention too);
+- ``system``: one correlation per system across its items, averaged over systems;
+- ``partial``: FRANK's partial correlation controlling for the system — score and rating are both
+  residualised on one-hot system by least squares (each minus its system's mean), then Pearson or
+  Spearman of the residuals, so a metric gets no credit for merely telling systems apart.
+
+Intervals resample input items with replacement, jointly across systems (an item's outputs move
+together). Every statistic is computed from per-resample row multiplicities, so all B resamples of
+a block are array operations and several metrics share the same draws (paired differences).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterator, Mapping, Sequence
+
+import numpy as np
+from scipy.special import stdtr
+
+from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, percentile_ci
+from attrib_audit.stats.types import group_codes
+
+STATISTICS = ("pearson", "spearman", "kendall")
+GROUPINGS = ("none", "item", "system", "partial")
+KENDALL_MAX_ROWS = 30_000  # Kendall τ-b's resamples are quadratic forms over row pairs: O(n²) to set up
+KENDALL_MAX_CLUSTERS = 3_000  # and (clusters × clusters) matrices per resample block
+_BLOCK_CELLS = 1 << 22  # resamples × rows held at once per array
+_CACHE_CELLS = 1 << 18  # resamples × rows of the rank arithmetic: small enough to stay in cache
+
+
+def _check_choice(statistic: str, grouping: str) -> None:
+    if statistic not in STATISTICS:
+        raise ValueError(f"statistic must be one of {', '.join(STATISTICS)}; got {statistic!r}")
+    if grouping not in GROUPINGS:
+        raise ValueError(f"grouping must be one of {', '.join(GROUPINGS)}; got {grouping!r}")
+    if grouping == "partial" and statistic == "kendall":
+        raise ValueError("the partial correlation by system is defined for pearson and spearman only")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Weighted building blocks: w is a (b, n) matrix of row multiplicities (one row per resample).
+
+
+def _weighted_pearson(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r of x and y under each row of weights w: (b, n) weights, x and y (n,) or (b, n)."""
+    sw = w.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx = (w * x).sum(axis=1) / sw
+        my = (w * y).sum(axis=1) / sw
+        dx = x - mx[:, None]
+        dy = y - my[:, None]
+        sxy = (w * dx * dy).sum(axis=1)
+        sxx = (w * dx * dx).sum(axis=1)
+        syy = (w * dy * dy).sum(axis=1)
+        r = sxy / np.sqrt(sxx * syy)
+    r[~((sxx > 0) & (syy > 0))] = np.nan
+    return np.clip(r, -1.0, 1.0)
+
+
+def _midranks_sorted(w: np.ndarray, order: np.ndarray, starts: np.ndarray, tie_of_row: np.ndarray) -> np.ndarray:
+    """Average ranks of every row under multiplicities w (b, n), for one fixed order of the values.
+
+    `order` sorts the values; `starts` are the sorted positions where a run of equal values begins and
+    `tie_of_row` the run of each row. A row drawn m times sits in a run with every other copy of an equal
+    value, so its rank is (weight before the run) + (weight of the run + 1) / 2, as scipy's rankdata gives
+    each copy of the resample.
+    """
+    run = np.add.reduceat(w[:, order], starts, axis=1)
+    before = np.cumsum(run, axis=1) - run
+    mid = before + (run + 1.0) / 2.0
+    return mid[:, tie_of_row]
+
+
+def _tie_runs(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    order = np.argsort(v, kind="mergesort")
+    sv = v[order]
+    new = np.r_[True, sv[1:] != sv[:-1]] if sv.size else np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(new)
+    run_sorted = np.cumsum(new) - 1
+    tie_of_row = np.empty(v.size, dtype=np.int64)
+    tie_of_row[order] = run_sorted
+    return order, starts, tie_of_row
+
+
+def _weighted_spearman(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman ρ under multiplicities w (b, n) for fixed x, y (n,): Pearson of the resample's average ranks."""
+    rx = _midranks_sorted(w, *_tie_runs(x))
+    ry = _midranks_sorted(w, *_tie_runs(y))
+    return _weighted_pearson(w, rx, ry)
+
+
+def _rowwise_spearman(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman ρ where x and y differ per resample (b, n): each resample's values are ranked on their own."""
+    out = np.empty(w.shape[0])
+    for i in range(w.shape[0]):
+        keep = w[i] > 0
+        rx = _midranks_sorted(w[i:i + 1, keep], *_tie_runs(x[i, keep]))
+        ry = _midranks_sorted(w[i:i + 1, keep], *_tie_runs(y[i, keep]))
+        out[i] = _weighted_pearson(w[i:i + 1, keep], rx, ry)[0]
+    return out
+
+
+def _pair_matrices(x: np.ndarray, y: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray:
+    """(3, k, k) sums over ordered row pairs (i in cluster c, j in cluster d) of sign·sign, x-ties and y-ties."""
+    n = x.size
+    if n > KENDALL_MAX_ROWS or k > KENDALL_MAX_CLUSTERS:
+        raise ValueError(f"Kendall τ-b's bootstrap is quadratic: {n} rows in {k} clusters exceed "
+                         f"{KENDALL_MAX_ROWS} rows or {KENDALL_MAX_CLUSTERS} clusters; "
+                         "use pearson or spearman, or the item or system grouping")
+    from scipy.sparse import csr_matrix
+
+    onehot = csr_matrix((np.ones(n), (np.arange(n), codes)), shape=(n, k))
+    out = np.zeros((3, k, k))
+    step = max(1, _BLOCK_CELLS // max(n, 1))
+    for a in range(0, n, step):
+        sl = slice(a, min(n, a + step))
+        dx = x[sl, None] - x[None, :]
+        dy = y[sl, None] - y[None, :]
+        left = onehot[sl].T
+        for m, mat in enumerate((np.sign(dx) * np.sign(dy), (dx == 0).astype(float), (dy == 0).astype(float))):
+            out[m] += left @ (onehot.T @ mat.T).T
+    return out
+
+
+def _kendall_from_counts(m: np.ndarray, pairs: np.ndarray, n_per_cluster: np.ndarray) -> np.ndarray:
+    """τ-b of each resample given cluster multiplicities m (b, k) and the pair sums of `_pair_matrices`.
+
+    Over ordered pairs of distinct copies: S = Σ m_c m_d P_cd, ties in x n1 = Σ m_c m_d Tx_cd − N (a copy with
+    itself is no pair), n0 = N(N − 1); τ-b = S / √((n0 − n1)(n0 − n2)), scipy's definition.
+    """
+    big_n = m @ n_per_cluster
+    s = ((m @ pairs[0]) * m).sum(axis=1)
+    n1 = ((m @ pairs[1]) * m).sum(axis=1) - big_n
+    n2 = ((m @ pairs[2]) * m).sum(axis=1) - big_n
+    n0 = big_n * (big_n - 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = s / np.sqrt((n0 - n1) * (n0 - n2))
+    tau[~(((n0 - n1) > 0) & ((n0 - n2) > 0))] = np.nan
+    return np.clip(tau, -1.0, 1.0)
+
+
+def _incidence(items: np.ndarray, runs: np.ndarray, n_items: int, n_runs: int) -> np.ndarray:
+    """(n_items, n_runs) rows of each item in each tie run of a variable."""
+    out = np.zeros((n_items, n_runs))
+    np.add.at(out, (items, runs), 1.0)
+    return out
+
+
+def _run_ranks(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Midrank of each tie run given run weights (b, R), with Σ w·rank, Σ w·rank² and N per resample."""
+    mid = np.cumsum(weight, axis=1)
+    big_n = mid[:, -1].copy() if mid.shape[1] else np.zeros(mid.shape[0])
+    mid -= weight / 2.0  # weight before the run + (run weight + 1) / 2, in place: these arrays are large
+    mid += 0.5
+    return mid, big_n * (big_n + 1.0) / 2.0, np.einsum("bn,bn,bn->b", weight, mid, mid), big_n
+
+
+@dataclass(frozen=True, eq=False)
+class _SortedPlan:
+    """A metric's rows in score order: their items, tie runs (None when all scores differ) and rating runs."""
+
+    items: np.ndarray
+    starts: np.ndarray | None
+    run_of_sorted: np.ndarray | None
+    y_run: np.ndarray
+
+
+def _sorted_plan(x: np.ndarray, items: np.ndarray, y_run_of_row: np.ndarray) -> _SortedPlan:
+    order, starts, tie_of_row = _tie_runs(x)
+    tied = starts.size < x.size
+    return _SortedPlan(items=items[order], starts=starts if tied else None,
+                       run_of_sorted=tie_of_row[order] if tied else None, y_run=y_run_of_row[order])
+
+
+def _spearman_sorted(counts: np.ndarray, plan: _SortedPlan, ry_run: np.ndarray, sy: np.ndarray, syy: np.ndarray,
+                     big_n: np.ndarray) -> np.ndarray:
+    """Spearman ρ per resample from item multiplicities, working in the metric's sorted order.
+
+    Σ w·rank and Σ w·rank² follow from the run weights alone; only the cross term Σ w·rank_x·rank_y
+    needs the rows, gathered once from the small per-item and per-run tables.
+    """
+    w = counts[:, plan.items]
+    t = w if plan.starts is None else np.add.reduceat(w, plan.starts, axis=1)
+    rx_run, sx, sxx, _ = _run_ranks(t)
+    rx = rx_run if plan.run_of_sorted is None else rx_run[:, plan.run_of_sorted]
+    sxy = np.einsum("bn,bn,bn->b", w, rx, ry_run[:, plan.y_run])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cxx = sxx - sx * sx / big_n
+        cyy = syy - sy * sy / big_n
+        r = (sxy - sx * sy / big_n) / np.sqrt(cxx * cyy)
+    ok = (cxx > 1e-9 * sxx) & (cyy > 1e-9 * syy)
+    return np.clip(np.where(ok, r, np.nan), -1.0, 1.0)
+
+
+def _moment_sums(x: np.ndarray, d: _Design) -> np.ndarray:
+    """(n_items, 6·k) per-item sums of 1, x, y, x², y², x·y for each metric row of x (k, n)."""
+    k = x.shape[0]
+    x = x - x.mean(axis=1, keepdims=True)  # centred: the moment formulas then lose no digits to a large mean
+    y = d.y - d.y.mean()
+    cols = [np.ones(y.size)[None, :], x, np.broadcast_to(y, x.shape), x * x, np.broadcast_to(y ** 2, x.shape), x * y]
+    per_row = np.vstack(cols)  # (6k - ... ) rows stacked as [1; x_1..x_k; y..; x²..; y²..; xy..]
+    out = np.zeros((d.n_items, per_row.shape[0]))
+    np.add.at(out, d.items, per_row.T)
+    ones = np.repeat(out[:, :1], k, axis=1)
+    return np.concatenate([ones, out[:, 1:]], axis=1)
+
+
+def _pearson_from_moments(m: np.ndarray) -> np.ndarray:
+    """(k, b) Pearson r from (b, 6k) resampled moment sums laid out as `_moment_sums` makes them."""
+    n, sx, sy, sxx, syy, sxy = np.split(m, 6, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cxx = sxx - sx * sx / n
+        cyy = syy - sy * sy / n
+        cxy = sxy - sx * sy / n
+        r = cxy / np.sqrt(cxx * cyy)
+    ok = (cxx > 1e-12 * np.maximum(sxx, 1e-300)) & (cyy > 1e-12 * np.maximum(syy, 1e-300))
+    return np.clip(np.where(ok, r, np.nan), -1.0, 1.0).T
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# One metric: point and replicates under one grouping.
+
+
+@dataclass(frozen=True, eq=False)
+class _Design:
+    """Rows of one comparison: rating y, item and system codes, and the item multiplicity blocks."""
+
+    y: np.ndarray
+    items: np.ndarray
+    systems: np.ndarray
+    n_items: int
+    n_systems: int
+
+
+def _count_blocks(n_items: int, n_boot: int, rng: np.random.Generator, width: int) -> Iterator[np.ndarray]:
+    return cluster_count_blocks(n_items, n_boot, rng, width=width)
+
+
+def _group_stat(statistic: str, w: np.ndarray, x: np.ndarray, y: np.ndarray, groups: np.ndarray,
+                n_groups: int) -> np.ndarray:
+    """(b, n_groups) statistic within each group under multiplicities w (b, n); NaN where undefined."""
+    out = np.full((w.shape[0], n_groups), np.nan)
+    for g in range(n_groups):
+        rows = np.flatnonzero(groups == g)
+        if rows.size < 2:
+            continue
+        out[:, g] = _one(statistic, w[:, rows], x[rows], y[rows])
+    return out
+
+
+def _one(statistic: str, w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Statistic over all rows under multiplicities w (b, n), each row its own cluster for Kendall."""
+    if statistic == "pearson":
+        return _weighted_pearson(w, x, y)
+    if statistic == "spearman":
+        return _weighted_spearman(w, x, y)
+    codes = np.arange(x.size)
+    return _kendall_from_counts(w, _pair_matrices(x, y, codes, x.size), np.ones(x.size))
+
+
+def _mean_over_groups(per_group: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Average of the defined group statistics, each group weighted by `weight` (b, g); NaN if none is defined."""
+    ok = np.isfinite(per_group) & (weight > 0)
+    num = np.where(ok, per_group * weight, 0.0).sum(axis=1)
+    den = np.where(ok, weight, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+def _residuals(w: np.ndarray, v: np.ndarray, systems: np.ndarray, n_systems: int) -> np.ndarray:
+    """v minus its (multiplicity-weighted) system mean, per resample: least squares on one-hot system."""
+    sums = np.zeros((w.shape[0], n_systems))
+    cnts = np.zeros((w.shape[0], n_systems))
+    np.add.at(sums.T, systems, (w * v).T)
+    np.add.at(cnts.T, systems, w.T)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(cnts > 0, sums / cnts, 0.0)
+    return v - means[:, systems]
+
+
+def _replicates(statistic: str, grouping: str, x: np.ndarray, d: _Design, counts: np.ndarray) -> np.ndarray:
+    """Statistic for each row of item multiplicities `counts` (b, n_items)."""
+    w = counts[:, d.items]
+    y = d.y
+    if grouping == "none":
+        if statistic == "kendall":
+            return _kendall_from_counts(counts, _pair_matrices(x, y, d.items, d.n_items),
+                                        np.bincount(d.items, minlength=d.n_items).astype(float))
+        return _one(statistic, w, x, y)
+    if grouping == "item":
+        per_item = _group_stat(statistic, np.ones((1, x.size)), x, y, d.items, d.n_items)  # fixed per item
+        return _mean_over_groups(np.broadcast_to(per_item, counts.shape), counts)
+    if grouping == "system":
+        per_system = _group_stat(statistic, w, x, y, d.systems, d.n_systems)
+        return _mean_over_groups(per_system, np.ones_like(per_system))
+    rx = _residuals(w, x, d.systems, d.n_systems)
+    ry = _residuals(w, y, d.systems, d.n_systems)
+    if statistic == "pearson":
+        return _weighted_pearson(w, rx, ry)
+    return _rowwise_spearman(w, rx, ry)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Public API.
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """One metric's correlation with the human rating, with its percentile bootstrap interval."""
+
+    metric: str
+    statistic: str
+    grouping: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    n: int  # rows used (finite score and rating)
+    n_missing: int  # rows left out: no finite score
+    n_items: int
+    n_systems: int
+    n_groups_used: int  # items or systems whose correlation is defined (averaged); rows' count otherwise
+    n_boot: int
+    n_boot_dropped: int  # resamples where the statistic was undefined
+
+
+@dataclass(frozen=True)
+class CorrelationDifference:
+    """metric_a − metric_b on their common rows, with a paired-bootstrap CI and a paired permutation p."""
+
+    metric_a: str
+    metric_b: str
+    statistic: str
+    grouping: str
+    difference: float
+    ci_low: float
+    ci_high: float
+    permutation_p: float  # two-sided, paired permutation of standardised scores (Deutsch et al., 2021)
+    williams_t: float  # Williams' test of dependent correlations (no grouping or partial; NaN otherwise)
+    williams_p: float  # one-sided: the larger correlation is larger
+    n: int
+    n_boot: int
+    n_perm: int
+
+
+@dataclass(frozen=True, eq=False)
+class CorrelationBootstrap:
+    """Point estimates and shared-draw replicates of several metrics under one statistic and grouping."""
+
+    metrics: tuple[str, ...]
+    statistic: str
+    grouping: str
+    point: np.ndarray  # (k,)
+    replicates: np.ndarray  # (k, B)
+    rows: np.ndarray  # (k, n) bool: rows each metric used
+    n_items: int
+    n_systems: int
+    level: float
+
+    def estimate(self, j: int) -> Correlation:
+        """The j-th metric's correlation with its interval."""
+        lo, hi, dropped = percentile_ci(self.replicates[j], self.level)
+        rows = self.rows[j]
+        return Correlation(metric=self.metrics[j], statistic=self.statistic, grouping=self.grouping,
+                           estimate=float(self.point[j]), ci_low=lo, ci_high=hi, n=int(rows.sum()),
+                           n_missing=int(rows.size - rows.sum()), n_items=self.n_items, n_systems=self.n_systems,
+                           n_groups_used=-1, n_boot=int(self.replicates.shape[1]), n_boot_dropped=dropped)
+
+
+def _design(rating: Sequence[float], items: Sequence, systems: Sequence | None) -> _Design:
+    y = np.asarray(rating, dtype=np.float64)
+    if y.ndim != 1 or not np.isfinite(y).all():
+        raise ValueError("ratings must be a 1-D array of finite numbers")
+    it = group_codes(items)
+    if it.size != y.size:
+        raise ValueError(f"items ({it.size}) must give one input item per rating ({y.size})")
+    sy = group_codes(systems) if systems is not None else np.zeros(y.size, dtype=np.int64)
+    if sy.size != y.size:
+        raise ValueError(f"systems ({sy.size}) must give one system per rating ({y.size})")
+    return _Design(y, it, sy, int(it.max()) + 1 if it.size else 0, int(sy.max()) + 1 if sy.size else 0)
+
+
+def _subset(d: _Design, rows: np.ndarray) -> _Design:
+    it = d.items[rows]
+    return _Design(d.y[rows], it, d.systems[rows], d.n_items, d.n_systems)
+
+
+def _n_groups_used(statistic: str, grouping: str, x: np.ndarray, d: _Design) -> int:
+    if grouping == "item":
+        per = _group_stat(statistic, np.ones((1, x.size)), x, d.y, d.items, d.n_items)
+    elif grouping == "system":
+        per = _group_stat(statistic, np.ones((1, x.size)), x, d.y, d.systems, d.n_systems)
+    else:
+        return int(x.size)
+    return int(np.isfinite(per).sum())
+
+
+def correlation_bootstrap(rating: Sequence[float], scores: Mapping[str, Sequence[float]], *, items: Sequence,
+                          systems: Sequence | None = None, statistic: str = "pearson", grouping: str = "none",
+                          n_boot: int = DEFAULT_B, level: float = 0.95,
+                          rng: np.random.Generator | int = 0, rows: np.ndarray | None = None) -> CorrelationBootstrap:
+    """Correlations of several metrics with a graded human rating, on the same clustered resamples.
+
+    Args:
+        rating: the human rating per row (finite; higher = better supported).
+        scores: metric name → score per row; NaN marks a missing score, left out of that metric only.
+        items: the input item of each row; resampled with replacement, jointly across systems.
+        systems: the system of each row; needed for the ``system`` and ``partial`` groupings.
+        statistic: ``pearson``, ``spearman`` or ``kendall`` (τ-b).
+        grouping: ``none``, ``item``, ``system`` or ``partial`` (residualised on one-hot system).
+        n_boot: bootstrap resamples.
+        level: the two-sided interval's coverage.
+        rng: a seed or generator; the same seed gives the same draws for every metric.
+        rows: optional (k, n) mask of the rows each metric may use (e.g. rows common to a pair).
+
+    Returns:
+        Points, replicates and the rows each metric used.
+
+    Raises:
+        ValueError: an unknown statistic or grouping, mismatched lengths, a non-finite rating, or a grouping
+            that needs systems without them.
+
+    Example:
+        >>> import numpy as np
+        >>> y = np.array([1., 2., 3., 4., 5., 6.])
+        >>> res = correlation_bootstrap(y, {"m": [1., 3., 2., 5., 4., 6.]}, items=[0, 0, 1, 1, 2, 2], n_boot=200)
+        >>> round(float(res.point[0]), 4)
+        0.8857
+    """
+    _check_choice(statistic, grouping)
+    if grouping in ("system", "partial") and systems is None:
+        raise ValueError(f"the {grouping!r} grouping needs the system of each row")
+    d = _design(rating, items, systems)
+    names = tuple(scores)
+    x_all = np.vstack([np.asarray(scores[m], dtype=np.float64) for m in names]) if names else np.zeros((0, d.y.size))
+    if x_all.shape[1] != d.y.size:
+        raise ValueError(f"every score column must have one value per rating ({d.y.size})")
+    use = np.isfinite(x_all) if rows is None else (np.asarray(rows, dtype=bool) & np.isfinite(x_all))
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    point = np.full(len(names), np.nan)
+    per_metric: list[_Design] = []
+    for j in range(len(names)):
+        dj = _subset(d, use[j])
+        per_metric.append(dj)
+        point[j] = _replicates(statistic, grouping, x_all[j, use[j]], dj, np.ones((1, d.n_items)))[0]
+    reps = np.full((len(names), n_boot), np.nan)
+    whole = use.all(axis=1) if grouping == "none" and statistic != "kendall" else np.zeros(len(names), dtype=bool)
+    sums = _moment_sums(x_all[whole], d) if statistic == "pearson" and whole.any() else None
+    y_runs = _tie_runs(d.y) if statistic == "spearman" and whole.any() else None
+    y_inc = _incidence(d.items, y_runs[2], d.n_items, y_runs[1].size) if y_runs is not None else None
+    x_plan = [_sorted_plan(x_all[j], d.items, y_runs[2]) if ok and y_runs is not None else None
+              for j, ok in enumerate(whole)]
+    start = 0
+    for counts in _count_blocks(d.n_items, n_boot, gen, width=d.y.size):
+        b = counts.shape[0]
+        if sums is not None:  # Pearson over all rows: five moment sums per item, one product per block
+            reps[whole, start:start + b] = _pearson_from_moments(counts @ sums)
+        if y_runs is not None:  # Spearman over all rows: the rating's ranks once per block, shared by the metrics
+            sub = max(1, _CACHE_CELLS // max(d.y.size, 1))  # a few resamples at a time: the arrays stay in cache
+            for a in range(0, b, sub):
+                c = counts[a:a + sub]
+                ry_run, sy, syy, big_n = _run_ranks(c @ y_inc)
+                for j in np.flatnonzero(whole):
+                    reps[j, start + a:start + a + c.shape[0]] = _spearman_sorted(c, x_plan[j], ry_run, sy, syy, big_n)
+        for j in np.flatnonzero(~whole):
+            reps[j, start:start + b] = _replicates(statistic, grouping, x_all[j, use[j]], per_metric[j], counts)
+        start += b
+    return CorrelationBootstrap(metrics=names, statistic=statistic, grouping=grouping, point=point, replicates=reps,
+                                rows=use, n_items=d.n_items, n_systems=d.n_systems, level=level)
+
+
+def correlations(rating: Sequence[float], scores: Mapping[str, Sequence[float]], *, items: Sequence,
+                 systems: Sequence | None = None, statistic: str = "pearson", grouping: str = "none",
+                 n_boot: int = DEFAULT_B, level: float = 0.95, rng: np.random.Generator | int = 0) -> list[Correlation]:
+    """Each metric's correlation with the rating and its clustered-bootstrap CI (see `correlation_bootstrap`).
+
+    Example:
+        >>> out = correlations([1., 2., 3., 4.], {"m": [1., 2., 4., 3.]}, items=[0, 1, 2, 3], n_boot=100)
+        >>> (out[0].metric, round(out[0].estimate, 3), out[0].n)
+        ('m', 0.8, 4)
+    """
+    d = _design(rating, items, systems)
+    res = correlation_bootstrap(rating, scores, items=items, systems=systems, statistic=statistic, grouping=grouping,
+                                n_boot=n_boot, level=level, rng=rng)
+    out = []
+    for j, name in enumerate(res.metrics):
+        c = res.estimate(j)
+        used = _n_groups_used(statistic, grouping, np.asarray(scores[name], dtype=np.float64)[res.rows[j]],
+                              _subset(d, res.rows[j]))
+        out.append(replace(c, n_groups_used=used))
+    return out
+
+
+def williams_test(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
+    """Williams' test that corr(1, 2) exceeds corr(1, 3), both sharing variable 1 (the human rating).
+
+    The form Steiger (1980, eq. 7) gives and WMT and FRANK report: with |R| = 1 − r12² − r13² − r23² +
+    2·r12·r13·r23 and r̄ = (r12 + r13)/2, t = (r12 − r13)·√((n − 1)(1 + r23)) /
+    √(2·|R|·(n − 1)/(n − 3) + r̄²·(1 − r23)³) on n − 3 degrees of freedom.
+
+    Args:
+        r12: correlation of the rating with metric a.
+        r13: correlation of the rating with metric b.
+        r23: correlation of metric a with metric b.
+        n: rows the three correlations were computed on (more than 3).
+
+    Returns:
+        (t, one-sided p that r12 > r13).
+
+    Raises:
+        ValueError: n ≤ 3.
+
+    Example:
+        >>> t, p = williams_test(0.6, 0.4, 0.5, 100)
+        >>> round(t, 3), round(p, 4)
+        (2.449, 0.0081)
+    """
+    if n <= 3:
+        raise ValueError(f"Williams' test needs more than 3 rows; got {n}")
+    det = 1.0 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2.0 * r12 * r13 * r23
+    rbar = (r12 + r13) / 2.0
+    den = np.sqrt(2.0 * det * (n - 1) / (n - 3) + rbar ** 2 * (1.0 - r23) ** 3)
+    t = float((r12 - r13) * np.sqrt((n - 1) * (1.0 + r23)) / den) if den > 0 else float("nan")
+    return t, float(1.0 - stdtr(n - 3, t)) if np.isfinite(t) else float("nan")
+
+
+def _standardise(v: np.ndarray) -> np.ndarray:
+    sd = v.std()
+    return (v - v.mean()) / sd if sd > 0 else v - v.mean()
+
+
+def compare_correlations(rating: Sequence[float], score_a: Sequence[float], score_b: Sequence[float], *,
+                         items: Sequence, systems: Sequence | None = None, names: tuple[str, str] = ("a", "b"),
+                         statistic: str = "pearson", grouping: str = "none", n_boot: int = DEFAULT_B,
+                         n_perm: int = 1000, level: float = 0.95,
+                         rng: np.random.Generator | int = 0) -> CorrelationDifference:
+    """Is metric a's correlation with the rating different from metric b's? On the rows both scored.
+
+    Three views: the paired clustered bootstrap CI of the difference (same item draws for both), a paired
+    permutation test that swaps the two metrics' standardised scores row by row (Deutsch, Dror and Roth,
+    TACL 2021; standardising puts metrics on one scale), and Williams' test (for no grouping and the
+    partial correlation, where the rows are one sample).
+
+    Example:
+        >>> import numpy as np
+        >>> g = np.random.default_rng(0); y = g.normal(size=60)
+        >>> a = y + g.normal(scale=0.5, size=60); b = g.normal(size=60)
+        >>> d = compare_correlations(y, a, b, items=np.arange(60), n_boot=200, n_perm=200)
+        >>> d.difference > 0 and d.ci_low > 0 and d.permutation_p < 0.05
+        True
+    """
+    _check_choice(statistic, grouping)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    xa = np.asarray(score_a, dtype=np.float64)
+    xb = np.asarray(score_b, dtype=np.float64)
+    common = np.isfinite(xa) & np.isfinite(xb)
+    res = correlation_bootstrap(rating, {names[0]: xa, names[1]: xb}, items=items, systems=systems,
+                                statistic=statistic, grouping=grouping, n_boot=n_boot, level=level, rng=gen,
+                                rows=np.vstack([common, common]))
+    diff = res.replicates[0] - res.replicates[1]
+    lo, hi, _ = percentile_ci(diff, level)
+    delta = float(res.point[0] - res.point[1])
+    d = _subset(_design(rating, items, systems), common)
+    za, zb = _standardise(xa[common]), _standardise(xb[common])
+    ones = np.ones((1, d.n_items))
+    hits = 0
+    done = 0
+    step = max(1, _BLOCK_CELLS // max(za.size, 1))
+    while done < n_perm:
+        b = min(step, n_perm - done)
+        flip = gen.random((b, za.size)) < 0.5
+        pa = np.where(flip, zb, za)
+        pb = np.where(flip, za, zb)
+        for i in range(b):
+            da = _replicates(statistic, grouping, pa[i], d, ones)[0]
+            db = _replicates(statistic, grouping, pb[i], d, ones)[0]
+            hits += int(abs(da - db) >= abs(delta) - 1e-12)
+        done += b
+    perm_p = (1 + hits) / (1 + n_perm)
+    wt, wp = float("nan"), float("nan")
+    if grouping in ("none", "partial") and statistic == "pearson" and common.sum() > 3:
+        ya, yb = xa[common], xb[common]
+        yy = d.y
+        if grouping == "partial":
+            one = np.ones((1, yy.size))
+            ya = _residuals(one, ya, d.systems, d.n_systems)[0]
+            yb = _residuals(one, yb, d.systems, d.n_systems)[0]
+            yy = _residuals(one, yy, d.systems, d.n_systems)[0]
+        one = np.ones((1, yy.size))
+        r12 = float(_weighted_pearson(one, yy, ya)[0])
+        r13 = float(_weighted_pearson(one, yy, yb)[0])
+        r23 = float(_weighted_pearson(one, ya, yb)[0])
+        hi_r, lo_r = (r12, r13) if r12 >= r13 else (r13, r12)
+        wt, wp = williams_test(hi_r, lo_r, r23, int(yy.size))
+    return CorrelationDifference(metric_a=names[0], metric_b=names[1], statistic=statistic, grouping=grouping,
+                                 difference=delta, ci_low=lo, ci_high=hi, permutation_p=float(perm_p),
+                                 williams_t=wt, williams_p=wp, n=int(common.sum()), n_boot=n_boot, n_perm=n_perm)

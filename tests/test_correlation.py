@@ -1,0 +1,184 @@
+"""Metric–human correlations: every number against scipy/sklearn on the same rows, or an explicit loop."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.linear_model import LinearRegression
+from sklearn.preprocessing import OneHotEncoder
+
+from attrib_audit.stats import correlation as C
+
+SCIPY = {"pearson": lambda a, b: stats.pearsonr(a, b)[0], "spearman": lambda a, b: stats.spearmanr(a, b)[0],
+         "kendall": lambda a, b: stats.kendalltau(a, b)[0]}
+
+
+def _data(seed: int = 0, n_items: int = 12, n_sys: int = 5, ties: bool = True):
+    g = np.random.default_rng(seed)
+    items = np.repeat(np.arange(n_items), n_sys)
+    systems = np.tile(np.arange(n_sys), n_items)
+    base = g.normal(size=n_items)[items] + 0.7 * g.normal(size=n_sys)[systems]
+    rating = base + g.normal(size=items.size)
+    score = base + g.normal(scale=1.2, size=items.size)
+    if ties:  # Likert-like ratings and a coarse metric: ties in both
+        rating = np.round(rating * 2) / 2
+        score = np.round(score, 1)
+    return rating, score, items, systems
+
+
+def _loop(statistic, grouping, x, y, items, systems):
+    """The mt-metrics-eval / SummEval / FRANK conventions written out with scipy, one group at a time."""
+    f = SCIPY[statistic]
+    if grouping == "none":
+        return f(x, y)
+    if grouping in ("item", "system"):
+        key = items if grouping == "item" else systems
+        vals = []
+        for g in np.unique(key):
+            r = key == g
+            if np.ptp(x[r]) > 0 and np.ptp(y[r]) > 0:
+                vals.append(f(x[r], y[r]))
+        return float(np.mean(vals))
+    q = OneHotEncoder().fit_transform(systems.reshape(-1, 1))
+    rx = x - LinearRegression().fit(q, x).predict(q)
+    ry = y - LinearRegression().fit(q, y).predict(q)
+    return f(rx, ry)
+
+
+CASES = [(s, g) for s in C.STATISTICS for g in C.GROUPINGS if not (s == "kendall" and g == "partial")]
+
+
+@pytest.mark.parametrize(("statistic", "grouping"), CASES)
+def test_point_estimates_equal_scipy_and_sklearn(statistic, grouping):
+    ties = grouping != "partial"  # residuals of tied values can differ in the last bit between least-squares codes
+    y, x, items, systems = _data(1, ties=ties)
+    x = x.copy()
+    x[[3, 17]] = np.nan  # missing scores are left out and counted
+    keep = np.isfinite(x)
+    out = C.correlations(y, {"m": x}, items=items, systems=systems, statistic=statistic, grouping=grouping,
+                         n_boot=50)
+    want = _loop(statistic, grouping, x[keep], y[keep], items[keep], systems[keep])
+    assert out[0].estimate == pytest.approx(want, abs=1e-10)
+    assert (out[0].n, out[0].n_missing) == (58, 2)
+    assert out[0].ci_low <= out[0].estimate <= out[0].ci_high
+
+
+@pytest.mark.parametrize(("statistic", "grouping"), CASES)
+def test_each_resample_equals_the_statistic_of_the_resampled_rows(statistic, grouping):
+    """The multiplicity arithmetic reproduces scipy on the materialised resample, duplicated rows and all."""
+    ties = grouping != "partial"
+    y, x, items, systems = _data(2, n_items=8, n_sys=4, ties=ties)
+    d = C._design(y, items, systems)
+    g = np.random.default_rng(5)
+    counts = np.stack([np.bincount(g.integers(0, 8, 8), minlength=8) for _ in range(6)]).astype(float)
+    got = C._replicates(statistic, grouping, x, d, counts)
+    for b in range(counts.shape[0]):
+        rows = np.concatenate([np.flatnonzero(items == c) for c in range(8) for _ in range(int(counts[b, c]))])
+        if grouping == "item":  # an item's correlation is fixed; items average with their multiplicity
+            per = {c: _loop(statistic, "none", x[items == c], y[items == c], None, None) for c in range(8)}
+            vals = [per[c] for c in range(8) for _ in range(int(counts[b, c])) if np.isfinite(per[c])]
+            want = float(np.mean(vals))
+        else:
+            want = _loop(statistic, grouping, x[rows], y[rows], items[rows], systems[rows])
+        assert got[b] == pytest.approx(want, abs=1e-10)
+
+
+def test_kendall_none_with_clusters_equals_scipy_on_resampled_rows():
+    y, x, items, systems = _data(3, n_items=6, n_sys=3)
+    d = C._design(y, items, systems)
+    counts = np.array([[2.0, 0, 1, 1, 0, 2], [1, 1, 1, 1, 1, 1], [0, 0, 0, 6, 0, 0]])
+    got = C._replicates("kendall", "none", x, d, counts)
+    for b in range(2):
+        rows = np.concatenate([np.flatnonzero(items == c) for c in range(6) for _ in range(int(counts[b, c]))])
+        assert got[b] == pytest.approx(stats.kendalltau(x[rows], y[rows])[0], abs=1e-12)
+
+
+def test_williams_matches_steiger_formula_written_out():
+    # Steiger (1980), eq. 7, as Graham & Baldwin (2014) apply it to MT metrics: written independently here.
+    def steiger(r12, r13, r23, n):
+        det_r = 1 - r12 * r12 - r13 * r13 - r23 * r23 + 2 * r12 * r13 * r23
+        rbar = 0.5 * (r12 + r13)
+        t = (r12 - r13) * np.sqrt(((n - 1) * (1 + r23))
+                                  / (2 * ((n - 1) / (n - 3)) * det_r + rbar ** 2 * (1 - r23) ** 3))
+        return t, stats.t.sf(t, n - 3)
+
+    for args in [(0.6, 0.4, 0.5, 100), (0.31, 0.3, 0.9, 1600), (0.8, -0.1, 0.2, 20)]:
+        t, p = C.williams_test(*args)
+        wt, wp = steiger(*args)
+        assert t == pytest.approx(wt, rel=1e-12)
+        assert p == pytest.approx(wp, rel=1e-9)
+    with pytest.raises(ValueError, match="more than 3"):
+        C.williams_test(0.5, 0.4, 0.3, 3)
+
+
+def test_compare_correlations_detects_a_real_difference_and_not_a_null_one():
+    g = np.random.default_rng(0)
+    n = 120
+    y = g.normal(size=n)
+    good = y + g.normal(scale=0.6, size=n)
+    bad = y + g.normal(scale=3.0, size=n)
+    items = np.arange(n)
+    d = C.compare_correlations(y, good, bad, items=items, names=("good", "bad"), n_boot=300, n_perm=300)
+    assert d.difference > 0 and d.ci_low > 0 and d.permutation_p < 0.01 and d.williams_p < 0.01
+    twin = good + g.normal(scale=1e-3, size=n)
+    d0 = C.compare_correlations(y, good, twin, items=items, n_boot=300, n_perm=300)
+    assert d0.ci_low < 0 < d0.ci_high and d0.permutation_p > 0.05
+
+
+def test_paired_differences_are_on_common_rows_only():
+    y, x, items, systems = _data(4)
+    x2 = x + 0.3
+    x2[:5] = np.nan
+    d = C.compare_correlations(y, x, x2, items=items, systems=systems, n_boot=50, n_perm=20)
+    assert d.n == x.size - 5
+    assert d.difference == pytest.approx(0.0, abs=1e-12)  # a shifted copy correlates identically on common rows
+
+
+def test_bad_input_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="statistic must be one of"):
+        C.correlations([1, 2, 3], {"m": [1, 2, 3]}, items=[0, 1, 2], statistic="tau")
+    with pytest.raises(ValueError, match="pearson and spearman only"):
+        C.correlations([1, 2, 3], {"m": [1, 2, 3]}, items=[0, 1, 2], systems=[0, 0, 1], statistic="kendall",
+                       grouping="partial")
+    with pytest.raises(ValueError, match="needs the system"):
+        C.correlations([1, 2, 3], {"m": [1, 2, 3]}, items=[0, 1, 2], grouping="system")
+    with pytest.raises(ValueError, match="finite"):
+        C.correlations([1, np.nan, 3], {"m": [1, 2, 3]}, items=[0, 1, 2])
+
+
+def test_clustered_bootstrap_covers_the_true_correlation():
+    """Items shared across systems make rows dependent; resampling items keeps 95% intervals near 95%."""
+    reps, n_items, n_sys = 200, 30, 6
+    a, b = 1.0, 1.0  # rating = a·u + e, score = b·u + e', u shared by an item's outputs
+    true = a * b / np.sqrt((a * a + 1) * (b * b + 1))
+    g = np.random.default_rng(11)
+    items = np.repeat(np.arange(n_items), n_sys)
+    hits = 0
+    for r in range(reps):
+        u = g.normal(size=n_items)[items] * np.sqrt(1.0)
+        y = a * u + g.normal(size=items.size)
+        x = b * u + g.normal(size=items.size)
+        c = C.correlations(y, {"m": x}, items=items, n_boot=300, rng=r)[0]
+        hits += c.ci_low <= true <= c.ci_high
+    coverage = hits / reps
+    se = np.sqrt(0.95 * 0.05 / reps)
+    assert coverage >= 0.95 - 2.5 * se, coverage
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    assert doctest.testmod(C, raise_on_error=False).failed == 0
+
+
+@pytest.mark.parametrize("statistic", ["pearson", "spearman"])
+def test_shared_fast_path_equals_the_per_metric_replicates(statistic):
+    """Over all rows the metrics share moment sums (Pearson) or the rating's ranks (Spearman): same numbers."""
+    y, x, items, systems = _data(6)
+    x2 = 1e6 + 1e-3 * (x + np.random.default_rng(1).normal(size=x.size))  # a large mean loses no digits
+    res = C.correlation_bootstrap(y, {"a": x, "b": x2}, items=items, statistic=statistic, n_boot=40, rng=3)
+    d = C._design(y, items, None)
+    blocks = list(C.cluster_count_blocks(d.n_items, 40, np.random.default_rng(3), width=y.size))
+    want = np.concatenate([np.vstack([C._replicates(statistic, "none", v, d, c) for v in (x, x2)]) for c in blocks],
+                          axis=1)
+    np.testing.assert_allclose(res.replicates, want, rtol=0, atol=1e-9)
