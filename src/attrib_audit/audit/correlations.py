@@ -20,7 +20,11 @@ from attrib_audit.data.records import PairTable
 from attrib_audit.files.records import to_record
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, percentile_ci, slice_rng
 from attrib_audit.stats.correlation import (
-    Correlation, CorrelationDifference, compare_correlations, correlation_bootstrap, correlations,
+    Correlation,
+    CorrelationDifference,
+    compare_correlations,
+    correlation_bootstrap,
+    correlations,
 )
 
 # (statistic, grouping) of the table: three groupings per statistic, then the partial correlation by system

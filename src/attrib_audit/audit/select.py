@@ -153,8 +153,9 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
     rows = {dataset: {"n": boot.n_rows, "n_used": al.n,
                       "dropped_by": {names[j]: int(k) for j, k in zip(ok, al.dropped)}}}
     if not np.isfinite(al.point).all():
-        return no_recommendation(construct, [dataset], f"the rows every candidate scored on {dataset} leave {unit} undefined: "
-                                                       "compare fewer candidates (--scorers)")
+        return no_recommendation(construct, [dataset],
+                                 f"the rows every candidate scored on {dataset} leave {unit} undefined: "
+                                 "compare fewer candidates (--scorers)")
     p = chance_pvalues(al.point, al.replicates, 0.5 if unit == "AUROC" else 0.0)
     alpha = (1 - LEVEL) / 2
     chance = {names[j]: {dataset: {"p": float(p[i]), "p_holm": float(p[i]), "beats_chance": bool(p[i] < alpha)}}
@@ -308,7 +309,8 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
     names = audit.graded["graded_scorers"].tolist() if graded and audit.graded else audit.scorers
     held = audit.graded["graded_slices"].tolist() if graded and audit.graded else audit.slices
     with saved_layout(Path(folder) / "results.json", "select"):
-        usable = ({s["slice"]: "" if s["slice"] in held else "no graded rating in slice" for s in audit.results["slices"]}
+        usable = ({s["slice"]: "" if s["slice"] in held else "no graded rating in slice"
+                   for s in audit.results["slices"]}
                   if graded else None)
         groups, _ = construct_groups(audit.results["slices"], usable)
         declared = sorted({str(s["construct"]) for s in audit.results["slices"]})

@@ -1,6 +1,6 @@
-"""Metric–rating correlations, for the report and the terminal (console.format_correlations): per slice one table (statistic × grouping by
-metric, each with its interval, the grouping named) and the metric-vs-metric tests. Every number is copied from
-results.json's `correlations` block."""
+"""Metric–rating correlations, for the report and the terminal (console.format_correlations): per slice one table
+(statistic × grouping by metric, each with its interval, the grouping named) and the metric-vs-metric tests.
+Every number is copied from results.json's `correlations` block."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -95,8 +95,9 @@ def build(inputs: Any, plots: Path) -> Section | None:
     if cuts:
         sec.add(Para(f"How the AUROC depends on the cut that made the binary label (the audit used {cuts['cut']}, "
                      "marked *). " + " ".join(n[0].upper() + n[1:] + "." for n in cuts["notes"])
-                     + " Last column: whether that cut recommends the audit's metric (same), another one the audit's metric cannot "
-                     "be told apart from (not separable), or another one that beats it (changes)."))
+                     + " Last column: whether that cut recommends the audit's metric (same), "
+                     "another one the audit's metric cannot be told apart from (not separable), "
+                     "or another one that beats it (changes)."))
         for sl in cut_slices(cuts):
             head, rows = cut_table(cuts, sl)
             sec.add(Table(head, rows, caption=f"{sl}: AUROC [CI] when the label is rating ≥ cut"))

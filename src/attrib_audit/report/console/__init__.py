@@ -17,7 +17,10 @@ from attrib_audit.report.console.select import format_agreement, format_recommen
 from attrib_audit.report.console.sensitivity import format_sensitivity
 from attrib_audit.report.console.systems import format_ranker, format_systems, format_systems_brief
 from attrib_audit.report.console.thresholds import (
-    RATE_NAMES, format_gate_usefulness, format_threshold_matrix, format_thresholds,
+    RATE_NAMES,
+    format_gate_usefulness,
+    format_threshold_matrix,
+    format_thresholds,
 )
 from attrib_audit.report.console.transfer import format_construct, format_transfer
 

@@ -12,7 +12,6 @@ from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.verdict import chance_warning, on_slice, pick
 
 
-
 def format_verdicts(results: Mapping[str, Any]) -> str:
     """Per construct: the metric to use, whether it is portable, and what it costs on a new dataset."""
     tr = results.get("transfer")
