@@ -122,7 +122,7 @@ def correlation_section(table: PairTable, keys: Sequence[str], scores: Mapping[s
         rows = np.flatnonzero((key_arr == sl) & have)
         if rows.size < 3:
             continue
-        systems = [table.systems[i] for i in rows]
+        systems = [table.systems[i] for i in rows] if table.systems is not None else [None] * rows.size
         named = all(s is not None for s in systems)
         out.append(slice_correlations(
             sl, table.ratings[rows], {m: np.asarray(v, dtype=np.float64)[rows] for m, v in scores.items()},
@@ -189,7 +189,7 @@ class StatisticBoot:
                                     rng=slice_rng(self.seed, f"{self.name}:transfer"), rows=rows)
         return res.point, res.replicates
 
-    def aligned(self, idx: Sequence[int]) -> AlignedStatistic:
+    def aligned(self, idx: Sequence[int] | np.ndarray) -> AlignedStatistic:
         """Metrics `idx` on the rows where all of them have a score, with the same draws."""
         idx = [int(j) for j in idx]
         finite = np.isfinite(self.scores[idx])
@@ -230,7 +230,7 @@ def graded_boots(table: PairTable, keys: Sequence[str], scores: Mapping[str, np.
         if rows.size < 3:
             why[sl] = "no graded rating in slice (--rating-col)"
             continue
-        systems = [table.systems[i] for i in rows]
+        systems = [table.systems[i] for i in rows] if table.systems is not None else [None] * rows.size
         named = all(s is not None for s in systems)
         try:
             out[sl] = statistic_boot(statistic, sl, rating=table.ratings[rows],  # type: ignore[index]
@@ -293,7 +293,8 @@ def cut_rows(name: str, rating: np.ndarray, scores: Mapping[str, np.ndarray], gr
             lo, hi, _ = percentile_ci(boot.replicates[j], level)
             cells.append(CutAuroc(metric=m, auroc=float(boot.point[j]), ci_low=lo, ci_high=hi))
         ok = [j for j in range(len(names)) if np.isfinite(boot.point[j])]
-        best, tied = "", ()
+        best = ""
+        tied: tuple[str, ...] = ()
         if ok:
             al = boot.aligned(ok)
             b = int(np.nanargmax(al.point))

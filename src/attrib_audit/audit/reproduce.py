@@ -297,11 +297,11 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
         try:
             options[key] = scorer_options(use, root, s.model_paths)
         except ScorerUnavailable as exc:
-            ok, where = scorer_spec(use.stand_in).check() if use.stand_in else (False, "")
+            ok, found = scorer_spec(use.stand_in).check() if use.stand_in else (False, "")
             if ok:
                 options[key], stood_in[key] = {}, str(exc)
             else:
-                absent_scorers[key] = str(exc) + (f"; its stand-in {use.stand_in}: {where}" if use.stand_in else "")
+                absent_scorers[key] = str(exc) + (f"; its stand-in {use.stand_in}: {found}" if use.stand_in else "")
     built: dict[str, Scorer] = {}
     results: dict[tuple[str, str], dict] = {}
     data_info: dict[str, dict] = {}
@@ -320,7 +320,8 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
         for k in keys:
             if k not in built and k not in absent_scorers:
                 try:
-                    name = manifest.scorers[k].stand_in if k in stood_in else manifest.scorers[k].scorer
+                    use_k = manifest.scorers[k]  # a column in stood_in has a stand-in
+                    name = (use_k.stand_in or use_k.scorer) if k in stood_in else use_k.scorer
                     built[k] = get_scorer(name, device=s.device, **options[k])
                 except ScorerUnavailable as exc:
                     absent_scorers[k] = str(exc)

@@ -319,7 +319,8 @@ def write_bootstrap_npz(path: Path, boots: dict[str, SliceBoot], run_id: str = "
         weighted=np.array([boots[s].boot.weights is not None for s in names], dtype=bool),
         groups=np.array([g for s in names for g in boots[s].groups], dtype=str),
         scores=np.concatenate([boots[s].boot.scores for s in names], axis=1) if names else np.zeros((0, 0)),
-        **graded_arrays(graded or {}, scorers or []))
+        # numpy's stub lets a ** mapping fill allow_pickle (bool): the graded arrays are named graded_*
+        **graded_arrays(graded or {}, scorers or []))  # type: ignore[arg-type]
 
 
 def scores_columns(table: PairTable, slice_keys: list[str], scores: dict[str, ScoreBatch]) -> dict[str, Any]:

@@ -219,7 +219,7 @@ class AuditInputs:
             i = names.index(d)
             r = g["graded_row_slice"] == i
             out[d] = statistic_boot(str(g["graded_statistic"]), d, rating=g["graded_rating"][r],
-                                    scores=g["graded_scores"][np.ix_(idx, np.flatnonzero(r))],
+                                    scores=g["graded_scores"][np.ix_(np.asarray(idx), np.flatnonzero(r))],
                                     items=g["graded_items"][r].tolist(),
                                     systems=g["graded_systems"][r].tolist() if g["graded_named"][i] else None,
                                     n_boot=int(g["graded_n_boot"]), seed=int(g["graded_seed"]))

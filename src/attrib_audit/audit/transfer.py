@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from attrib_audit.audit.config import STATISTIC_LABELS
+from attrib_audit.audit.correlations import StatisticBoot
 from attrib_audit.audit.results import TransferBlock
 from attrib_audit.engine.cache import ScoreCache, text_key
 from attrib_audit.files.jsonfile import plain
@@ -69,7 +70,8 @@ def construct_groups(slices: Sequence[Mapping[str, Any]],
     return groups, excluded
 
 
-def build_matrix(datasets: Sequence[str], metrics: Sequence[str], boots: Mapping[str, BootstrapAUROC], *,
+def build_matrix(datasets: Sequence[str], metrics: Sequence[str],
+                 boots: Mapping[str, BootstrapAUROC | StatisticBoot], *,
                  unit: str = "AUROC") -> tuple[AurocMatrix | None, list[dict], dict[str, dict]]:
     """The metric × dataset matrix on each dataset's rows where every kept metric has a score.
 

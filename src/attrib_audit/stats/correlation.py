@@ -372,7 +372,8 @@ class CorrelationBootstrap:
                            n_groups_used=-1, n_boot=int(self.replicates.shape[1]), n_boot_dropped=dropped)
 
 
-def _design(rating: Sequence[float], items: Sequence, systems: Sequence | None) -> _Design:
+def _design(rating: Sequence[float] | np.ndarray, items: Sequence | np.ndarray,
+            systems: Sequence | np.ndarray | None) -> _Design:
     y = np.asarray(rating, dtype=np.float64)
     if y.ndim != 1 or not np.isfinite(y).all():
         raise ValueError("ratings must be a 1-D array of finite numbers")
@@ -400,8 +401,9 @@ def _n_groups_used(statistic: str, grouping: str, x: np.ndarray, d: _Design) -> 
     return int(np.isfinite(per).sum())
 
 
-def correlation_bootstrap(rating: Sequence[float], scores: Mapping[str, Sequence[float]], *, items: Sequence,
-                          systems: Sequence | None = None, statistic: str = "pearson", grouping: str = "none",
+def correlation_bootstrap(rating: Sequence[float] | np.ndarray, scores: Mapping[str, Sequence[float] | np.ndarray], *,
+                          items: Sequence | np.ndarray, systems: Sequence | np.ndarray | None = None,
+                          statistic: str = "pearson", grouping: str = "none",
                           n_boot: int = DEFAULT_B, level: float = 0.95,
                           rng: np.random.Generator | int = 0, rows: np.ndarray | None = None) -> CorrelationBootstrap:
     """Correlations of several metrics with a graded human rating, on the same clustered resamples.
@@ -453,8 +455,8 @@ def correlation_bootstrap(rating: Sequence[float], scores: Mapping[str, Sequence
     sums = _moment_sums(x_all[whole], d) if statistic == "pearson" and whole.any() else None
     y_runs = _tie_runs(d.y) if statistic == "spearman" and whole.any() else None
     y_inc = _incidence(d.items, y_runs[2], d.n_items, y_runs[1].size) if y_runs is not None else None
-    x_plan = [_sorted_plan(x_all[j], d.items, y_runs[2]) if ok and y_runs is not None else None
-              for j, ok in enumerate(whole)]
+    x_plan = ({j: _sorted_plan(x_all[j], d.items, y_runs[2]) for j in np.flatnonzero(whole).tolist()}
+              if y_runs is not None else {})
     start = 0
     for counts in _count_blocks(d.n_items, n_boot, gen, width=d.y.size):
         b = counts.shape[0]
@@ -465,17 +467,18 @@ def correlation_bootstrap(rating: Sequence[float], scores: Mapping[str, Sequence
             for a in range(0, b, sub):
                 c = counts[a:a + sub]
                 ry_run, sy, syy, big_n = _run_ranks(c @ y_inc)
-                for j in np.flatnonzero(whole):
+                for j in np.flatnonzero(whole).tolist():
                     reps[j, start + a:start + a + c.shape[0]] = _spearman_sorted(c, x_plan[j], ry_run, sy, syy, big_n)
-        for j in np.flatnonzero(~whole):
+        for j in np.flatnonzero(~whole).tolist():
             reps[j, start:start + b] = _replicates(statistic, grouping, x_all[j, use[j]], per_metric[j], counts)
         start += b
     return CorrelationBootstrap(metrics=names, statistic=statistic, grouping=grouping, point=point, replicates=reps,
                                 rows=use, n_items=d.n_items, n_systems=d.n_systems, level=level)
 
 
-def correlations(rating: Sequence[float], scores: Mapping[str, Sequence[float]], *, items: Sequence,
-                 systems: Sequence | None = None, statistic: str = "pearson", grouping: str = "none",
+def correlations(rating: Sequence[float] | np.ndarray, scores: Mapping[str, Sequence[float] | np.ndarray], *,
+                 items: Sequence | np.ndarray, systems: Sequence | np.ndarray | None = None,
+                 statistic: str = "pearson", grouping: str = "none",
                  n_boot: int = DEFAULT_B, level: float = 0.95, rng: np.random.Generator | int = 0) -> list[Correlation]:
     """Each metric's correlation with the rating and its clustered-bootstrap CI (see `correlation_bootstrap`).
 
@@ -534,8 +537,10 @@ def _standardise(v: np.ndarray) -> np.ndarray:
     return (v - v.mean()) / sd if sd > 0 else v - v.mean()
 
 
-def compare_correlations(rating: Sequence[float], score_a: Sequence[float], score_b: Sequence[float], *,
-                         items: Sequence, systems: Sequence | None = None, names: tuple[str, str] = ("a", "b"),
+def compare_correlations(rating: Sequence[float] | np.ndarray, score_a: Sequence[float] | np.ndarray,
+                         score_b: Sequence[float] | np.ndarray, *,
+                         items: Sequence | np.ndarray, systems: Sequence | np.ndarray | None = None,
+                         names: tuple[str, str] = ("a", "b"),
                          statistic: str = "pearson", grouping: str = "none", n_boot: int = DEFAULT_B,
                          n_perm: int = 1000, level: float = 0.95,
                          rng: np.random.Generator | int = 0) -> CorrelationDifference:
