@@ -131,7 +131,8 @@ def test_a_plugin_error_is_one_line_naming_the_plugin_and_exit_2(tmp_path, monke
 
 
 # raised and caught inside the package: control flow, never shown to a user
-INTERNAL = {"ScorerUnavailable", "LayoutError", "_Captured", "_Uncacheable", "_Unsure", "Skip", "_Mismatch"}
+INTERNAL = {"ScorerUnavailable", "LayoutError", "_Captured", "_Uncacheable", "_Unsure", "Skip", "_Mismatch",
+            "NotRegularFile", "_Malformed"}
 
 
 def test_every_error_class_the_package_defines_is_an_audit_error():
