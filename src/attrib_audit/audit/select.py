@@ -19,8 +19,7 @@ from attrib_audit.audit.correlations import StatisticBoot, statistic_boot
 from attrib_audit.audit.results import AuditResults, read_results, results_path
 from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
 from attrib_audit.data.errors import DataError
-from attrib_audit.errors import UsageError, saved_layout
-from attrib_audit.files.jsonfile import LayoutError
+from attrib_audit.errors import InputError, UsageError, saved_layout
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
 from attrib_audit.stats.chance import CHANCE_TEST, chance_pvalues, holm
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
@@ -306,7 +305,7 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
     audit = load_audit(Path(folder))
     config = audit.results.get("config", {})  # a results file written without one compares by AUROC
     if not isinstance(config, Mapping):
-        raise LayoutError("config")
+        raise InputError(f"{Path(folder) / 'results.json'}: key 'config' is not an object: not the layout select reads")
     statistic = str(config.get("statistic", "auroc"))
     unit = STATISTIC_LABELS.get(statistic, statistic)
     graded = statistic != "auroc"
