@@ -339,3 +339,30 @@ def test_sample_takes_the_pools_own_metric_column_and_mapped_fields(tmp_path):
                            for i, r in enumerate(rows)))
     assert main(["sample", str(bad), "--n", "5", "--scorers", "lexical", "--score-col", "mine=mine", "--claim-col",
                  "text", "--evidence-col", "page", "--no-cache", "--quiet", "--out", str(tmp_path / "b.jsonl")]) == 2
+
+
+def test_sample_takes_a_score_file_joined_on_id_as_audit_does(tmp_path, capsys):
+    """`--scores FILE` steers the sample exactly as the same values in a pool column would; gaps are one line."""
+    rows = [{"uid": f"r{i}", "text": f"claim {i}", "page": f"evidence {i} words", "mine": float((i * 7) % 11),
+             "theirs": float(i % 5)} for i in range(60)]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps({k: r[k] for k in ("uid", "text", "page")}) + "\n" for r in rows))
+    with_cols = tmp_path / "with_cols.jsonl"
+    with_cols.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    scores = tmp_path / "scores.csv"
+    scores.write_text("id,mine,theirs\n" + "".join(f"{r['uid']},{r['mine']},{r['theirs']}\n" for r in reversed(rows)))
+    common = ["--n", "20", "--strategy", "disagreement", "--scorers", "none", "--id-col", "uid", "--claim-col", "text",
+              "--evidence-col", "page", "--no-cache", "--quiet"]
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    quiet_main("sample", str(pool), "--scores", str(scores), *common, "--out", str(a))
+    quiet_main("sample", str(with_cols), "--score-col", "mine=mine", "--score-col", "theirs=theirs", *common,
+               "--out", str(b))
+    got_a = [json.loads(line) for line in a.read_text().splitlines()]
+    got_b = [json.loads(line) for line in b.read_text().splitlines()]
+    assert got_a[0]["sample_design"]["scorers"] == ["mine", "theirs"]
+    assert [(r["id"], r["inclusion_prob"]) for r in got_a] == [(r["id"], r["inclusion_prob"]) for r in got_b]
+    assert len({r["inclusion_prob"] for r in got_a}) > 1  # the scores steered the draw: probabilities differ
+    scores.write_text("id,mine,theirs\n" + "".join(f"{r['uid']},{r['mine']},{r['theirs']}\n" for r in rows[1:]))
+    assert main(["sample", str(pool), "--scores", str(scores), *common, "--out", str(tmp_path / "c.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "scores.csv" in err and "'r0'" in err and "Traceback" not in err

@@ -5,7 +5,7 @@ import argparse
 import sys
 from typing import Any
 
-from attrib_audit.cli.convert import config_from_args, target_from_args
+from attrib_audit.cli.convert import config_from_args, sources_from_args, target_from_args
 from attrib_audit.cli.options import (
     add_judge_args,
     add_model_args,
@@ -20,6 +20,7 @@ from attrib_audit.cli.options import (
     seed_int,
 )
 from attrib_audit.errors import UsageError
+from attrib_audit.external.exports import SCORE_FORMATS
 from attrib_audit.external.sources import parse_score_col
 from attrib_audit.report.console import format_gate_plan, format_plan
 from attrib_audit.report.until_sure import until_sure_plan_text, until_sure_text
@@ -122,11 +123,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    score_cols = [parse_score_col(t) for t in args.score_col]
+    def log(message: str) -> None:
+        print(message, file=sys.stderr)
+
+    # which format each score file was read as: a progress note, left out with --quiet
+    score_cols = list(sources_from_args(args, (lambda _m: None) if args.quiet else log).values())
     config = None if args.strategy == "random" else config_from_args(args)
     columns = {f: getattr(args, f"{f}_col") for f in POOL_FIELDS if getattr(args, f"{f}_col", None)}
     s = sample(args.data, args.out, args.n, strategy=args.strategy, seed=args.seed, strata=args.strata,
-               cluster_by=args.cluster_by, config=config, log=lambda m: print(m, file=sys.stderr),
+               cluster_by=args.cluster_by, config=config, log=log,
                score_cols=score_cols, columns=columns)
     pi = s.inclusion_prob[s.chosen]
     print(f"sampled {s.chosen.size} of {s.pool_size} pairs "
@@ -347,6 +352,12 @@ def add_sample(sub) -> None:
     p.add_argument("--score-col", action="append", default=[], metavar="NAME=COL[:lower]",
                    help="a numeric column of the pool as one more steering metric, named NAME (':lower': lower values "
                         "mean better supported); repeatable, as in `audit`")
+    p.add_argument("--scores", action="append", default=[], metavar="FILE[:COLS]",
+                   help="a score file computed elsewhere, joined to the pool on id (or on the pair's text for "
+                        "evaluator exports); each numeric column, or the listed COL / NAME=COL[:lower] entries, is "
+                        "one more steering metric (repeatable, as in `audit`)")
+    p.add_argument("--scores-format", choices=SCORE_FORMATS, default="auto",
+                   help="format of --scores files: table (id + columns), ragas, deepeval, trulens (default: detect)")
     for f in POOL_FIELDS:
         p.add_argument(f"--{f}-col", dest=f"{f}_col", metavar="COL", help=f"column holding `{f}`")
     p.add_argument("--strata", type=positive_int, default=4,

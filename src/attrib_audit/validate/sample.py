@@ -20,6 +20,8 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.runner import score_pairs
 from attrib_audit.engine.table import ScoringConfig, build_scorers
 from attrib_audit.errors import UsageError
+from attrib_audit.external.exports import ScoreFile, keys_for, read_score_file, text_key
+from attrib_audit.external.precomputed import join_scores
 from attrib_audit.external.sources import ScoreSource
 from attrib_audit.files.outdir import check_out_file, output_file
 from attrib_audit.text.cells import cell_text
@@ -143,14 +145,22 @@ def score_pool(pool: Pool, config: ScoringConfig,
     return list(scorers), matrix
 
 
-def column_scores(pool: Pool, sources: Sequence[ScoreSource]) -> np.ndarray:
-    """(k, n) scores of the pool's own metric columns (`--score-col NAME=COL[:lower]`), higher = better supported.
+def column_scores(pool: Pool, sources: Sequence[ScoreSource],
+                  log: Callable[[str], None] = print) -> np.ndarray:
+    """(k, n) scores of the user's own metrics, higher = better supported: a column of the pool
+    (`--score-col NAME=COL[:lower]`) or of a score file joined on id or on the pair's text (`--scores FILE`).
+
+    Every pool pair needs a score, since the scores steer which pairs are drawn.
 
     Raises:
-        DataError: a row whose column is missing or not a finite number (file, row and column named).
+        DataError: a pair without a finite score (file, row and column named), or a score file that does not join.
     """
     out = np.empty((len(sources), len(pool.rows)))
+    files: dict[str, ScoreFile] = {}
     for k, src in enumerate(sources):
+        if src.file is not None:
+            out[k] = _file_scores(pool, src, files, log)
+            continue
         for i, raw in enumerate(pool.rows):
             v = raw.get(src.column)
             try:
@@ -162,6 +172,37 @@ def column_scores(pool: Pool, sources: Sequence[ScoreSource]) -> np.ndarray:
                                 field=src.column)
             out[k, i] = -x if src.lower else x
     return out
+
+
+def _file_scores(pool: Pool, src: ScoreSource, files: dict[str, ScoreFile],
+                 log: Callable[[str], None]) -> np.ndarray:
+    """One `--scores` column joined to the pool as `audit` joins it: by id, else by the pair's text."""
+    path = str(src.file)
+    sf = files.get(path) or read_score_file(path, src.format)  # its format was noted when the flag was read
+    files[path] = sf
+    if src.column not in sf.columns:
+        raise DataError(f"no score column {src.column!r} (have: {', '.join(sf.columns) or 'none'})", path=path,
+                        field=src.column)
+    join, keys = keys_for(sf, pool.ids)
+    if join == "id":
+        pair_keys = pool.ids
+    elif sf.evidences is None:
+        pair_keys = [text_key(c) for c in pool.claims]
+    else:
+        pair_keys = [text_key(c, e) for c, e in zip(pool.claims, pool.evidences)]
+    labels = None if join == "id" else [i or f"row {j + 1}" for j, i in enumerate(sf.ids)]
+    p = join_scores(src.name, pair_keys, pool.ids, keys, sf.columns[src.column], source=path, column=src.column,
+                    join=join, lower_is_better=src.lower, reasons=sf.reasons.get(src.column), labels=labels)
+    bad = [i for i, f in enumerate(p.failures) if f is not None]
+    if bad:
+        i = bad[0]
+        raise DataError(f"--scores {src.name}: pool pair {pool.ids[i]!r} (pool row {i + 1}) has no usable score: "
+                        f"{p.failures[i]} ({len(bad)} such pairs; the sample needs a score for every pair)",
+                        path=path, field=src.column)
+    if p.unmatched_ids:
+        log(f"note: {src.name}: {len(p.unmatched_ids)} rows of {Path(path).name} match no pool pair "
+            f"(first: {p.unmatched_ids[0][:60]!r}); left out")
+    return p.batch().scores
 
 
 @dataclass(frozen=True)
@@ -181,14 +222,16 @@ def sample(data: str | Path, out: str | Path, n: int, *, strategy: str = "disagr
     """Choose n pairs of the pool in `data` and write them, each with its inclusion probability, to `out` (JSONL).
 
     `config` scores the pool with the metrics that steer stratified and disagreement sampling; `score_cols` add the
-    pool's own metric columns to them; `columns` map our fields to the file's columns.
+    user's own metrics to them (pool columns, or score files joined on id or text); `columns` map our fields to
+    the file's columns.
     """
     cols = [c.name for c in score_cols]
     built = [] if config is None else [s for s in config.scorers if s not in cols]
     if strategy == "disagreement" and len(built) + len(cols) < 2:
-        raise UsageError("--strategy disagreement needs at least two --scorers (or --score-col columns)")
+        raise UsageError("--strategy disagreement needs at least two --scorers (or --score-col/--scores columns)")
     if strategy != "random" and not built and not cols:
-        raise UsageError(f"--strategy {strategy} needs --scorers or --score-col: their scores steer the sample")
+        raise UsageError(f"--strategy {strategy} needs --scorers, --score-col or --scores: their scores "
+                         "steer the sample")
     check_out_file(out, inputs=[data])  # before any scoring: never onto the pool it reads, nor a file not ours
     pool = read_pool(data, columns)
     if n < 1 or n > len(pool.ids):
@@ -197,7 +240,7 @@ def sample(data: str | Path, out: str | Path, n: int, *, strategy: str = "disagr
     names: list[str] = []
     matrix = None
     if strategy != "random":
-        own = column_scores(pool, score_cols)
+        own = column_scores(pool, score_cols, log)
         if built and config is not None:
             # every ScoringConfig the callers pass is a frozen dataclass (audit.AuditConfig)
             narrowed = dataclasses.replace(config, scorers=tuple(built))  # type: ignore[type-var]
