@@ -2,13 +2,20 @@
 
 `<!-- generated: cli -->` becomes the CLI reference (attrib_audit.cli.reference, from the parser itself) and
 `<!-- generated: results-json -->` the fields of results.json (from the TypedDicts of attrib_audit.audit.results,
-with the comment each field carries there).
+with the comment each field carries there). Every code block gets its width in characters (`--cols`), so the
+stylesheet can shrink the font of a wide terminal table until it fits the text column instead of clipping it.
 """
 from __future__ import annotations
 
+import html
 import inspect
 import re
 import typing
+
+# terminal outputs are printed for a 100-column terminal (tests/test_docs.py sets COLUMNS=100): a longer line is
+# prose, which wraps, and must not shrink the whole block
+MAX_COLS = 100
+_BLOCK = re.compile(r'<div class="([^"]*\bhighlight\b[^"]*)"><pre>(.*?)</pre>', re.S)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
@@ -18,6 +25,19 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if "<!-- generated: results-json -->" in markdown:
         markdown = markdown.replace("<!-- generated: results-json -->", results_markdown())
     return markdown
+
+
+def on_page_content(content: str, page, config, files) -> str:
+    return code_widths(content)
+
+
+def code_widths(content: str) -> str:
+    """Mark each highlighted block with `--cols`: its longest line of at most MAX_COLS characters."""
+    def mark(m: re.Match) -> str:
+        text = html.unescape(re.sub(r"<[^>]+>", "", m.group(2)))
+        cols = max([len(line.rstrip()) for line in text.split("\n") if len(line.rstrip()) <= MAX_COLS] + [1])
+        return f'<div class="{m.group(1)}" style="--cols: {cols}"><pre>{m.group(2)}</pre>'
+    return _BLOCK.sub(mark, content)
 
 
 def results_markdown() -> str:
