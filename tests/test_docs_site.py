@@ -72,3 +72,33 @@ def test_home_and_quickstart_outputs_fit_the_text_column(site, width):
             if page.startswith("quickstart"):
                 assert max(b["cols"] for b in blocks) >= 90  # the demo's table is among them
     assert seen >= 10
+
+
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
+
+
+def _blocks(page: Path):
+    from test_docs import parse
+    return parse(page)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
+def test_a_reader_can_run_what_the_page_shows_outside_the_test_harness(page):
+    """The harness sets $REPO and HF_HUB_OFFLINE for every block; a reader's shell has neither. So a page defines
+    REPO before its first use, and an output that says the hub is offline comes from a command that made it so."""
+    defined = offline = False
+    last = None
+    for block in _blocks(page):
+        if not (block.runs or block.output):
+            continue
+        if block.runs:
+            text = block.text
+            if "$REPO" in text or "${REPO}" in text:
+                assert defined or "REPO=" in text.split("$REPO")[0], f"{block.where}: $REPO used, never defined"
+            defined = defined or "REPO=" in text
+            offline = offline or "export HF_HUB_OFFLINE=1" in text
+            last = block
+        elif "the hub is offline" in block.text:
+            assert offline or "HF_HUB_OFFLINE=1" in last.text, (
+                f"{block.where}: shows 'the hub is offline', but {last.where} runs without HF_HUB_OFFLINE=1: a "
+                "reader's run prints something else")
