@@ -77,7 +77,11 @@ def test_console_says_when_aurocs_are_weighted_to_a_pool():
            "truncation": [], "failures": [],
            "slices": [{"slice": "wice", "n": 40, "n_pos": 12, "status": "ok", "pool_size": 150.0,
                        "weighting": "horvitz-thompson: each pair weighs 1/inclusion_prob"}]}
-    assert "wice: weighted to the 150-pair pool by inclusion probabilities" in format_table(res)
+    assert "wice: weighted back to its pool by inclusion probabilities" in format_table(res)
+    # a disagreement sample's weights sum to the pool size only in expectation: 143.4 for a pool of 150 pairs
+    res["slices"][0]["pool_size"] = 143.4
+    text = format_table(res)
+    assert "together about 143, the pool's size in expectation" in text and "143-pair pool" not in text
 
 
 def test_console_explains_an_effective_count_only_when_one_is_fractional(tmp_path, capsys):

@@ -83,9 +83,12 @@ def weighted_note(slices: Sequence[Mapping[str, Any]]) -> list[str]:
     out = []
     for sl in slices:
         if sl.get("weighting"):
-            size = f"{sl['pool_size']:.0f}-pair " if fmt.finite(sl.get("pool_size")) else ""
-            out.append(f"{sl['slice']}: weighted to the {size}pool by inclusion probabilities (each labelled pair "
-                       "stands for 1/inclusion_prob pool pairs), so its AUROCs describe the pool, not the sample.")
+            # Σ 1/inclusion_prob estimates the pool's size (exact only in expectation): said as an estimate
+            size = (f"; together about {sl['pool_size']:.0f}, the pool's size in expectation"
+                    if fmt.finite(sl.get("pool_size")) else "")
+            out.append(f"{sl['slice']}: weighted back to its pool by inclusion probabilities (each labelled pair "
+                       f"stands for 1/inclusion_prob pool pairs{size}), so its AUROCs describe the pool, not the "
+                       "sample.")
     return out
 
 
