@@ -201,3 +201,17 @@ def test_gate_plan_pool_reach_gives_the_best_bound_the_whole_pool_can_certify():
     units = need.units_at_hand * 100 / 60
     assert r["bound_with_pool"] == float(risk_upper_bound(need.risk, units, 0.1, "binomial")[0]) > 0.05
     assert pool_reach(need, t, 0.1, cert.p_value_method, data.n, 10 ** 6)["reachable"]
+
+
+def test_plan_without_a_pool_says_its_sizes_are_not_capped(capsys):
+    """`plan --auroc 0.7` asked a 150-pair team for 500 labels without a word about the pool it ignored."""
+    argv = ["plan", "--auroc", "0.7", "--prevalence", "0.3", "--half-width", "0.05", "--sims", "20", "--n-boot", "100",
+            "--grid", "100,200,400,600"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "recommendation: label 600 pairs" in out or "more than 600" in out
+    assert out.rstrip().endswith("sizes not capped: no --pool given. With fewer pairs to label than this asks for, "
+                                 "--pool N|FILE caps the plan at them and says what they can reach")
+    assert main(argv + ["--pool", "150"]) == 0
+    out = capsys.readouterr().out
+    assert "not capped" not in out and "the pool holds 150 pairs" in out

@@ -119,6 +119,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         overall = (f"label {need} pairs (the most any audited slice needs)" if need
                    else "some slice needs more than the grid allows")
         print(f"overall: {overall}")
+    if opts.pool is None:
+        print("sizes not capped: no --pool given. With fewer pairs to label than this asks for, --pool N|FILE "
+              "caps the plan at them and says what they can reach")
     return 0
 
 
