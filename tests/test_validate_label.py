@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import os
@@ -366,3 +367,19 @@ def test_sample_takes_a_score_file_joined_on_id_as_audit_does(tmp_path, capsys):
     assert main(["sample", str(pool), "--scores", str(scores), *common, "--out", str(tmp_path / "c.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "scores.csv" in err and "'r0'" in err and "Traceback" not in err
+
+
+def test_sample_joins_an_evaluator_export_on_the_pair_text_when_the_pool_has_no_ids(tmp_path):
+    rows = [{"text": f"claim {i}", "page": f"evidence {i} words"} for i in range(30)]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    export = tmp_path / "ragas.csv"  # a ragas export: question, contexts, answer and the metric, no pair id
+    with export.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["user_input", "retrieved_contexts", "response", "faithfulness"])
+        w.writerows(["q", json.dumps([r["page"]]), r["text"], (i * 7) % 11 / 10] for i, r in enumerate(rows))
+    out = tmp_path / "s.jsonl"
+    quiet_main("sample", str(pool), "--n", "10", "--strategy", "stratified", "--scorers", "none", "--scores",
+               str(export), "--claim-col", "text", "--evidence-col", "page", "--quiet", "--out", str(out))
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(got) == 10 and got[0]["sample_design"]["scorers"] == ["faithfulness"]
