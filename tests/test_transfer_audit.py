@@ -12,6 +12,7 @@ from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.data.records import PairTable
 from attrib_audit.errors import UsageError
+from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_transfer
 from attrib_audit.scorers.base import ScoreBatch
 
@@ -47,7 +48,7 @@ def run_transfer(table, scores, n_perm=500):
     rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices}
     tr = transfer_section(slices, boots, list(scores), rows, table.labels.astype(np.int64), table.evidences,
                           {k: b.scores for k, b in scores.items()}, seed=3, n_perm=n_perm)
-    return tr, rows
+    return to_record(tr), rows
 
 
 def test_constructs_are_never_pooled_and_undeclared_slices_are_excluded():
