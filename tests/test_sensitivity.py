@@ -9,7 +9,7 @@ from sklearn.metrics import roc_auc_score
 
 import tiny_hf
 from attrib_audit.audit import AuditConfig, run_audit
-from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section
+from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section, sensitivity_of
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
 from attrib_audit.files.records import to_record
@@ -147,7 +147,7 @@ def test_chunked_variant_beside_its_truncated_scorer(tmp_path, minilm_path):
     [v] = ch["verdicts"]
     assert v["construct"] == "attribution" and v["before"]["recommended"] in ("lexical", "minilm")
     assert v["after"]["recommended"] in ("lexical", "minilm-chunk")
-    text = format_sensitivity(res)
+    text = format_sensitivity(sensitivity_of(res, "results.json"))
     assert "Chunked long evidence" in text and "minilm → minilm-chunk" in text
 
 

@@ -7,7 +7,7 @@ from sklearn.metrics import average_precision_score
 from attrib_audit.audit import AuditConfig
 from attrib_audit.audit.run import slice_statistics
 from attrib_audit.audit.select import select_from_results
-from attrib_audit.audit.transfer import transfer_section
+from attrib_audit.audit.transfer import transfer_of, transfer_section
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.data.records import PairTable
@@ -71,7 +71,7 @@ def test_constructs_are_never_pooled_and_undeclared_slices_are_excluded():
     assert a["kendall_tau"]["tau"][i][j] < 0 and a["kendall_tau"]["tau"][j][k] == 1
     flips = {frozenset((f["metric_a"], f["metric_b"])): f for f in a["sign_flips"]}
     assert set(flips[frozenset(("flip", "noise"))]["a_better_on"]) == {"d1"}
-    text = format_transfer({"scorers": [{"scorer": k} for k in scores], "transfer": tr})
+    text = format_transfer(transfer_of({"transfer": tr}, "results.json"), list(scores))
     assert "excluded from transfer: u" in text and "construct 'C'" in text and "not computed" in text
 
 

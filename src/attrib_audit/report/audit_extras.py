@@ -9,7 +9,7 @@ import numpy as np
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Note, Para, Section, Table
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.transfer import headline_blocks
+from attrib_audit.report.transfer import headline_blocks, saved_transfer
 from attrib_audit.report.view import AuditView
 
 
@@ -50,8 +50,9 @@ def headline(inputs, plots: Path) -> Section | None:
     view = AuditView.of(results)
     sec = Section("headline", "Headline")
     heavy = heavy_truncation(view)
-    if isinstance(results.get("transfer"), dict):
-        sec.add(*headline_blocks(results["transfer"], heavy, results["auroc"], results.get("paired", [])))
+    transfer = saved_transfer(inputs)
+    if transfer is not None:
+        sec.add(*headline_blocks(transfer, heavy, results["auroc"], results.get("paired", [])))
     else:
         sec.add(Note("These results hold no transfer statistics (portability verdicts, leave-one-dataset-out "
                      "regret), so this report cannot say which metric is safe to use on a new dataset; it "
