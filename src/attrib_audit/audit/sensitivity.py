@@ -23,7 +23,15 @@ import numpy as np
 
 from attrib_audit.audit.config import AuditConfig
 from attrib_audit.audit.select import recommend
-from attrib_audit.audit.transfer import LEVEL, SKIP, TransferSection, build_matrix, construct_groups, evidence_words
+from attrib_audit.audit.transfer import (
+    LEVEL,
+    SKIP,
+    TransferSection,
+    build_matrix,
+    construct_groups,
+    evidence_words,
+    transfer_of,
+)
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.runner import RunStats
 from attrib_audit.errors import AuditError, InputError
@@ -331,6 +339,15 @@ def sensitivity_of(results: Mapping[str, Any], where: str | Path,
     """The `sensitivity` block of results.json (parsed) as its record, every value checked: a value of the wrong
     type is one line naming `where` and the key, raised as `error`."""
     return from_record(SensitivitySection, results["sensitivity"], where=str(where), key="sensitivity", error=error)
+
+
+def check_saved_blocks(results: Mapping[str, Any], where: str | Path, error: type[AuditError] = InputError) -> None:
+    """Read the `transfer` and `sensitivity` blocks of a saved results.json (those it holds) through their records, so
+    a value of the wrong type anywhere in them is one line naming `where` and the key, raised as `error`."""
+    if isinstance(results.get("transfer"), Mapping):
+        transfer_of(results, where, error)
+    if isinstance(results.get("sensitivity"), Mapping):
+        sensitivity_of(results, where, error)
 
 
 # ---- verdicts of one "world" of metrics (used by window, chunking and lodo) ----
