@@ -244,9 +244,6 @@ def load_audit(folder: Path) -> AuditInputs:
     if not npz_path.exists():
         raise UsageError(f"{npz_path} not found; run `attrib-audit audit --out {folder}` first")
     results = read_results(folder, "select", DataError)
-    from attrib_audit.audit.sensitivity import check_saved_blocks  # here: the sensitivity section imports `recommend`
-
-    check_saved_blocks(results, npz_path.with_name("results.json"), DataError)
     try:
         with np.load(npz_path, allow_pickle=False) as z:
             if "rng_states" not in z:

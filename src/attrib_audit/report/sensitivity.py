@@ -3,35 +3,38 @@ halves (the plot), leave-one-dataset-out verdicts, the exchangeability permutati
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from attrib_audit.audit.sensitivity import (
-    ChunkRow,
-    ChunkSection,
-    ExchangeabilityRow,
-    HalfScorer,
-    HalvesRow,
-    LengthSection,
-    LodoDrop,
-    LodoRow,
-    SensitivitySection,
-    SpearmanRow,
-    VerdictChange,
-    WindowRow,
-    WindowSection,
-    sensitivity_of,
-)
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.inputs import ReportError, ReportInputs
 
+if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.sensitivity import (
+        ChunkRow,
+        ChunkSection,
+        ExchangeabilityRow,
+        HalfScorer,
+        HalvesRow,
+        LengthSection,
+        LodoDrop,
+        LodoRow,
+        SensitivitySection,
+        SpearmanRow,
+        VerdictChange,
+        WindowRow,
+        WindowSection,
+    )
+
 
 def saved_sensitivity(inputs: ReportInputs) -> SensitivitySection | None:
     """results.json's `sensitivity` block as its record (None when the file has none); a value of the wrong type is
     a ReportError naming the file and key."""
+    from attrib_audit.audit.sensitivity import sensitivity_of  # here: the statistics import scipy
+
     results = inputs.results or {}
     if not isinstance(results.get("sensitivity"), dict):
         return None

@@ -3,21 +3,25 @@ leave-one-dataset-out regret with the naive selector, rank agreement, sign flips
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from attrib_audit.audit.transfer import ConstructTransfer, MatrixStatistics, TransferSection, transfer_of
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.inputs import ReportError, ReportInputs
 from attrib_audit.report.verdict import chance_caveat, on_slice, pick
-from attrib_audit.stats.transfer import FixedRegret, SelectorRegret
+
+if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.transfer import ConstructTransfer, MatrixStatistics, TransferSection
+    from attrib_audit.stats.transfer import FixedRegret, SelectorRegret
 
 
 def saved_transfer(inputs: ReportInputs) -> TransferSection | None:
     """results.json's `transfer` block as its record (None when the file has none); a value of the wrong type is a
     ReportError naming the file and key."""
+    from attrib_audit.audit.transfer import transfer_of  # here: the statistics import scipy
+
     results = inputs.results or {}
     if not isinstance(results.get("transfer"), dict):
         return None
@@ -90,7 +94,7 @@ def regret_plot(transfer: TransferSection, plots: Path):
     groups = {c: st for c, (_, st) in transfer.ok.items()}
     if not groups:
         return None
-    rows: dict[str, list[tuple[str, FixedRegret | SelectorRegret]]] = {
+    rows: dict[str, list[tuple[str, Any]]] = {  # FixedRegret or SelectorRegret
         c: [(f.metric, f) for f in st.regret.fixed] + [("naive selector", st.regret.selector)]
         for c, st in groups.items()}
     heights = [len(r) for r in rows.values()]

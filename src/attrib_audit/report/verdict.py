@@ -6,10 +6,13 @@ It chooses among recorded numbers only; nothing is recomputed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from attrib_audit.audit.transfer import MatrixStatistics
 from attrib_audit.report import fmt
-from attrib_audit.stats.transfer import FixedRegret
+
+if TYPE_CHECKING:  # the records' modules import the statistics (scipy): only their types are needed here
+    from attrib_audit.audit.transfer import MatrixStatistics
+    from attrib_audit.stats.transfer import FixedRegret
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,8 @@
 """What `audit` and `demo` print: the answer first, then the AUROC table with its caveat marks."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from attrib_audit.audit.sensitivity import sensitivity_of
-from attrib_audit.audit.transfer import TransferSection, transfer_of
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _ci, _num, grid, short_names
 from attrib_audit.report.console.sensitivity import format_sensitivity
@@ -12,6 +10,9 @@ from attrib_audit.report.console.systems import format_systems, format_systems_b
 from attrib_audit.report.console.transfer import format_transfer
 from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.verdict import chance_warning, on_slice, pick
+
+if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.transfer import TransferSection
 
 
 def format_verdicts(transfer: TransferSection, auroc: list[dict[str, Any]], paired: list[dict[str, Any]]) -> str:
@@ -93,6 +94,9 @@ def weighted_note(slices: Sequence[Mapping[str, Any]]) -> list[str]:
 def format_answer(results: Mapping[str, Any], verbose: bool = False, where: str = "results.json") -> str:
     """What `audit` and `demo` print: the verdicts, the AUROC table, and with `verbose` every other section
     (`where`: the file the results come from, named when a block holds a value of the wrong type)."""
+    from attrib_audit.audit.sensitivity import sensitivity_of  # here: the statistics import scipy
+    from attrib_audit.audit.transfer import transfer_of
+
     transfer = transfer_of(results, where) if results.get("transfer") else None
     parts = [format_verdicts(transfer, results["auroc"], results["paired"]) if transfer else "", format_table(results)]
     if results.get("systems"):

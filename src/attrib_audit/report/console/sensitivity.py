@@ -2,12 +2,21 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from attrib_audit.audit.sensitivity import ChunkRow, HalfScorer, LodoDrop, SensitivitySection, VerdictChange, WindowRow
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _num, grid, short_names
 from attrib_audit.report.console.transfer import signed_ci
+
+if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.sensitivity import (
+        ChunkRow,
+        HalfScorer,
+        LodoDrop,
+        SensitivitySection,
+        VerdictChange,
+        WindowRow,
+    )
 
 
 def _diff(r: WindowRow | ChunkRow | HalfScorer) -> str:

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from attrib_audit.audit.transfer import ConstructTransfer, TransferSection
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _num, grid, short_names
+
+if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.transfer import ConstructTransfer, TransferSection
 
 _SIGN = {1: " *", 0: "", -1: " *"}  # the difference's own sign says which way
 
