@@ -3,7 +3,7 @@ halves (the plot), leave-one-dataset-out verdicts, the exchangeability permutati
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -35,7 +35,7 @@ def saved_sensitivity(inputs: ReportInputs) -> SensitivitySection | None:
     a ReportError naming the file and key."""
     from attrib_audit.audit.sensitivity import sensitivity_of  # here: the statistics import scipy
 
-    results = inputs.results or {}
+    results: Mapping[str, Any] = inputs.results or {}
     if not isinstance(results.get("sensitivity"), dict):
         return None
     return sensitivity_of(results, inputs.source("results"), ReportError)
@@ -127,9 +127,9 @@ def lodo_blocks(rows: Sequence[LodoRow]) -> list[Block]:
             continue
         f = x.full
         out.append(Table(["dropped", "recommended", "verdict", "portable", "changed"],
-                         [["none (all datasets)", f.recommended, f.verdict,
+                         [["none (all datasets)", f.recommended or fmt.DASH, f.verdict,
                            ", ".join(f.portable) or fmt.DASH, ""]]
-                         + [[d.dropped, d.outcome.recommended, d.outcome.verdict,
+                         + [[d.dropped, d.outcome.recommended or fmt.DASH, d.outcome.verdict,
                              ", ".join(d.outcome.portable) or fmt.DASH, _changed(d)] for d in x.drops or []],
                          f"{x.construct}: the recommended metric and portable metrics with each dataset dropped — "
                          + ("stable under every drop." if x.stable else "the recommendation or verdict changes.")))

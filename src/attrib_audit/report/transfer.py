@@ -3,7 +3,7 @@ leave-one-dataset-out regret with the naive selector, rank agreement, sign flips
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
@@ -22,7 +22,7 @@ def saved_transfer(inputs: ReportInputs) -> TransferSection | None:
     ReportError naming the file and key."""
     from attrib_audit.audit.transfer import transfer_of  # here: the statistics import scipy
 
-    results = inputs.results or {}
+    results: Mapping[str, Any] = inputs.results or {}
     if not isinstance(results.get("transfer"), dict):
         return None
     return transfer_of(results, inputs.source("results"), ReportError)

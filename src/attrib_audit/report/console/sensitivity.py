@@ -89,18 +89,18 @@ def format_sensitivity(sen: SensitivitySection) -> str:
     out += grid(["slice", "median", "best short→long", *names],
                 [[h.slice, f"{h.median_words:.0f}", f"{h.best_short}→{h.best_long}",
                   *(_diff(s) for s in h.scorers)] for h in ln.halves], indent="  ")
-    for x in sen.lodo:
-        if x.status != "ok" or x.full is None:
-            out.append(f"Leave-one-dataset-out verdict, '{x.construct}': not computed ({x.reason})")
+    for lo in sen.lodo:
+        if lo.status != "ok" or lo.full is None:
+            out.append(f"Leave-one-dataset-out verdict, '{lo.construct}': not computed ({lo.reason})")
             continue
-        f = x.full
-        out.append(f"Leave-one-dataset-out verdict, '{x.construct}': all datasets → {f.recommended} "
+        f = lo.full
+        out.append(f"Leave-one-dataset-out verdict, '{lo.construct}': all datasets → {f.recommended} "
                    f"[{f.verdict}], portable {', '.join(f.portable) or 'none'}; "
-                   + ("stable under every drop" if x.stable else "CHANGES when a dataset is dropped"))
+                   + ("stable under every drop" if lo.stable else "CHANGES when a dataset is dropped"))
         out += grid(["dropped", "recommended", "verdict", "portable", "changed"],
                     [[d.dropped, str(d.outcome.recommended), d.outcome.verdict,
                       ", ".join(d.outcome.portable) or "none", ", ".join(_changed(d)) or MISSING]
-                     for d in x.drops or []], indent="  ")
+                     for d in lo.drops or []], indent="  ")
     for ex in sen.exchangeability:
         out.append(f"Exchangeability permutation of dataset assignment, '{ex.construct}' (clusters shuffled across "
                    f"datasets, {ex.test.n_perm} permutations): p_interaction = {fmt.pvalue(ex.test.p_interaction)}, "
