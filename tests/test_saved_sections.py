@@ -90,3 +90,20 @@ def test_a_wrong_type_in_a_sealed_block_is_one_line_naming_the_file_and_key(fold
         assert code == 2, (argv, err)
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, (argv, err)
         assert f"{copy / 'results.json'}: {message}" in err, (argv, err)
+
+
+def test_verbose_audit_with_a_graded_statistic_prints_its_transfer_detail(tmp_path):
+    """A correlation as the transfer statistic has no threshold to move: the detail leaves out balanced accuracy and
+    length correlates instead of failing on their absence."""
+    g = np.random.default_rng(1)
+    rows = [{"id": f"{d}{i}s{s}", "dataset": d, "group": f"{d}{i}", "likert": (r := float(g.integers(1, 6)) + 0.3 * s),
+             "good": r + float(g.normal(scale=noise)), "bad": float(g.normal())}
+            for d, noise in (("A", 0.5), ("B", 1.0), ("C", 1.5)) for i in range(15) for s in range(4)]
+    (tmp_path / "g.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run(["audit", str(tmp_path / "g.jsonl"), "--rating-col", "likert", "--construct", "attribution",
+                          "--scorers", "none", "--score-col", "good=good", "--score-col", "bad=bad", "--statistic",
+                          "spearman", "--n-boot", "60", "--n-perm", "60", "--no-cache", "--quiet", "-v", "--out",
+                          str(tmp_path / "o")])
+    assert code == 0, err
+    assert "== transfer within construct 'attribution' (3 datasets) ==" in out and "Two-way decomposition" in out
+    assert "Balanced accuracy" not in out

@@ -22,6 +22,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 
 from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.results import SliceBoot
 from attrib_audit.audit.select import recommend
 from attrib_audit.audit.transfer import (
     LEVEL,
@@ -472,7 +473,7 @@ def chunk_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def chunk_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
-                  boots: Mapping[str, Any],
+                  boots: Mapping[str, SliceBoot],
                   groups: Mapping[str, list[str]], pairs: list[tuple[str, str]], config: AuditConfig) -> ChunkSection:
     """Chunked − truncated AUROC per slice on the audit's own draws, truncation before/after, verdict change."""
     names = list(scores)
@@ -575,7 +576,8 @@ def spearman_rows(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapp
 
 # ---- 4 + 5: dataset-level stability ----
 
-def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str], boots: Mapping[str, Any]) -> list[LodoRow]:
+def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str],
+                 boots: Mapping[str, SliceBoot]) -> list[LodoRow]:
     """Per construct: the recommendation on all datasets, then with each one dropped."""
     out: list[LodoRow] = []
     for c, datasets in sorted(groups.items()):
@@ -632,7 +634,7 @@ NOTES = ("every bootstrap replays the audit's draws for the slice, so difference
 
 
 def sensitivity_section(table: PairTable, keys: Sequence[str], scores: Mapping[str, ScoreBatch],
-                        boots: Mapping[str, Any],
+                        boots: Mapping[str, SliceBoot],
                         slices: Sequence[Mapping[str, Any]], transfer: TransferSection, config: AuditConfig,
                         window: WindowRescore | None = None,
                         words: np.ndarray | None = None) -> SensitivitySection:

@@ -18,6 +18,7 @@ import numpy as np
 
 from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.audit.correlations import StatisticBoot
+from attrib_audit.audit.results import SliceBoot
 from attrib_audit.engine.cache import ScoreCache, text_key
 from attrib_audit.errors import AuditError, InputError
 from attrib_audit.files.records import from_record
@@ -431,7 +432,7 @@ NOTES = ("statistics run within one construct; constructs are never pooled",
          THRESHOLD_NOTE)
 
 
-def transfer_section(slices: Sequence[Mapping[str, Any]], boots: Mapping[str, Any], metrics: Sequence[str],
+def transfer_section(slices: Sequence[Mapping[str, Any]], boots: Mapping[str, SliceBoot], metrics: Sequence[str],
                      rows: Mapping[str, np.ndarray], labels: np.ndarray, evidences: Sequence[str],
                      scores: Mapping[str, np.ndarray], *, seed: int, n_perm: int = DEFAULT_N_PERM,
                      weights: np.ndarray | None = None,
