@@ -337,8 +337,20 @@ class SensitivitySection:
 
 def sensitivity_of(results: Mapping[str, Any], where: str | Path,
                    error: type[AuditError] = InputError) -> SensitivitySection:
-    """The `sensitivity` block of results.json (parsed) as its record, every value checked: a value of the wrong
-    type is one line naming `where` and the key, raised as `error`."""
+    """The `sensitivity` block of a parsed results.json as its record, every value checked against the record's types.
+
+    Args:
+        results: results.json as parsed (it must hold a `sensitivity` object).
+        where: the file, named in an error.
+        error: the error type raised.
+
+    Returns:
+        The block as a SensitivitySection (its `to_record` is the block's JSON).
+
+    Raises:
+        error: one line naming `where` and the key, e.g. ``results.json: key 'sensitivity.lodo[0].drops[0].verdict':
+            expected a string, got null``.
+    """
     return from_record(SensitivitySection, results["sensitivity"], where=str(where), key="sensitivity", error=error)
 
 

@@ -218,9 +218,20 @@ class TransferSection:
 
 
 def transfer_of(results: Mapping[str, Any], where: str | Path, error: type[AuditError] = InputError) -> TransferSection:
-    """The `transfer` block of results.json (parsed) as its record, every value checked: a value of the wrong type
-    is one line naming `where` and the key (``results.json: key 'transfer.notes[1]': expected a string, got a
-    list``), raised as `error`."""
+    """The `transfer` block of a parsed results.json as its record, every value checked against the record's types.
+
+    Args:
+        results: results.json as parsed (it must hold a `transfer` object).
+        where: the file, named in an error.
+        error: the error type raised.
+
+    Returns:
+        The block as a TransferSection (its `to_record` is the block's JSON).
+
+    Raises:
+        error: one line naming `where` and the key, e.g. ``results.json: key 'transfer.notes[1]': expected a
+            string, got a list``.
+    """
     return from_record(TransferSection, results["transfer"], where=str(where), key="transfer", error=error)
 
 
