@@ -92,8 +92,8 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
     assert (boots["d1"].boot.weights is not None) == weighted
     key_arr = np.asarray(keys, dtype=object)
     rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices}
-    tr = transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
-                          {k: b.scores for k, b in scores.items()}, seed=1, n_perm=200)
+    tr = to_record(transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
+                                    {k: b.scores for k, b in scores.items()}, seed=1, n_perm=200))
     a = tr["constructs"]["A"]
     assert a["status"] == "ok" and a["auroc"]["base"] == a["auroc"]["twin"]
     for d in ("d1", "d2"):
@@ -107,7 +107,7 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
     (tmp_path / "results.json").write_text(json.dumps({"slices": slices}))
     write_bootstrap_npz(tmp_path / "bootstrap.npz", boots)
     (rec,) = select_from_results(tmp_path)
-    assert rec.in_sample_regret == 0 and rec.held_out_regret == 0 and rec.rows == a["rows"]
+    assert rec.in_sample_regret == 0 and rec.held_out_regret == 0 and to_record(rec.rows) == a["rows"]
     sel = a["regret"]["selector"]
     assert rec.held_out_regret_ci == pytest.approx((sel["ci_low"], sel["ci_high"]))
     lost = sum(v["dropped_by"]["twin"] for v in a["rows"].values())
@@ -124,8 +124,8 @@ def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():
     st = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=100))
     slices, boots = st.slices, st.boots
     rows = {s["slice"]: np.flatnonzero(np.asarray(keys) == s["slice"]) for s in slices}
-    tr = transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
-                          {k: b.scores for k, b in scores.items()}, seed=1, n_perm=100)
+    tr = to_record(transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
+                                    {k: b.scores for k, b in scores.items()}, seed=1, n_perm=100))
     a = tr["constructs"]["A"]
     assert a["status"] == "ok" and a["metrics"] == ["base", "twin"]
     assert a["excluded_metrics"] == [{"scorer": "other", "reason": "its failures leave one class on the rows every "
@@ -138,7 +138,7 @@ def test_select_on_the_target_dataset_compares_candidates_on_the_rows_all_scored
     s, t, y, g, hard = twins()
     rec = on_target("A", "mine", ["base", "twin"], bootstrap_aurocs(np.vstack([s, t]), y, g, n_boot=300, rng=2))
     assert rec.metric == "base" and rec.verdict == "tied-on-target"  # on its own rows the twin would win
-    assert rec.rows == {"mine": {"n": 240, "n_used": 240 - int(hard.sum()), "dropped_by": {"base": 0,
+    assert to_record(rec.rows) == {"mine": {"n": 240, "n_used": 240 - int(hard.sum()), "dropped_by": {"base": 0,
                                                                                           "twin": int(hard.sum())}}}
 
 
@@ -150,8 +150,8 @@ def test_select_replays_a_weighted_audit_exactly(tmp_path):
         st = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=300, seed=1))
         slices, boots = st.slices, st.boots
         rows = {s["slice"]: np.flatnonzero(np.asarray(keys) == s["slice"]) for s in slices}
-        tr = transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
-                              {k: b.scores for k, b in scores.items()}, seed=1, n_perm=100)
+        tr = to_record(transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
+                                        {k: b.scores for k, b in scores.items()}, seed=1, n_perm=100))
         folder.mkdir()
         (folder / "results.json").write_text(json.dumps({"slices": slices}))
         write_bootstrap_npz(folder / "bootstrap.npz", boots)

@@ -221,10 +221,11 @@ def test_unexpected_layout_becomes_a_note_not_a_crash(demo, tmp_path):
         del res["truncation"]
     folder = copy_results(demo[0], tmp_path, damage)
     paths = build_report(folder)
-    assert paths.skipped == ["paired"]
+    assert paths.skipped == ["transfer", "paired"]
     md = paths.markdown.read_text()
     assert "This section was skipped: " in md and "missing key 'scorer_a'" in md
-    assert "The verdict for attribution was skipped" in md and "Transfer for attribution was skipped" in md
+    assert "The verdicts were skipped: the saved transfer statistics do not have the layout" in md
+    assert "results.json: key 'transfer.level' is missing" in md  # the transfer section's note names file and key
     assert "## Truncation and failures" in md  # failures still shown without truncation
     assert "## AUROC per metric and slice" in md and "(10% of pairs" not in md
 

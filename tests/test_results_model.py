@@ -13,8 +13,9 @@ import pytest
 from attrib_audit.audit import AuditConfig, read_results, run_audit
 from attrib_audit.audit.results import to_json
 from attrib_audit.audit.run import run_spec
-from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
+from attrib_audit.audit.sensitivity import WindowRescore, WindowScorer, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, ScorerChoice, StatsSpec
+from attrib_audit.audit.transfer import transfer_of
 from attrib_audit.data import DataSpec, FileSource, load_pairs
 from attrib_audit.files.jsonfile import LayoutError, plain
 from attrib_audit.scorers.base import ScoreBatch
@@ -67,17 +68,18 @@ def test_the_sensitivity_section_takes_rescored_scores_and_scores_nothing(pairs)
                                                       quiet=True), log=lambda _m: None)
     base = result.scores["lexical"]
     flipped = ScoreBatch(1.0 - base.scores, base.truncated_tokens + 1, base.input_tokens, base.chunks, base.failures)
-    window = WindowRescore(64, {"lexical": flipped}, [{"scorer": "lexical", "window": 128, "window_alt": 64,
-                                                      "signature_alt": "lexical@64"}], [], [])
+    window = WindowRescore(64, {"lexical": flipped}, [WindowScorer(scorer="lexical", window=128, window_alt=64,
+                                                                   signature_alt="lexical@64")], [], [])
     config = AuditConfig(n_boot=30, n_perm=30)
     sen = sensitivity_section(result.table, result.slice_keys, result.scores, result.boots, result.results["slices"],
-                              result.results["transfer"], config, window)
-    rows = {r["slice"]: r for r in sen["window"]["rows"]}
-    assert sorted(rows) == ["d1", "d2", "d3"] and sen["window"]["scoring"] == []
+                              transfer_of(result.results, "results.json"), config, window)
+    assert sen.window is not None
+    rows = {r.slice: r for r in sen.window.rows}
+    assert sorted(rows) == ["d1", "d2", "d3"] and sen.window.scoring == []
     for r in rows.values():  # reversed scores: AUROC at the window is 1 − AUROC, and every pair counts as cut
-        assert r["auroc_alt"] == pytest.approx(1 - r["auroc"])
-        assert r["diff"] == pytest.approx(r["auroc_alt"] - r["auroc"])
-        assert r["pairs_truncated_alt"] == 24 and r["pairs_truncated"] == 0
+        assert r.auroc_alt == pytest.approx(1 - r.auroc)
+        assert r.diff == pytest.approx(r.auroc_alt - r.auroc)
+        assert r.pairs_truncated_alt == 24 and r.pairs_truncated == 0
 
 
 def _dataframe_parquet(path, table, slice_keys, scores, run_id):

@@ -9,9 +9,10 @@ from sklearn.metrics import roc_auc_score
 
 import tiny_hf
 from attrib_audit.audit import AuditConfig, run_audit
-from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section
+from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section, sensitivity_of
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
+from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_sensitivity
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
@@ -45,7 +46,7 @@ def test_lodo_verdict_table_on_a_constructed_matrix():
     # Regret (best − metric): a = [0, 0, .25] (mean .083), b = [.1, .1, 0] (mean .067): b is recommended,
     # and no metric is within the best's CI everywhere. Dropping z leaves a best on both: recommended a, portable a.
     pts = {"x": np.array([0.90, 0.80, 0.70]), "y": np.array([0.90, 0.80, 0.70]), "z": np.array([0.60, 0.85, 0.70])}
-    [row] = lodo_section({"k": ["x", "y", "z"]}, ["a", "b", "c"], _boots(pts))
+    [row] = to_record(lodo_section({"k": ["x", "y", "z"]}, ["a", "b", "c"], _boots(pts)))
     assert row["status"] == "ok"
     assert row["full"] == {"recommended": "b", "verdict": "does-not-transfer", "portable": []}
     table = {d["dropped"]: (d["recommended"], d["verdict"], d["portable"],
@@ -54,7 +55,7 @@ def test_lodo_verdict_table_on_a_constructed_matrix():
                      "z": ("a", "transfers", ["a"], True)}
     assert row["stable"] is False
     [two] = lodo_section({"k": ["x", "y"]}, ["a", "b", "c"], _boots({d: pts[d] for d in "xy"}))
-    assert two["status"] == "insufficient"
+    assert two.status == "insufficient"
 
 
 def test_matched_length_bins_and_halves_against_a_hand_computation():
@@ -68,8 +69,8 @@ def test_matched_length_bins_and_halves_against_a_hand_computation():
     rows = {"d1": np.arange(0, 40), "d2": np.arange(40, 90)}
     words = evidence_words(evidences)
     assert words.tolist() == lengths.tolist()
-    out = length_section(table, rows, {"s": ScoreBatch.plain(scores)}, {"k": ["d1", "d2"]}, words,
-                         SimpleNamespace(n_boot=20, seed=0))
+    out = to_record(length_section(table, rows, {"s": ScoreBatch.plain(scores)}, {"k": ["d1", "d2"]}, words,
+                                   SimpleNamespace(n_boot=20, seed=0)))
     [b] = out["bins"]
     edges = np.quantile(lengths, [0, 1 / 3, 2 / 3, 1])  # pooled over both datasets
     np.testing.assert_allclose(b["edges"], edges)
@@ -146,7 +147,7 @@ def test_chunked_variant_beside_its_truncated_scorer(tmp_path, minilm_path):
     [v] = ch["verdicts"]
     assert v["construct"] == "attribution" and v["before"]["recommended"] in ("lexical", "minilm")
     assert v["after"]["recommended"] in ("lexical", "minilm-chunk")
-    text = format_sensitivity(res)
+    text = format_sensitivity(sensitivity_of(res, "results.json"))
     assert "Chunked long evidence" in text and "minilm → minilm-chunk" in text
 
 

@@ -19,6 +19,7 @@ from typing import Any, Callable
 from attrib_audit import __version__
 from attrib_audit.audit.results import AuditResult, AuditResults, read_results
 from attrib_audit.audit.run import run_spec
+from attrib_audit.audit.sensitivity import check_saved_blocks
 from attrib_audit.audit.spec import LOCAL_OPTIONS, Local, RunSpec
 from attrib_audit.audit.trust import Asked, check_file_spec
 from attrib_audit.errors import InputError, SpecError
@@ -104,6 +105,14 @@ def rescore_local(local: Local) -> Local:
     return replace(local, cache=":memory:", scorer_options=opts)
 
 
+def read_recorded(folder: str | Path) -> AuditResults:
+    """DIR/results.json to check, its transfer and sensitivity blocks read through their records (a value of the
+    wrong type is a CheckError naming the file and key)."""
+    recorded = read_results(folder, "audit --check", CheckError)
+    check_saved_blocks(recorded, Path(folder) / "results.json", CheckError)
+    return recorded
+
+
 def recorded_spec(recorded: AuditResults, folder: str | Path) -> RunSpec:
     """The run spec results.json recorded; CheckError when there is none or it does not parse."""
     if "spec" not in recorded:
@@ -122,7 +131,7 @@ def check(folder: str | Path, local: Local, *, tolerance: float = DEFAULT_TOLERA
     """Differences between DIR/results.json and a rerun of its spec on `local` (empty: reproduced), and the rerun
     (None when a data file is gone or changed: nothing was rerun). A plugin or `--hf` dataset the file names runs
     only when `asked` names it too (audit.trust)."""
-    recorded = read_results(folder, "audit --check", CheckError)
+    recorded = read_recorded(folder)
     spec = recorded_spec(recorded, folder)
     check_file_spec(spec, f"{Path(folder) / 'results.json'}: spec", asked)
     problems = _data_problems(spec)

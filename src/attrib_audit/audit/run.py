@@ -28,7 +28,7 @@ from attrib_audit.audit.results import (
     TruncationRow,
     tool_info,
 )
-from attrib_audit.audit.sensitivity import WindowRescore, sensitivity_section
+from attrib_audit.audit.sensitivity import SkippedScorer, WindowRescore, WindowScorer, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
 from attrib_audit.audit.systems import SystemSettings, refuse_weighted, systems_section
 from attrib_audit.audit.transfer import evidence_counts, transfer_section
@@ -279,8 +279,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         paired=stats.paired,
         truncation=stats.truncation,
         failures=stats.failures,
-        transfer=transfer,
-        sensitivity=sensitivity,
+        transfer=to_record(transfer),
+        sensitivity=to_record(sensitivity),
         # mypy cannot check a conditional ** into a TypedDict (these are NotRequired, written before elapsed_s)
         **({"systems": systems} if systems is not None else {}),  # type: ignore[typeddict-item]
         **({"correlations": correlations} if correlations is not None else {}),  # type: ignore[typeddict-item]
@@ -359,28 +359,31 @@ def _token_window(scorer: Scorer) -> int | None:
 
 
 def window_variants(scorers: Mapping[str, Scorer], config: AuditConfig, window: int,
-                    log: Callable[[str], None] = print) -> tuple[dict[str, Scorer], list[dict], list[dict]]:
+                    log: Callable[[str], None] = print
+                    ) -> tuple[dict[str, Scorer], list[WindowScorer], list[SkippedScorer]]:
     """Build every scorer with a token window at `window`; the others are listed with the reason."""
-    built, info, skipped = {}, [], []
+    built: dict[str, Scorer] = {}
+    info: list[WindowScorer] = []
+    skipped: list[SkippedScorer] = []
     for name, scorer in scorers.items():
         base = _token_window(scorer)
         if base is None:
-            skipped.append({"scorer": name, "reason": "no token window"})
+            skipped.append(SkippedScorer(scorer=name, reason="no token window"))
             continue
         if base == window:
-            skipped.append({"scorer": name, "reason": f"already runs at {window} tokens"})
+            skipped.append(SkippedScorer(scorer=name, reason=f"already runs at {window} tokens"))
             continue
         try:
             alt = get_scorer(name, **{**config.factory_options(name), "window": window})
         except (ValueError, ScorerUnavailable) as exc:
-            skipped.append({"scorer": name, "reason": str(exc)})
+            skipped.append(SkippedScorer(scorer=name, reason=str(exc)))
             log(f"[skip] window sensitivity {name}@{window}: {exc}")
             continue
         if alt.signature == scorer.signature:
-            skipped.append({"scorer": name, "reason": "its window option changes nothing (same signature)"})
+            skipped.append(SkippedScorer(scorer=name, reason="its window option changes nothing (same signature)"))
             continue
         built[name] = alt
-        info.append({"scorer": name, "window": base, "window_alt": _token_window(alt), "signature_alt": alt.signature})
+        info.append(WindowScorer(scorer=name, window=base, window_alt=_token_window(alt), signature_alt=alt.signature))
     return built, info, skipped
 
 
@@ -391,7 +394,8 @@ def rescore_at_window(table: PairTable, scorers: Mapping[str, Scorer], scores: M
         raise ValueError("rescore_at_window needs config.window_sensitivity")
     window = int(config.window_sensitivity)
     built, info, skipped = window_variants(scorers, config, window, log)
-    skipped += [{"scorer": n, "reason": "precomputed scores: nothing to rescore"} for n in scores if n not in scorers]
+    skipped += [SkippedScorer(scorer=n, reason="precomputed scores: nothing to rescore")
+                for n in scores if n not in scorers]
     alt_scores: dict[str, ScoreBatch] = {}
     run_stats: list[RunStats] = []
     if built:

@@ -17,7 +17,7 @@ import numpy as np
 from attrib_audit.audit.config import DEFAULT_EPS, STATISTIC_LABELS
 from attrib_audit.audit.correlations import StatisticBoot, statistic_boot
 from attrib_audit.audit.results import AuditResults, read_results, results_path
-from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups
+from attrib_audit.audit.transfer import LEVEL, RowsUsed, build_matrix, construct_groups
 from attrib_audit.data.errors import DataError
 from attrib_audit.errors import InputError, UsageError, saved_layout
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
@@ -44,7 +44,7 @@ class Recommendation:
     portable_metrics: list[str]
     caveat: str
     # per dataset: rows used, rows each candidate's failures removed
-    rows: dict[str, dict] = field(default_factory=dict)
+    rows: dict[str, RowsUsed] = field(default_factory=dict)
     statistic: str = "auroc"  # what the candidates were compared by (the audit's --statistic)
     # per candidate and dataset: one-sided p of AUROC > 0.5 (Holm-adjusted over the datasets), beats chance or not
     chance: dict[str, dict[str, dict]] = field(default_factory=dict)
@@ -72,7 +72,7 @@ def chance_table(mat: AurocMatrix, level: float = LEVEL, null: float = 0.5) -> d
     return out
 
 
-def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict | None = None,
+def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: dict[str, RowsUsed] | None = None,
               unit: str = "AUROC") -> Recommendation:
     """Pick the lowest-regret metric and phrase the caveat its leave-one-dataset-out regret implies."""
     d = len(mat.datasets)
@@ -150,8 +150,8 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
         return no_recommendation(construct, [dataset], f"fewer than two candidate metrics have a {unit} on {dataset}: "
                                                        "nothing to choose between")
     al = boot.aligned(ok)
-    rows = {dataset: {"n": boot.n_rows, "n_used": al.n,
-                      "dropped_by": {names[j]: int(k) for j, k in zip(ok, al.dropped)}}}
+    rows = {dataset: RowsUsed(n=boot.n_rows, n_used=al.n,
+                              dropped_by={names[j]: int(k) for j, k in zip(ok, al.dropped)})}
     if not np.isfinite(al.point).all():
         return no_recommendation(construct, [dataset],
                                  f"the rows every candidate scored on {dataset} leave {unit} undefined: "
@@ -340,7 +340,7 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
             continue
         mat, dropped, rows = build_matrix(datasets, pick, boots, unit=unit)
         if mat is None or len(mat.metrics) < 2:
-            why = "; ".join(f"{x['scorer']}: {x['reason']}" for x in dropped)
+            why = "; ".join(f"{x.scorer}: {x.reason}" for x in dropped)
             out.append(no_recommendation(c, datasets,
                                          "fewer than two candidate metrics are defined on every dataset (regret is "
                                          "measured against the best candidate, so one alone says nothing)"

@@ -15,18 +15,28 @@ differences are paired with the audit's own replicates.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 
 from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.results import SliceBoot
 from attrib_audit.audit.select import recommend
-from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups, evidence_words
+from attrib_audit.audit.transfer import (
+    LEVEL,
+    SKIP,
+    TransferSection,
+    build_matrix,
+    construct_groups,
+    evidence_words,
+    transfer_of,
+)
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.runner import RunStats
-from attrib_audit.files.jsonfile import plain
-from attrib_audit.files.records import to_record
+from attrib_audit.errors import AuditError, InputError
+from attrib_audit.files.records import from_record
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import (
     BootstrapAUROC,
@@ -37,6 +47,7 @@ from attrib_audit.stats.bootstrap import (
     slice_rng,
 )
 from attrib_audit.stats.sensitivity import (
+    Exchangeability,
     SubsetAUROC,
     assign_bins,
     class_spearman,
@@ -56,6 +67,300 @@ EXCHANGEABILITY_CAVEAT = (
     "shuffling clusters across datasets makes the datasets exchangeable, which removes dataset difficulty and "
     "metric × dataset interaction at once: a small p says the datasets differ, not that the metrics' order depends "
     "on the dataset; the residual permutation (dataset difficulty held fixed) is the test of interaction")
+
+
+# ---- the records of the `sensitivity` block (its JSON is their `to_record`) ----
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """`select`'s answer for one construct in one world of metrics: the recommended metric (None when there is
+    none), its verdict and the portable metrics."""
+
+    recommended: str | None
+    verdict: str
+    portable: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerdictChange:
+    """One construct's verdict before and after a substitution (another window, a chunked variant), and what
+    changed; with chunking, `scorer` and `chunked` name the substitution."""
+
+    scorer: str | None = field(default=None, metadata=SKIP)
+    chunked: str | None = field(default=None, metadata=SKIP)
+    construct: str
+    before: Verdict
+    after: Verdict
+    recommended_changed: bool
+    verdict_changed: bool
+    portability_changed: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowScorer:
+    """A scorer rescored at another token window: its own window, the one reached, the rescored signature."""
+
+    scorer: str
+    window: int
+    window_alt: int | None
+    signature_alt: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SkippedScorer:
+    """A scorer not rescored at the other window, and why."""
+
+    scorer: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowRow:
+    """One scorer on one slice: AUROC at its own window and at the other, the paired difference (alt − own) with
+    its CI, and the pairs and tokens cut and rows failed at each."""
+
+    scorer: str
+    slice: str
+    auroc: float
+    auroc_alt: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    n: int
+    excludes_zero: bool
+    pairs_truncated: int
+    pairs_truncated_alt: int
+    tokens_truncated: int
+    tokens_truncated_alt: int
+    n_failed: int
+    n_failed_alt: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankingRow:
+    """The metric ranking of a slice at the scorers' own windows and at the other, and whether it changed."""
+
+    slice: str
+    ranking: list[str]
+    ranking_alt: list[str]
+    changed: bool
+    best: str
+    best_alt: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowSection:
+    """Window sensitivity: every scorer with a token window rescored at `window` tokens."""
+
+    window: int
+    scorers: list[WindowScorer]
+    skipped: list[SkippedScorer]
+    rows: list[WindowRow]
+    ranking: list[RankingRow]
+    verdicts: list[VerdictChange]
+    scoring: list[RunStats] = field(default_factory=list)  # cache and scoring counts of the rescoring
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChunkPair:
+    """A truncating scorer and its `-chunk` variant."""
+
+    scorer: str
+    chunked: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChunkRow:
+    """Chunked − truncated AUROC of one scorer on one slice (the audit's draws), pairs cut by each, windows used."""
+
+    scorer: str
+    chunked: str
+    slice: str
+    auroc: float
+    auroc_chunked: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    n: int
+    excludes_zero: bool
+    pairs_truncated: int
+    pairs_truncated_chunked: int
+    mean_chunks: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChunkSection:
+    """Each chunked variant beside its truncating scorer, and the verdicts with it in its place."""
+
+    pairs: list[ChunkPair]
+    rows: list[ChunkRow]
+    verdicts: list[VerdictChange]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LengthCell:
+    """A scorer's AUROC [CI] on the rows of one dataset that fall in one shared length bin."""
+
+    dataset: str
+    bin: int
+    scorer: str
+    auroc: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_pos: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BinBest:
+    """The best metric per dataset in one length bin (datasets with enough rows of each label only)."""
+
+    bin: int
+    range: list[float]  # the bin's edges in words
+    best_per_dataset: dict[str, str]
+    same_best: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class LengthBins:
+    """One construct's shared length bins: their edges, every cell, and the best metric per bin."""
+
+    construct: str
+    edges: list[float]
+    n_bins: int
+    cells: list[LengthCell]
+    best: list[BinBest]
+
+
+@dataclass(frozen=True, kw_only=True)
+class HalfScorer:
+    """One scorer's AUROC on a slice's short and long halves and the difference long − short with its CI."""
+
+    scorer: str
+    auroc_short: float
+    auroc_long: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    n_short: int
+    n_long: int
+    excludes_zero: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class HalvesRow:
+    """A slice split at its median evidence words: every scorer's halves and the best metric on each half."""
+
+    slice: str
+    construct: str | None
+    median_words: float
+    scorers: list[HalfScorer]
+    best_short: str
+    best_long: str
+    ranking_changed: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class LengthSection:
+    """AUROC at matched evidence length (bins shared by a construct's datasets) and per within-slice half."""
+
+    measure: str
+    n_bins: int
+    bins: list[LengthBins]
+    halves: list[HalvesRow]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpearmanRow:
+    """Spearman ρ of one scorer's score with evidence words inside each label class of a slice."""
+
+    slice: str
+    scorer: str
+    rho_neg: float
+    p_neg: float
+    n_neg: int
+    rho_pos: float
+    p_pos: float
+    n_pos: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class LodoDrop:
+    """The verdict with one dataset dropped (written inline), and what changed against all datasets."""
+
+    dropped: str
+    outcome: Verdict = field(metadata={"inline": True})
+    recommended_changed: bool
+    verdict_changed: bool
+    portability_changed: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class LodoRow:
+    """One construct's verdict on all datasets and with each dropped, or why it was not computed."""
+
+    construct: str
+    status: Literal["ok", "insufficient"]
+    reason: str | None = field(default=None, metadata=SKIP)
+    full: Verdict | None = field(default=None, metadata=SKIP)
+    drops: list[LodoDrop] | None = field(default=None, metadata=SKIP)
+    stable: bool | None = field(default=None, metadata=SKIP)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExchangeabilityRow:
+    """The cluster-shuffling permutation of dataset assignment (stats.sensitivity.Exchangeability, written inline)
+    beside the transfer section's residual permutation p."""
+
+    construct: str
+    datasets: list[str]
+    metrics: list[str]
+    test: Exchangeability = field(metadata={"inline": True})
+    p_interaction_residual: float
+    caveat: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SensitivitySection:
+    """The `sensitivity` block of results.json: is a ranking flip real, or an artefact of length, truncation or one
+    dataset? `window` and `chunking` only when the audit ran them."""
+
+    level: float
+    notes: list[str]
+    window: WindowSection | None = field(default=None, metadata=SKIP)
+    chunking: ChunkSection | None = field(default=None, metadata=SKIP)
+    length: LengthSection
+    length_spearman: list[SpearmanRow]
+    lodo: list[LodoRow]
+    exchangeability: list[ExchangeabilityRow]
+
+
+def sensitivity_of(results: Mapping[str, Any], where: str | Path,
+                   error: type[AuditError] = InputError) -> SensitivitySection:
+    """The `sensitivity` block of a parsed results.json as its record, every value checked against the record's types.
+
+    Args:
+        results: results.json as parsed (it must hold a `sensitivity` object).
+        where: the file, named in an error.
+        error: the error type raised.
+
+    Returns:
+        The block as a SensitivitySection (its `to_record` is the block's JSON).
+
+    Raises:
+        error: one line naming `where` and the key, e.g. ``results.json: key 'sensitivity.lodo[0].drops[0].verdict':
+            expected a string, got null``.
+    """
+    return from_record(SensitivitySection, results["sensitivity"], where=str(where), key="sensitivity", error=error)
+
+
+def check_saved_blocks(results: Mapping[str, Any], where: str | Path, error: type[AuditError] = InputError) -> None:
+    """Read the `transfer` and `sensitivity` blocks of a saved results.json (those it holds) through their records, so
+    a value of the wrong type anywhere in them is one line naming `where` and the key, raised as `error`."""
+    if isinstance(results.get("transfer"), Mapping):
+        transfer_of(results, where, error)
+    if isinstance(results.get("sensitivity"), Mapping):
+        sensitivity_of(results, where, error)
 
 
 # ---- verdicts of one "world" of metrics (used by window, chunking and lodo) ----
@@ -82,7 +387,7 @@ def _weights(table: PairTable, r: np.ndarray) -> np.ndarray | None:
 
 
 def world_verdicts(groups: Mapping[str, list[str]], metrics: Sequence[str],
-                   boots: Mapping[str, BootstrapAUROC]) -> dict[str, dict]:
+                   boots: Mapping[str, BootstrapAUROC]) -> dict[str, Verdict]:
     """Per construct: the `select` recommendation and the portable metrics for these metrics' AUROCs."""
     out = {}
     for c, datasets in sorted(groups.items()):
@@ -92,22 +397,25 @@ def world_verdicts(groups: Mapping[str, list[str]], metrics: Sequence[str],
     return out
 
 
-def _verdict(construct: str, mat: AurocMatrix) -> dict:
+def _verdict(construct: str, mat: AurocMatrix) -> Verdict:
     r = recommend(construct, mat)
-    return {"recommended": r.metric, "verdict": r.verdict, "portable": list(r.portable_metrics)}
+    return Verdict(recommended=r.metric, verdict=r.verdict, portable=list(r.portable_metrics))
 
 
-def compare_verdicts(before: dict[str, dict], after: dict[str, dict], renamed: Mapping[str, str]) -> list[dict]:
+def compare_verdicts(before: Mapping[str, Verdict], after: Mapping[str, Verdict],
+                     renamed: Mapping[str, str]) -> list[VerdictChange]:
     """Per construct: the verdict before and after substitution (`renamed`: metric before → its replacement)."""
     back = {v: k for k, v in renamed.items()}
     rows = []
     for c in sorted(set(before) & set(after)):
         b, a = before[c], after[c]
-        a_port = sorted(back.get(m, m) for m in a["portable"])
-        rows.append({"construct": c, "before": b, "after": a,
-                     "recommended_changed": back.get(a["recommended"], a["recommended"]) != b["recommended"],
-                     "verdict_changed": a["verdict"] != b["verdict"],
-                     "portability_changed": sorted(b["portable"]) != a_port})
+        a_port = sorted(back.get(m, m) for m in a.portable)
+        rec = a.recommended
+        rows.append(VerdictChange(construct=c, before=b, after=a,
+                                  recommended_changed=(back.get(rec, rec) if rec is not None else rec)
+                                  != b.recommended,
+                                  verdict_changed=a.verdict != b.verdict,
+                                  portability_changed=sorted(b.portable) != a_port))
     return rows
 
 
@@ -119,24 +427,33 @@ class WindowRescore:
 
     window: int
     scores: Mapping[str, ScoreBatch]  # scorer -> its scores at `window` tokens, rows as the audit's
-    scorers: list[dict]  # scorer, own window, the window reached, the rescored scorer's signature
-    skipped: list[dict]  # scorers not rescored, each with the reason
+    scorers: list[WindowScorer]  # scorer, own window, the window reached, the rescored scorer's signature
+    skipped: list[SkippedScorer]  # scorers not rescored, each with the reason
     scoring: list[RunStats]  # cache and scoring counts of the rescoring
 
-def _trunc(batch: ScoreBatch, rows: np.ndarray) -> dict:
+
+@dataclass(frozen=True)
+class _Cut:
+    pairs_truncated: int
+    tokens_truncated: int
+    mean_chunks: float
+    n_failed: int
+
+
+def _trunc(batch: ScoreBatch, rows: np.ndarray) -> _Cut:
     b = batch.take(rows)
-    return {"pairs_truncated": int((b.truncated_tokens > 0).sum()), "tokens_truncated": int(b.truncated_tokens.sum()),
-            "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0,
-            "n_failed": sum(f is not None for f in b.failures)}
+    return _Cut(pairs_truncated=int((b.truncated_tokens > 0).sum()), tokens_truncated=int(b.truncated_tokens.sum()),
+                mean_chunks=float(b.chunks.mean()) if rows.size else 0.0,
+                n_failed=sum(f is not None for f in b.failures))
 
 
 def window_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
-                   alt_scores: Mapping[str, ScoreBatch], groups: Mapping[str, list[str]], info: list[dict],
-                   skipped: list[dict], window: int, config: AuditConfig) -> dict:
+                   alt: WindowRescore, groups: Mapping[str, list[str]], config: AuditConfig) -> WindowSection:
     """AUROC at both windows per slice, paired differences, ranking and verdict changes."""
+    alt_scores = alt.scores
     names = list(scores)
-    base = world_boots(table, rows, {n: scores[n].scores for n in names}, config)
-    alt = world_boots(table, rows, {n: (alt_scores.get(n) or scores[n]).scores for n in names}, config)
+    base_boots = world_boots(table, rows, {n: scores[n].scores for n in names}, config)
+    alt_boots = world_boots(table, rows, {n: (alt_scores.get(n) or scores[n]).scores for n in names}, config)
     out_rows, rank_rows = [], []
     for sl, r in rows.items():
         y, grp = table.labels[r].astype(np.int64), [table.groups[i] for i in r]
@@ -146,18 +463,19 @@ def window_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Map
             d = paired_auroc_difference(alt_scores[n].scores[r], scores[n].scores[r], y, grp, n_boot=config.n_boot,
                                         seed=slice_rng(config.seed, sl), level=config.level, weights=_weights(table, r))
             tb, ta = _trunc(scores[n], r), _trunc(alt_scores[n], r)
-            out_rows.append({"scorer": n, "slice": sl, "auroc": base[sl].point[i], "auroc_alt": alt[sl].point[i],
-                             "diff": d.estimate, "ci_low": d.ci_low, "ci_high": d.ci_high, "n": d.n,
-                             "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0),
-                             "pairs_truncated": tb["pairs_truncated"], "pairs_truncated_alt": ta["pairs_truncated"],
-                             "tokens_truncated": tb["tokens_truncated"], "tokens_truncated_alt": ta["tokens_truncated"],
-                             "n_failed": tb["n_failed"], "n_failed_alt": ta["n_failed"]})
-        rb, ra = ranking(names, base[sl].point), ranking(names, alt[sl].point)
-        rank_rows.append({"slice": sl, "ranking": rb, "ranking_alt": ra, "changed": rb != ra,
-                          "best": rb[0], "best_alt": ra[0]})
-    verdicts = compare_verdicts(world_verdicts(groups, names, base), world_verdicts(groups, names, alt), {})
-    return {"window": window, "scorers": info, "skipped": skipped, "rows": out_rows, "ranking": rank_rows,
-            "verdicts": verdicts}
+            out_rows.append(WindowRow(scorer=n, slice=sl, auroc=float(base_boots[sl].point[i]),
+                                      auroc_alt=float(alt_boots[sl].point[i]), diff=d.estimate, ci_low=d.ci_low,
+                                      ci_high=d.ci_high, n=d.n, excludes_zero=bool(d.ci_low > 0 or d.ci_high < 0),
+                                      pairs_truncated=tb.pairs_truncated, pairs_truncated_alt=ta.pairs_truncated,
+                                      tokens_truncated=tb.tokens_truncated, tokens_truncated_alt=ta.tokens_truncated,
+                                      n_failed=tb.n_failed, n_failed_alt=ta.n_failed))
+        rb, ra = ranking(names, base_boots[sl].point), ranking(names, alt_boots[sl].point)
+        rank_rows.append(RankingRow(slice=sl, ranking=rb, ranking_alt=ra, changed=rb != ra, best=rb[0],
+                                    best_alt=ra[0]))
+    verdicts = compare_verdicts(world_verdicts(groups, names, base_boots), world_verdicts(groups, names, alt_boots),
+                                {})
+    return WindowSection(window=alt.window, scorers=list(alt.scorers), skipped=list(alt.skipped), rows=out_rows,
+                         ranking=rank_rows, verdicts=verdicts, scoring=list(alt.scoring))
 
 
 def chunk_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
@@ -167,8 +485,8 @@ def chunk_pairs(names: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def chunk_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
-                  boots: Mapping[str, Any],
-                  groups: Mapping[str, list[str]], pairs: list[tuple[str, str]], config: AuditConfig) -> dict:
+                  boots: Mapping[str, SliceBoot],
+                  groups: Mapping[str, list[str]], pairs: list[tuple[str, str]], config: AuditConfig) -> ChunkSection:
     """Chunked − truncated AUROC per slice on the audit's own draws, truncation before/after, verdict change."""
     names = list(scores)
     out = []
@@ -178,34 +496,34 @@ def chunk_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapp
             i, j = names.index(base), names.index(chunked)
             d = paired_difference(boot, j, i)
             tb, tc = _trunc(scores[base], r), _trunc(scores[chunked], r)
-            out.append({"scorer": base, "chunked": chunked, "slice": sl, "auroc": boot.point[i],
-                        "auroc_chunked": boot.point[j], "diff": d.estimate, "ci_low": d.ci_low,
-                        "ci_high": d.ci_high, "n": d.n, "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0),
-                        "pairs_truncated": tb["pairs_truncated"], "pairs_truncated_chunked": tc["pairs_truncated"],
-                        "mean_chunks": tc["mean_chunks"]})
-    plain = [n for n in names if n not in {c for _, c in pairs}]
+            out.append(ChunkRow(scorer=base, chunked=chunked, slice=sl, auroc=float(boot.point[i]),
+                                auroc_chunked=float(boot.point[j]), diff=d.estimate, ci_low=d.ci_low,
+                                ci_high=d.ci_high, n=d.n, excludes_zero=bool(d.ci_low > 0 or d.ci_high < 0),
+                                pairs_truncated=tb.pairs_truncated, pairs_truncated_chunked=tc.pairs_truncated,
+                                mean_chunks=tc.mean_chunks))
+    kept = [n for n in names if n not in {c for _, c in pairs}]
 
-    def verdicts_of(metrics: list[str]) -> dict[str, dict]:
+    def verdicts_of(metrics: list[str]) -> dict[str, Verdict]:
         return world_verdicts(groups, metrics, world_boots(table, rows, {n: scores[n].scores for n in metrics}, config))
 
-    before = verdicts_of(plain)
+    before = verdicts_of(kept)
     verdicts = []
     for base, chunked in pairs:
-        after = verdicts_of([chunked if n == base else n for n in plain])
-        verdicts += [{"scorer": base, "chunked": chunked, **row} for row in
-                     compare_verdicts(before, after, {base: chunked})]
-    return {"pairs": [{"scorer": b, "chunked": c} for b, c in pairs], "rows": out, "verdicts": verdicts}
+        after = verdicts_of([chunked if n == base else n for n in kept])
+        verdicts += [replace(row, scorer=base, chunked=chunked)
+                     for row in compare_verdicts(before, after, {base: chunked})]
+    return ChunkSection(pairs=[ChunkPair(scorer=b, chunked=c) for b, c in pairs], rows=out, verdicts=verdicts)
 
 
 # ---- 3 + 6: evidence length ----
 
 def length_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
-                   groups: Mapping[str, list[str]], words: np.ndarray, config: AuditConfig) -> dict:
+                   groups: Mapping[str, list[str]], words: np.ndarray, config: AuditConfig) -> LengthSection:
     """AUROC per shared length bin (slices of a construct) and per within-slice half, on the slice's audit draws."""
     names = list(scores)
     construct_of = {d: c for c, ds in groups.items() for d in ds}
     edges = {c: quantile_edges(np.concatenate([words[rows[d]] for d in ds]), N_LENGTH_BINS) for c, ds in groups.items()}
-    cells: dict[str | None, list] = {c: [] for c in groups}  # no construct (None): no bin, never read
+    cells: dict[str | None, list[LengthCell]] = {c: [] for c in groups}  # no construct (None): no bin, never read
     best: dict[str | None, dict[int, dict[str, str]]] = {c: {} for c in groups}
     halves = []
     for sl, r in rows.items():
@@ -219,8 +537,8 @@ def length_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Map
         for j in range(k):
             for i, n in enumerate(names):
                 lo, hi, _ = percentile_ci(res.replicates[i, j], LEVEL)
-                cells[c].append({"dataset": sl, "bin": j, "scorer": n, "auroc": res.point[i, j], "ci_low": lo,
-                                 "ci_high": hi, "n": int(res.n[i, j]), "n_pos": int(res.n_pos[i, j])})
+                cells[c].append(LengthCell(dataset=sl, bin=j, scorer=n, auroc=float(res.point[i, j]), ci_low=lo,
+                                           ci_high=hi, n=int(res.n[i, j]), n_pos=int(res.n_pos[i, j])))
             n_neg = res.n[:, j] - res.n_pos[:, j]
             if (np.isfinite(res.point[:, j]) & (res.n_pos[:, j] >= MIN_PER_CLASS) & (n_neg >= MIN_PER_CLASS)).any():
                 best[c].setdefault(j, {})[sl] = ranking(names, res.point[:, j])[0]
@@ -229,74 +547,81 @@ def length_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Map
     for c in sorted(groups):
         e = edges[c]
         k = max(e.size - 1, 1)
-        bins.append({"construct": c, "edges": e.tolist(), "n_bins": k, "cells": cells[c],
-                     "best": [{"bin": j, "range": [float(e[j]), float(e[min(j + 1, e.size - 1)])],
-                               "best_per_dataset": best[c].get(j, {}),
-                               "same_best": len(best[c].get(j, {})) >= 2 and len(set(best[c][j].values())) == 1}
-                               for j in range(k)]})
-    return {"measure": "evidence words", "n_bins": N_LENGTH_BINS, "bins": bins, "halves": halves}
+        bins.append(LengthBins(construct=c, edges=e.tolist(), n_bins=k, cells=cells[c],
+                               best=[BinBest(bin=j, range=[float(e[j]), float(e[min(j + 1, e.size - 1)])],
+                                             best_per_dataset=best[c].get(j, {}),
+                                             same_best=len(best[c].get(j, {})) >= 2
+                                             and len(set(best[c][j].values())) == 1)
+                                     for j in range(k)]))
+    return LengthSection(measure="evidence words", n_bins=N_LENGTH_BINS, bins=bins, halves=halves)
 
 
 def _halves_row(dataset: str, construct: str | None, w: np.ndarray, names: list[str], res: SubsetAUROC,
-                k: int) -> dict:
+                k: int) -> HalvesRow:
     short, long = k, k + 1
     per = []
     for i, n in enumerate(names):
         lo, hi, _ = percentile_ci(res.replicates[i, long] - res.replicates[i, short], LEVEL)
         diff = res.point[i, long] - res.point[i, short]
-        per.append({"scorer": n, "auroc_short": res.point[i, short], "auroc_long": res.point[i, long],
-                    "diff": diff, "ci_low": lo, "ci_high": hi,
-                    "n_short": int(res.n[i, short]), "n_long": int(res.n[i, long]),
-                    "excludes_zero": bool(np.isfinite(lo) and (lo > 0 or hi < 0))})
+        per.append(HalfScorer(scorer=n, auroc_short=float(res.point[i, short]), auroc_long=float(res.point[i, long]),
+                              diff=float(diff), ci_low=lo, ci_high=hi,
+                              n_short=int(res.n[i, short]), n_long=int(res.n[i, long]),
+                              excludes_zero=bool(np.isfinite(lo) and (lo > 0 or hi < 0))))
     rs, rl = ranking(names, res.point[:, short]), ranking(names, res.point[:, long])
-    return {"slice": dataset, "construct": construct, "median_words": float(np.median(w)), "scorers": per,
-            "best_short": rs[0], "best_long": rl[0], "ranking_changed": rs != rl}
+    return HalvesRow(slice=dataset, construct=construct, median_words=float(np.median(w)), scorers=per,
+                     best_short=rs[0], best_long=rl[0], ranking_changed=rs != rl)
 
 
 def spearman_rows(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
-                  words: np.ndarray) -> list[dict]:
+                  words: np.ndarray) -> list[SpearmanRow]:
+    """Per slice and scorer: Spearman ρ of score with evidence words within each label class."""
     names = list(scores)
     out = []
     for sl, r in rows.items():
         rho, p, n = class_spearman(np.vstack([scores[x].scores[r] for x in names]), words[r], table.labels[r])
         for i, name in enumerate(names):
-            out.append({"slice": sl, "scorer": name, "rho_neg": rho[i, 0], "p_neg": p[i, 0],
-                        "n_neg": int(n[i, 0]), "rho_pos": rho[i, 1], "p_pos": p[i, 1], "n_pos": int(n[i, 1])})
+            out.append(SpearmanRow(slice=sl, scorer=name, rho_neg=float(rho[i, 0]), p_neg=float(p[i, 0]),
+                                   n_neg=int(n[i, 0]), rho_pos=float(rho[i, 1]), p_pos=float(p[i, 1]),
+                                   n_pos=int(n[i, 1])))
     return out
 
 
 # ---- 4 + 5: dataset-level stability ----
 
-def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str], boots: Mapping[str, Any]) -> list[dict]:
+def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str],
+                 boots: Mapping[str, SliceBoot]) -> list[LodoRow]:
     """Per construct: the recommendation on all datasets, then with each one dropped."""
-    out: list[dict[str, Any]] = []
+    out: list[LodoRow] = []
     for c, datasets in sorted(groups.items()):
         mat = construct_matrix(datasets, names, {d: boots[d].boot for d in datasets})
         if mat is None or len(datasets) < 3:
-            out.append({"construct": c, "status": "insufficient",
-                        "reason": "needs three datasets (dropping one must leave two) and two metrics defined on all"})
+            out.append(LodoRow(construct=c, status="insufficient",
+                               reason="needs three datasets (dropping one must leave two) and two metrics defined on "
+                                      "all"))
             continue
         full = _verdict(c, mat)
         drops = []
         for d in datasets:
             v = _verdict(c, drop_dataset(mat, d))
-            drops.append({"dropped": d, **v, "recommended_changed": v["recommended"] != full["recommended"],
-                          "verdict_changed": v["verdict"] != full["verdict"],
-                          "portability_changed": sorted(v["portable"]) != sorted(full["portable"])})
-        out.append({"construct": c, "status": "ok", "full": full, "drops": drops,
-                    "stable": not any(x["recommended_changed"] or x["verdict_changed"] for x in drops)})
+            drops.append(LodoDrop(dropped=d, outcome=v, recommended_changed=v.recommended != full.recommended,
+                                  verdict_changed=v.verdict != full.verdict,
+                                  portability_changed=sorted(v.portable) != sorted(full.portable)))
+        out.append(LodoRow(construct=c, status="ok", full=full, drops=drops,
+                           stable=not any(x.recommended_changed or x.verdict_changed for x in drops)))
     return out
 
 
 def exchangeability_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
-                            groups: Mapping[str, list[str]], transfer: Mapping[str, Any],
-                            config: AuditConfig) -> list[dict]:
+                            groups: Mapping[str, list[str]], transfer: TransferSection,
+                            config: AuditConfig) -> list[ExchangeabilityRow]:
+    """Per construct with transfer statistics: the cluster-shuffling permutation of dataset assignment."""
     out = []
+    ok = transfer.ok
     for c, datasets in sorted(groups.items()):
-        entry = transfer.get("constructs", {}).get(c, {})
-        if entry.get("status") != "ok":
+        if c not in ok:
             continue
-        metrics = entry["metrics"]
+        stats = ok[c][1]
+        metrics = stats.metrics
         r = np.concatenate([rows[d] for d in datasets])
         ds = np.concatenate([np.full(rows[d].size, j) for j, d in enumerate(datasets)])
         keys = np.array([f"{j}\x1f{table.groups[i]}" for j, i in zip(ds, r)], dtype=object)
@@ -305,42 +630,38 @@ def exchangeability_section(table: PairTable, rows: Mapping[str, np.ndarray], sc
         res = exchangeability_test(np.vstack([scores[m].scores[r] for m in metrics]), table.labels[r], row_cluster,
                                    cluster_ds, config.n_perm,
                                    slice_rng(config.seed, f"sensitivity:exchangeability:{c}"))
-        out.append({"construct": c, "datasets": datasets, "metrics": metrics, **to_record(res),
-                    "p_interaction_residual": entry["decomposition"]["p_interaction"],
-                    "caveat": EXCHANGEABILITY_CAVEAT})
+        out.append(ExchangeabilityRow(construct=c, datasets=datasets, metrics=metrics, test=res,
+                                      p_interaction_residual=stats.decomposition.p_interaction,
+                                      caveat=EXCHANGEABILITY_CAVEAT))
     return out
 
 
 # ---- the section ----
 
+NOTES = ("every bootstrap replays the audit's draws for the slice, so differences are paired with its CIs",
+         f"length = evidence words; bins are the {N_LENGTH_BINS}-quantiles of the pooled word counts of a "
+         "construct's datasets, so its datasets are compared at matched length; a bin names a best metric "
+         f"for a dataset only with at least {MIN_PER_CLASS} rows of each label there",
+         "verdicts are `select`'s recommendation (lowest-regret metric) and the portable metrics")
+
+
 def sensitivity_section(table: PairTable, keys: Sequence[str], scores: Mapping[str, ScoreBatch],
-                        boots: Mapping[str, Any],
-                        slices: Sequence[Mapping[str, Any]], transfer: Mapping[str, Any], config: AuditConfig,
+                        boots: Mapping[str, SliceBoot],
+                        slices: Sequence[Mapping[str, Any]], transfer: TransferSection, config: AuditConfig,
                         window: WindowRescore | None = None,
-                        words: np.ndarray | None = None) -> dict:
+                        words: np.ndarray | None = None) -> SensitivitySection:
     """The `sensitivity` block of results.json; `window` is the audit's rescoring at another token window; `words`:
     evidence_words of every row, when the caller counted them already."""
     groups, _ = construct_groups(slices)
     key_arr = np.asarray(keys, dtype=object)
     rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices if s["slice"] in boots}
     words = evidence_words(table.evidences) if words is None else words
-    out: dict[str, Any] = {
-        "level": LEVEL,
-        "notes": ["every bootstrap replays the audit's draws for the slice, so differences are paired with its CIs",
-                  f"length = evidence words; bins are the {N_LENGTH_BINS}-quantiles of the pooled word counts of a "
-                  "construct's datasets, so its datasets are compared at matched length; a bin names a best metric "
-                  f"for a dataset only with at least {MIN_PER_CLASS} rows of each label there",
-                  "verdicts are `select`'s recommendation (lowest-regret metric) and the portable metrics"],
-    }
-    if window is not None:
-        out["window"] = window_section(table, rows, scores, window.scores, groups, window.scorers, window.skipped,
-                                       window.window, config)
-        out["window"]["scoring"] = [to_record(st) for st in window.scoring]
     pairs = chunk_pairs(list(scores))
-    if pairs:
-        out["chunking"] = chunk_section(table, rows, scores, boots, groups, pairs, config)
-    out["length"] = length_section(table, rows, scores, groups, words, config)
-    out["length_spearman"] = spearman_rows(table, rows, scores, words)
-    out["lodo"] = lodo_section(groups, list(scores), boots)
-    out["exchangeability"] = exchangeability_section(table, rows, scores, groups, transfer, config)
-    return plain(out)
+    return SensitivitySection(
+        level=LEVEL, notes=list(NOTES),
+        window=window_section(table, rows, scores, window, groups, config) if window is not None else None,
+        chunking=chunk_section(table, rows, scores, boots, groups, pairs, config) if pairs else None,
+        length=length_section(table, rows, scores, groups, words, config),
+        length_spearman=spearman_rows(table, rows, scores, words),
+        lodo=lodo_section(groups, list(scores), boots),
+        exchangeability=exchangeability_section(table, rows, scores, groups, transfer, config))

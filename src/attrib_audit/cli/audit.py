@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import AbstractSet
 
-from attrib_audit.audit.results import AuditResult, read_results, results_path
+from attrib_audit.audit.results import AuditResult, results_path
 from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
 from attrib_audit.audit.trust import Asked, check_file_spec
 from attrib_audit.cli.convert import local_for, log_for, spec_from_args, stderr
@@ -127,9 +127,9 @@ def summary(result: AuditResult, path: Path, *, verbose: bool, report: bool) -> 
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from attrib_audit.audit.check import CheckError, check, recorded_spec  # deferred like run_spec
+    from attrib_audit.audit.check import check, read_recorded, recorded_spec  # deferred like run_spec
 
-    spec = recorded_spec(read_results(args.check, "audit --check", CheckError), args.check)
+    spec = recorded_spec(read_recorded(args.check), args.check)
     check_file_spec(spec, f"{Path(args.check) / 'results.json'}: spec", asked(args))  # before local settings
     diffs, rerun = check(args.check, local_for(spec, args), tolerance=args.tolerance, rescore=args.rescore, log=stderr,
                          asked=asked(args))

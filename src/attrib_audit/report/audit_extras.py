@@ -9,7 +9,8 @@ import numpy as np
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Note, Para, Section, Table
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.transfer import headline_blocks
+from attrib_audit.report.inputs import ReportError
+from attrib_audit.report.transfer import headline_blocks, saved_transfer
 from attrib_audit.report.view import AuditView
 
 
@@ -50,13 +51,21 @@ def headline(inputs, plots: Path) -> Section | None:
     view = AuditView.of(results)
     sec = Section("headline", "Headline")
     heavy = heavy_truncation(view)
-    if isinstance(results.get("transfer"), dict):
-        sec.add(*headline_blocks(results["transfer"], heavy, results["auroc"], results.get("paired", [])))
+    try:
+        transfer = saved_transfer(inputs)
+    except ReportError as exc:  # an edited file: the verdicts go, the rest of the headline stays
+        if inputs.sealed("results"):
+            raise
+        sec.add(Note(f"The verdicts were skipped: the saved transfer statistics do not have the layout this report "
+                     f"reads ({exc})."))
     else:
-        sec.add(Note("These results hold no transfer statistics (portability verdicts, leave-one-dataset-out "
-                     "regret), so this report cannot say which metric is safe to use on a new dataset; it "
-                     "describes each slice only."))
-        sec.add(*(Para(line) for line in _winners(view)))
+        if transfer is not None:
+            sec.add(*headline_blocks(transfer, heavy, results["auroc"], results.get("paired", [])))
+        else:
+            sec.add(Note("These results hold no transfer statistics (portability verdicts, leave-one-dataset-out "
+                         "regret), so this report cannot say which metric is safe to use on a new dataset; it "
+                         "describes each slice only."))
+            sec.add(*(Para(line) for line in _winners(view)))
     if heavy:
         sec.add(Note("Half or more of the pairs were truncated for: " + "; ".join(f"{n} on {sl}: {text}"
                                                                              for (n, sl), text in heavy.items())

@@ -3,96 +3,113 @@ leave-one-dataset-out regret with the naive selector, rank agreement, sign flips
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.figcache import cached_figure
+from attrib_audit.report.inputs import ReportError, ReportInputs
 from attrib_audit.report.verdict import chance_caveat, on_slice, pick
 
-
-def _ok(transfer: dict) -> dict[str, dict]:
-    return {c: e for c, e in transfer["constructs"].items() if e.get("status") == "ok"}
-
-
-def _regret_text(r: dict) -> str:
-    return f"{fmt.ci(r['mean'], r['ci_low'], r['ci_high'])} AUROC"
+if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.transfer import ConstructTransfer, MatrixStatistics, TransferSection
+    from attrib_audit.stats.transfer import FixedRegret, SelectorRegret
 
 
-def verdict(construct: str, e: dict, caveats: dict[tuple[str, str], str] | None = None) -> str:
+def saved_transfer(inputs: ReportInputs) -> TransferSection | None:
+    """results.json's `transfer` block as its record (None when the file has none); a value of the wrong type is a
+    ReportError naming the file and key."""
+    from attrib_audit.audit.transfer import transfer_of  # here: the statistics import scipy
+
+    results: Mapping[str, Any] = inputs.results or {}
+    if not isinstance(results.get("transfer"), dict):
+        return None
+    return transfer_of(results, inputs.source("results"), ReportError)
+
+
+def _regret_text(r: FixedRegret | SelectorRegret) -> str:
+    return f"{fmt.ci(r.mean, r.ci_low, r.ci_high)} AUROC"
+
+
+def verdict(construct: str, e: ConstructTransfer, st: MatrixStatistics,
+            caveats: dict[tuple[str, str], str] | None = None) -> str:
     """Which metric to use for this construct and what the choice may cost, in plain words; `caveats`
     ((metric, dataset) → text) flags a recommended metric whose evidence was mostly cut."""
-    reg = e["regret"]
-    n = len(e["datasets"])
-    best = reg["lowest_regret_metric"]
-    p = pick(e)
+    reg = st.regret
+    n = len(e.datasets)
+    best = reg.lowest_regret_metric
+    p = pick(st)
     f = p.regret
     if p.portable:
         head = (f"{construct} ({n} datasets): use {p.metric}, the portable metric with the lowest held-out regret. It "
                 f"is within the 95% CI of the best metric on every dataset"
                 + ("" if p.paired else " (but not under the stricter paired test)")
                 + f"; on a held-out dataset it loses on average {_regret_text(f)} to the best metric, and at worst "
-                f"{fmt.num(f['max'])} (on {f['worst_dataset']}).")
+                f"{fmt.num(f.max)} (on {f.worst_dataset}).")
         if p.others:
             head += f" Also portable: {', '.join(p.others)}."
     else:
         head = (f"{construct} ({n} datasets): no single metric is safe — every metric falls outside the best "
                 f"metric's CI on at least one dataset. The lowest-regret choice, {best}, loses on average "
-                f"{_regret_text(f)} on a held-out dataset, and {fmt.num(f['max'])} on {f['worst_dataset']}.")
+                f"{_regret_text(f)} on a held-out dataset, and {fmt.num(f.max)} on {f.worst_dataset}.")
     known = caveats or {}
-    cut = [f"{d} ({known[(p.metric, d)]})" for d in e["datasets"] if (p.metric, d) in known]
+    cut = [f"{d} ({known[(p.metric, d)]})" for d in e.datasets if (p.metric, d) in known]
     if cut:
         head += f" Caveat: {p.metric}'s AUROC rests on truncated evidence on " + "; ".join(cut) + "."
-    s = reg["selector"]
-    gap = s.get("minus_best_fixed_ci") or [None, None]
+    s = reg.selector
+    gap = s.minus_best_fixed_ci
     head += (f" Picking the metric that was best on the other datasets (the naive selector) costs "
              f"{_regret_text(s)}; "
              f"its extra regret over always using {best} is "
-             f"{fmt.ci(s.get('minus_best_fixed'), gap[0], gap[1], signed=True)}.")
+             f"{fmt.ci(s.minus_best_fixed, gap[0], gap[1], signed=True)}.")
     return head
 
 
-def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None = None,
-                    auroc: list[dict] | None = None, paired: list[dict] | None = None) -> list:
+def headline_blocks(transfer: TransferSection, caveats: dict[tuple[str, str], str] | None = None,
+                    auroc: list[dict[str, Any]] | None = None,
+                    paired: list[dict[str, Any]] | None = None) -> list[Block]:
     """The headline's paragraphs: per construct the transfer verdict, or with one dataset the on-target verdict
     (`auroc`/`paired`: results.json's rows, which also carry the chance tests)."""
-    out = []
-    for c, e in transfer["constructs"].items():
-        if e.get("status") == "ok":
+    out: list[Block] = []
+    for c, e in transfer.constructs.items():
+        st = e.statistics if e.status == "ok" else None
+        if st is not None:
+            out += guard(f"The verdict for {c}", lambda e=e, c=c, st=st: [
+                Para(verdict(c, e, st, caveats) + chance_caveat(pick(st).metric, e.datasets, auroc or []))])
+        elif len(e.datasets) == 1 and auroc is not None:
             out += guard(f"The verdict for {c}", lambda e=e, c=c: [
-                Para(verdict(c, e, caveats) + chance_caveat(pick(e).metric, e["datasets"], auroc or []))])
-        elif len(e.get("datasets", [])) == 1 and auroc is not None:
-            out += guard(f"The verdict for {c}", lambda e=e, c=c: [
-                Para(on_slice(c, e["datasets"][0], auroc, paired or []).text)])
+                Para(on_slice(c, e.datasets[0], auroc, paired or []).text)])
         else:
-            out.append(Note(f"{c}: transfer not computed — {e.get('reason', e.get('status', 'no reason given'))}."))
-    for x in transfer.get("excluded_slices", []):
-        out.append(Note(f"Left out of transfer: {x['slice']} ({x['reason']})."))
+            out.append(Note(f"{c}: transfer not computed — {e.reason if e.reason is not None else e.status}."))
+    for x in transfer.excluded_slices:
+        out.append(Note(f"Left out of transfer: {x.slice} ({x.reason})."))
     return out
 
 
 @cached_figure
-def regret_plot(transfer: dict, plots: Path):
+def regret_plot(transfer: TransferSection, plots: Path):
     plt = style.pyplot()
 
-    groups = _ok(transfer)
+    groups = {c: st for c, (_, st) in transfer.ok.items()}
     if not groups:
         return None
-    rows = {c: [(f["metric"], f) for f in e["regret"]["fixed"]] + [("naive selector", e["regret"]["selector"])]
-            for c, e in groups.items()}
+    rows: dict[str, list[tuple[str, Any]]] = {  # FixedRegret or SelectorRegret
+        c: [(f.metric, f) for f in st.regret.fixed] + [("naive selector", st.regret.selector)]
+        for c, st in groups.items()}
     heights = [len(r) for r in rows.values()]
     with style.rc():
         fig, axes = plt.subplots(len(rows), 1, squeeze=False, sharex=True, layout="constrained",
                                  figsize=(7.0, 0.9 + 0.42 * sum(heights) + 0.4 * len(rows)),
                                  gridspec_kw={"height_ratios": heights})
-        metrics = sorted({f["metric"] for e in groups.values() for f in e["regret"]["fixed"]})
+        metrics = sorted({f.metric for st in groups.values() for f in st.regret.fixed})
         for ax, (construct, items) in zip(axes[:, 0], rows.items()):
             for i, (name, r) in enumerate(items):
                 selector = name == "naive selector"
                 colour = "#777777" if selector else style.colour(metrics.index(name))
-                lo, hi = r.get("ci_low"), r.get("ci_high")
-                err = [[r["mean"] - lo], [hi - r["mean"]]] if fmt.finite(lo) and fmt.finite(hi) else None
-                ax.barh(i, r["mean"], color="white" if selector else colour, edgecolor=colour,
+                lo, hi = r.ci_low, r.ci_high
+                err = [[r.mean - lo], [hi - r.mean]] if fmt.finite(lo) and fmt.finite(hi) else None
+                ax.barh(i, r.mean, color="white" if selector else colour, edgecolor=colour,
                         hatch="///" if selector else None,
                         height=0.6, xerr=err, error_kw={"ecolor": "#222222", "capsize": 3, "elinewidth": 1})
             ax.set_yticks(range(len(items)), [n for n, _ in items])
@@ -107,87 +124,84 @@ def regret_plot(transfer: dict, plots: Path):
                           "the metric best on the other datasets), how much AUROC is lost on the held-out dataset.")
 
 
-def construct_blocks(c: str, e: dict) -> list:
-    out: list[Block] = [Para(f"Construct {c}: {len(e['datasets'])} datasets ({', '.join(e['datasets'])}); metrics "
-                f"{', '.join(e['metrics'])}.")]
-    for x in e.get("excluded_metrics", []):
-        out.append(Note(f"Left out: {x['scorer']} ({x['reason']})."))
+def construct_blocks(c: str, e: ConstructTransfer, st: MatrixStatistics) -> list[Block]:
+    out: list[Block] = [Para(f"Construct {c}: {len(e.datasets)} datasets ({', '.join(e.datasets)}); metrics "
+                f"{', '.join(st.metrics)}.")]
+    for x in e.excluded_metrics or []:
+        out.append(Note(f"Left out: {x.scorer} ({x.reason})."))
     out.append(Table(["metric", "portable", "breaks on", "paired-portable", "paired breaks on"],
-                     [[p["metric"], "yes" if p["portable"] else "no", ", ".join(p["breaks_on"]) or fmt.DASH,
-                       "yes" if p["paired_portable"] else "no", ", ".join(p["paired_breaks_on"]) or fmt.DASH]
-                      for p in e["portability"]],
+                     [[p.metric, "yes" if p.portable else "no", ", ".join(p.breaks_on) or fmt.DASH,
+                       "yes" if p.paired_portable else "no", ", ".join(p.paired_breaks_on) or fmt.DASH]
+                      for p in st.portability],
                      f"{c}: portability — AUROC within the 95% CI of the best metric on every dataset; paired: the "
                      "paired CI of best − metric includes 0 on every dataset."))
-    reg = e["regret"]
-    rows = [[f["metric"], fmt.ci(f["mean"], f["ci_low"], f["ci_high"]), fmt.num(f["max"]), f["worst_dataset"]]
-            for f in reg["fixed"]]
-    s = reg["selector"]
-    rows.append(["naive selector", fmt.ci(s["mean"], s["ci_low"], s["ci_high"]),
-                 fmt.num(max(s["per_dataset"].values())) if s.get("per_dataset") else fmt.DASH,
-                 "picks " + ", ".join(f"{d}→{m}" for d, m in s.get("picks", {}).items())])
+    reg = st.regret
+    rows = [[f.metric, fmt.ci(f.mean, f.ci_low, f.ci_high), fmt.num(f.max), f.worst_dataset] for f in reg.fixed]
+    s = reg.selector
+    rows.append(["naive selector", fmt.ci(s.mean, s.ci_low, s.ci_high),
+                 fmt.num(max(s.per_dataset.values())) if s.per_dataset else fmt.DASH,
+                 "picks " + ", ".join(f"{d}→{m}" for d, m in s.picks.items())])
     out.append(Table(["metric", "mean held-out regret [95% CI]", "max regret", "worst on / picks"], rows,
-                     f"{c}: leave-one-dataset-out regret (lowest-regret fixed metric: {reg['lowest_regret_metric']})."))
-    eps = next((x for x in e.get("eps_regret", []) if x["metrics"]), None)
-    if e.get("eps_regret"):
+                     f"{c}: leave-one-dataset-out regret (lowest-regret fixed metric: {reg.lowest_regret_metric})."))
+    eps = next((x for x in st.eps_regret if x.metrics), None)
+    if st.eps_regret:
         out.append(Para(f"ε-regret: the smallest ε on the grid for which some metric is within ε of the best on "
-                        f"every dataset is {eps['eps']:.2f} ({', '.join(eps['metrics'])})." if eps else
+                        f"every dataset is {eps.eps:.2f} ({', '.join(eps.metrics)})." if eps else
                         "ε-regret: no metric is within any grid ε of the best on every dataset."))
-    w, dc = e.get("kendall_w"), e.get("decomposition")
-    if w:
-        out.append(Para(f"Rank agreement across datasets: Kendall's W = {fmt.num(w['w'])} "
-                        f"over {w['n_items']} metrics × "
-                        f"{w['n_raters']} datasets (permutation p for concordance {fmt.num(w['p_concordance'], 4)}, "
-                        f"{w['n_perm']} permutations; null mean {fmt.num(w.get('null_mean'))})."))
-    if dc:
-        out.append(Para(f"Variance of AUROC: datasets {fmt.pct(dc['share_dataset'])}, "
-                        f"metrics {fmt.pct(dc['share_metric'])}, "
-                        f"metric × dataset interaction {fmt.pct(dc['share_interaction'])} (residual permutation "
-                        f"p = {fmt.num(dc['p_interaction'], 4)}). "
-                        "A large interaction means the metrics' order depends on the dataset."))
-    flips = e.get("sign_flips", [])
+    w, dc = st.kendall_w, st.decomposition
+    out.append(Para(f"Rank agreement across datasets: Kendall's W = {fmt.num(w.w)} "
+                    f"over {w.n_items} metrics × "
+                    f"{w.n_raters} datasets (permutation p for concordance {fmt.num(w.p_concordance, 4)}, "
+                    f"{w.n_perm} permutations; null mean {fmt.num(w.null_mean)})."))
+    out.append(Para(f"Variance of AUROC: datasets {fmt.pct(dc.share_dataset)}, "
+                    f"metrics {fmt.pct(dc.share_metric)}, "
+                    f"metric × dataset interaction {fmt.pct(dc.share_interaction)} (residual permutation "
+                    f"p = {fmt.num(dc.p_interaction, 4)}). "
+                    "A large interaction means the metrics' order depends on the dataset."))
+    flips = st.sign_flips
     out.append(Note(f"{c}: sign flips — " + "; ".join(
-        f"{f['metric_a']} − {f['metric_b']} is clearly positive on {', '.join(f['a_better_on'])} but clearly "
-        f"negative on {', '.join(f['b_better_on'])}" for f in flips) + ".") if flips else
+        f"{f.metric_a} − {f.metric_b} is clearly positive on {', '.join(f.a_better_on)} but clearly "
+        f"negative on {', '.join(f.b_better_on)}" for f in flips) + ".") if flips else
         Para(f"{c}: no sign flips (no pair of metrics is clearly ordered in opposite directions on two datasets)."))
-    if e.get("balanced_accuracy"):
-        ba = {(b["scorer"], b["dataset"]): b for b in e["balanced_accuracy"]}
-        out.append(Table(["metric", *e["datasets"]],
-                         [[m, *(fmt.num(ba.get((m, d), {}).get("test_balanced_accuracy")) for d in e["datasets"])]
-                          for m in e["metrics"]],
+    if st.balanced_accuracy:
+        ba = {(b.scorer, b.dataset): b.test_balanced_accuracy for b in st.balanced_accuracy}
+        out.append(Table(["metric", *e.datasets],
+                         [[m, *(fmt.num(ba.get((m, d))) for d in e.datasets)] for m in st.metrics],
                          f"{c}: balanced accuracy at a threshold chosen on the other datasets of the construct "
                          "(never on the slice itself)."))
     return out
 
 
-def companions(transfer: dict) -> list:
-    slices = transfer.get("slices") or []
+def companions(transfer: TransferSection) -> list[Block]:
+    slices = transfer.slices
     if not slices:
         return []
-    names = list(slices[0]["auprc"])
-    rows = [[s["slice"], fmt.num(s["prevalence"], 2), *(fmt.num(s["auprc"][n]["auprc"]) for n in names),
-             f"{s['evidence_length']['words_mean']:.0f}",
-             f"{s['evidence_length']['sentences_mean']:.1f}"] for s in slices]
+    names = list(slices[0].auprc)
+    rows = [[s.slice, fmt.num(s.prevalence, 2), *(fmt.num(s.auprc[n].auprc) for n in names),
+             f"{s.evidence_length.words_mean:.0f}",
+             f"{s.evidence_length.sentences_mean:.1f}"] for s in slices]
     return [Table(["slice", "prevalence", *(f"AUPRC {n}" for n in names), "evidence words (mean)",
                    "evidence sentences (mean)"], rows, "AUPRC per slice (chance = prevalence) and evidence length.")]
 
 
-def build(inputs, plots: Path) -> Section | None:
-    transfer = (inputs.results or {}).get("transfer")
-    if not isinstance(transfer, dict):
+def build(inputs: ReportInputs, plots: Path) -> Section | None:
+    transfer = saved_transfer(inputs)
+    if transfer is None:
         return None
     sec = Section("transfer", "Transfer across datasets")
-    statistic = transfer.get("statistic", "auroc")
+    statistic = transfer.statistic
     if statistic != "auroc":
         sec.add(Note(f"The metrics are compared by their {statistic_label(statistic)} with the graded human rating "
                      f"(--statistic {statistic}), not by AUROC: wherever this section says AUROC, read "
                      f"{statistic_label(statistic)}; regret is that correlation lost against the best metric."))
-    if transfer.get("notes"):
-        sec.add(Para("Method notes: " + "; ".join(transfer["notes"]) + "."))
+    if transfer.notes:
+        sec.add(Para("Method notes: " + "; ".join(transfer.notes) + "."))
     sec.add(*guard("The regret plot", lambda: [f for f in [regret_plot(transfer, plots)] if f]))
-    for c, e in transfer["constructs"].items():
-        if e.get("status") != "ok":
-            sec.add(Note(f"{c}: not computed — {e.get('reason', e.get('status'))}."))
+    for c, e in transfer.constructs.items():
+        st = e.statistics if e.status == "ok" else None
+        if st is None:
+            sec.add(Note(f"{c}: not computed — {e.reason if e.reason is not None else e.status}."))
             continue
-        sec.add(*guard(f"Transfer for {c}", construct_blocks, c, e))
+        sec.add(*guard(f"Transfer for {c}", construct_blocks, c, e, st))
     sec.add(*guard("The AUPRC table", companions, transfer))
     return sec

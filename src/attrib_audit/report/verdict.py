@@ -6,8 +6,13 @@ It chooses among recorded numbers only; nothing is recomputed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from attrib_audit.report import fmt
+
+if TYPE_CHECKING:  # the records' modules import the statistics (scipy): only their types are needed here
+    from attrib_audit.audit.transfer import MatrixStatistics
+    from attrib_audit.stats.transfer import FixedRegret
 
 
 @dataclass(frozen=True)
@@ -15,19 +20,19 @@ class Pick:
     metric: str
     portable: bool  # within the best metric's 95% CI on every dataset
     paired: bool  # also under the stricter paired test
-    regret: dict  # the metric's `regret.fixed` row: mean, ci_low, ci_high, max, worst_dataset
+    regret: FixedRegret  # the metric's `regret.fixed` row: mean, ci_low, ci_high, max, worst_dataset
     others: list[str]  # the other portable metrics
 
 
-def pick(e: dict) -> Pick:
-    """The metric to use for a construct whose transfer entry (`transfer.constructs[c]`, status ok) is `e`."""
-    fixed = {f["metric"]: f for f in e["regret"]["fixed"]}
-    portable = [p["metric"] for p in e["portability"] if p["portable"]]
-    paired = [p["metric"] for p in e["portability"] if p["paired_portable"]]
+def pick(e: MatrixStatistics) -> Pick:
+    """The metric to use for a construct whose transfer statistics (`transfer.constructs[c]`, status ok) are `e`."""
+    fixed = {f.metric: f for f in e.regret.fixed}
+    portable = [p.metric for p in e.portability if p.portable]
+    paired = [p.metric for p in e.portability if p.paired_portable]
     if portable:
-        m = min(portable, key=lambda x: fixed[x]["mean"]) if all(x in fixed for x in portable) else portable[0]
+        m = min(portable, key=lambda x: fixed[x].mean) if all(x in fixed for x in portable) else portable[0]
     else:
-        m = e["regret"]["lowest_regret_metric"]
+        m = e.regret.lowest_regret_metric
     return Pick(m, bool(portable), m in paired, fixed[m], [x for x in portable if x != m])
 
 

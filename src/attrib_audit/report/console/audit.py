@@ -1,7 +1,7 @@
 """What `audit` and `demo` print: the answer first, then the AUROC table with its caveat marks."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _ci, _num, grid, short_names
@@ -11,39 +11,41 @@ from attrib_audit.report.console.transfer import format_transfer
 from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.verdict import chance_warning, on_slice, pick
 
+if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.transfer import TransferSection
 
-def format_verdicts(results: Mapping[str, Any]) -> str:
-    """Per construct: the metric to use, whether it is portable, and what it costs on a new dataset."""
-    tr = results.get("transfer")
-    if not tr:
-        return ""
-    unit = statistic_label(tr.get("statistic", "auroc"))
+
+def format_verdicts(transfer: TransferSection, auroc: list[dict[str, Any]], paired: list[dict[str, Any]]) -> str:
+    """Per construct: the metric to use, whether it is portable, and what it costs on a new dataset (`auroc`,
+    `paired`: results.json's rows, for a construct of one dataset)."""
+    unit = statistic_label(transfer.statistic)
     out = [f"Which metric to use, per construct (regret: {unit} lost to each dataset's best, mean [95% CI], in-sample; "
            "naive selector: held-out regret, picked without that dataset):"]
-    for c, e in tr["constructs"].items():
-        if e["status"] != "ok" and len(e["datasets"]) == 1:
-            out.append("  " + on_slice(c, e["datasets"][0], results["auroc"], results["paired"]).text)
+    for c, e in transfer.constructs.items():
+        st = e.statistics if e.status == "ok" else None
+        if st is None and len(e.datasets) == 1:
+            out.append("  " + on_slice(c, e.datasets[0], auroc, paired).text)
             continue
-        if e["status"] != "ok":
-            out.append(f"  {c}: no verdict — {e['reason']}")
+        if st is None:
+            out.append(f"  {c}: no verdict — {e.reason}")
             continue
-        p, r = pick(e), e["regret"]["selector"]
-        f, short = p.regret, short_names(e["datasets"])
-        where = f"{len(e['datasets'])} datasets"
+        p, r = pick(st), st.regret.selector
+        f, short = p.regret, short_names(e.datasets)
+        where = f"{len(e.datasets)} datasets"
         if p.portable:
             head = f"  {c} ({where}): use {p.metric} — portable" + ("" if p.paired else " (not under the paired test)")
         else:
             head = f"  {c} ({where}): no metric is portable; lowest regret: {p.metric}"
-        out.append(f"{head}; regret {fmt.ci(f['mean'], f['ci_low'], f['ci_high'])}, worst {_num(f['max'])} on "
-                   f"{short.get(f['worst_dataset'], f['worst_dataset'])}; naive selector "
-                   f"{fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
-        warning = chance_warning(p.metric, e["datasets"], results["auroc"], short)
+        out.append(f"{head}; regret {fmt.ci(f.mean, f.ci_low, f.ci_high)}, worst {_num(f.max)} on "
+                   f"{short.get(f.worst_dataset, f.worst_dataset)}; naive selector "
+                   f"{fmt.ci(r.mean, r.ci_low, r.ci_high)}")
+        warning = chance_warning(p.metric, e.datasets, auroc, short)
         if warning:
             out.append(f"    caution: {warning}")
-    if tr["excluded_slices"]:
-        out.append(f"  left out of transfer: {', '.join(x['slice'] for x in tr['excluded_slices'])} "
+    if transfer.excluded_slices:
+        out.append(f"  left out of transfer: {', '.join(x.slice for x in transfer.excluded_slices)} "
                    "(reasons in the report)")
-    if not tr["constructs"]:
+    if not transfer.constructs:
         out.append("  no construct with a usable slice; nothing was pooled (declare constructs with --construct)")
     return "\n".join(out)
 
@@ -92,13 +94,21 @@ def weighted_note(slices: Sequence[Mapping[str, Any]]) -> list[str]:
     return out
 
 
-def format_answer(results: Mapping[str, Any], verbose: bool = False) -> str:
-    """What `audit` and `demo` print: the verdicts, the AUROC table, and with `verbose` every other section."""
-    parts = [format_verdicts(results), format_table(results)]
+def format_answer(results: Mapping[str, Any], verbose: bool = False, where: str = "results.json") -> str:
+    """What `audit` and `demo` print: the verdicts, the AUROC table, and with `verbose` every other section
+    (`where`: the file the results come from, named when a block holds a value of the wrong type)."""
+    from attrib_audit.audit.sensitivity import sensitivity_of  # here: the statistics import scipy
+    from attrib_audit.audit.transfer import transfer_of
+
+    transfer = transfer_of(results, where) if results.get("transfer") else None
+    parts = [format_verdicts(transfer, results["auroc"], results["paired"]) if transfer else "", format_table(results)]
     if results.get("systems"):
         parts.append(format_systems_brief(results["systems"]))
     if verbose:
-        parts += [format_transfer(results), format_sensitivity(results)]
+        if transfer:
+            parts.append(format_transfer(transfer, [s["scorer"] for s in results["scorers"]]))
+        if results.get("sensitivity"):
+            parts.append(format_sensitivity(sensitivity_of(results, where)))
         if results.get("systems"):
             parts.append(format_systems(results["systems"]))
     return "\n\n".join(p.strip("\n") for p in parts if p)
