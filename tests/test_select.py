@@ -73,13 +73,15 @@ def test_recommend_declines_when_nothing_beats_chance_anywhere():
 
 
 def _one_dataset_results(beats):
+    from results_records import PAIRED, ROW, results
+
     auroc = [{"scorer": n, "slice": "wice", "auroc": a, "ci_low": a - 0.1, "ci_high": a + 0.1, "p_chance": p,
-              "p_chance_holm": p, "beats_chance": b} for n, a, p, b in beats]
+              "p_chance_holm": p, "beats_chance": b, **ROW} for n, a, p, b in beats]
     paired = [{"scorer_a": "lexical", "scorer_b": "minilm", "slice": "wice", "diff": 0.016, "ci_low": -0.1,
-               "ci_high": 0.13, "excludes_zero": False}]
-    return {"transfer": {"constructs": {"fact-check": {"datasets": ["wice"], "status": "insufficient",
-                                                       "reason": "one dataset of this construct"}},
-                         "excluded_slices": []}, "auroc": auroc, "paired": paired}
+               "ci_high": 0.13, "excludes_zero": False, **PAIRED}]
+    return results(transfer={"constructs": {"fact-check": {"datasets": ["wice"], "status": "insufficient",
+                                                           "reason": "one dataset of this construct"}},
+                             "excluded_slices": []}, auroc=auroc, paired=paired)
 
 
 def test_one_dataset_headline_says_at_chance_in_terminal_and_report():
@@ -90,7 +92,7 @@ def test_one_dataset_headline_says_at_chance_in_terminal_and_report():
     text = format_verdicts(res)
     assert "no candidate is better than chance on this data (best: lexical, AUROC 0.544 [0.444, 0.644]" in text
     assert "no verdict" not in text and "use " not in text
-    blocks = headline_blocks(res["transfer"], None, res["auroc"], res["paired"])
+    blocks = headline_blocks(res.transfer, None, res.auroc, res.paired)
     assert "no candidate is better than chance" in blocks[0].text
 
 

@@ -12,6 +12,7 @@ from attrib_audit.audit import AuditConfig, run_audit
 from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
+from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_sensitivity
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
@@ -136,9 +137,9 @@ def test_chunked_variant_beside_its_truncated_scorer(tmp_path, minilm_path):
     res = run_audit(table, AuditConfig(scorers=("lexical", "minilm", "minilm-chunk"), slice_by="source", n_boot=50,
                                        n_perm=50, cache_path=":memory:", scorer_options=opts, quiet=True),
                     log=lambda *_: None).results
-    ch = res["sensitivity"]["chunking"]
+    ch = res.sensitivity["chunking"]
     assert ch["pairs"] == [{"scorer": "minilm", "chunked": "minilm-chunk"}]
-    auroc = {(r["scorer"], r["slice"]): r["auroc"] for r in res["auroc"]}
+    auroc = {(r.scorer, r.slice): r.auroc for r in res.auroc}
     for r in ch["rows"]:
         assert r["auroc"] == auroc[("minilm", r["slice"])] and r["auroc_chunked"] == auroc[("minilm-chunk", r["slice"])]
         assert r["pairs_truncated_chunked"] == 0 and r["diff"] == pytest.approx(r["auroc_chunked"] - r["auroc"])
@@ -146,7 +147,7 @@ def test_chunked_variant_beside_its_truncated_scorer(tmp_path, minilm_path):
     [v] = ch["verdicts"]
     assert v["construct"] == "attribution" and v["before"]["recommended"] in ("lexical", "minilm")
     assert v["after"]["recommended"] in ("lexical", "minilm-chunk")
-    text = format_sensitivity(res)
+    text = format_sensitivity(to_record(res))  # the sensitivity renderer reads results.json's plain form
     assert "Chunked long evidence" in text and "minilm → minilm-chunk" in text
 
 

@@ -12,6 +12,7 @@ from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.data.records import PairTable
 from attrib_audit.errors import UsageError
+from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_transfer
 from attrib_audit.scorers.base import ScoreBatch
 
@@ -42,7 +43,7 @@ def run_transfer(table, scores, n_perm=500):
     config = AuditConfig(scorers=tuple(scores), n_boot=200, seed=3)
     keys = table.slice_keys("dataset")
     st = slice_statistics(table, keys, scores, config)
-    slices, boots = st.slices, st.boots
+    slices, boots = to_record(st.slices), st.boots  # the transfer section reads the rows' JSON form
     key_arr = np.asarray(keys, dtype=object)
     rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices}
     tr = transfer_section(slices, boots, list(scores), rows, table.labels.astype(np.int64), table.evidences,

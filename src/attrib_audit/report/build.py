@@ -4,6 +4,7 @@ is a note too when the file is not as attrib-audit wrote it (its digest fails: e
 in a sealed file it is a bug in report code and propagates (the command exits non-zero), never a note."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import warnings
 from dataclasses import dataclass
@@ -11,7 +12,9 @@ from pathlib import Path
 from typing import Callable
 
 from attrib_audit.errors import LAYOUT_ERRORS as BROAD_LAYOUT_ERRORS
+from attrib_audit.files.jsonfile import SavedDict
 from attrib_audit.files.outdir import REPORT_FILES, check_out_dir, staged_dir
+from attrib_audit.files.records import to_record
 from attrib_audit.report import (
     agreement,
     audit_extras,
@@ -40,12 +43,25 @@ class SectionSpec:
     build: Callable[[ReportInputs, Path], Section | None]
 
 
+def _plain_results(build: Callable[[ReportInputs, Path], Section | None]) -> Callable[[ReportInputs, Path],
+                                                                                    Section | None]:
+    """`build` handed results.json's plain form: the transfer and sensitivity sections read their blocks as parsed
+    JSON (passed through as read, so a key they lack is still a LayoutError)."""
+    def run(inputs: ReportInputs, plots: Path) -> Section | None:
+        res = inputs.results
+        plain = None if res is None else SavedDict(
+            {**to_record(res), "transfer": res.transfer, "sensitivity": res.sensitivity})
+        return build(dataclasses.replace(inputs, results=plain), plots)  # type: ignore[arg-type]
+    return run
+
+
 SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("headline", "Headline", "results", audit_extras.headline),
     SectionSpec("auroc", "AUROC per metric and slice", "results", auroc.build),
     SectionSpec("correlations", "Correlation with the graded human rating", "results", correlations.build),
-    SectionSpec("transfer", "Transfer across datasets", "results", transfer.build),
-    SectionSpec("sensitivity", "Sensitivity: length, truncation and single datasets", "results", sensitivity.build),
+    SectionSpec("transfer", "Transfer across datasets", "results", _plain_results(transfer.build)),
+    SectionSpec("sensitivity", "Sensitivity: length, truncation and single datasets", "results",
+                _plain_results(sensitivity.build)),
     SectionSpec("systems", "System level: ranking generators", "results", systems.build),
     SectionSpec("paired", "Paired differences", "results", audit_extras.paired),
     SectionSpec("evidence", "Truncation and failures", "results", audit_extras.evidence),
@@ -121,8 +137,9 @@ def build_report(folder: str | Path, out: str | Path | None = None, *, png: bool
                 + "; ".join(inputs.ignored) + ".")]))
         drawn = sorted(p.name for p in (stage / "plots").iterdir() if p.suffix in (".png", ".svg"))
         title = "attrib-audit report"
-        tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe, inputs.thresholds)
-                     if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {})
+        tool = (to_record(inputs.results.tool) if inputs.results is not None else
+                next((d["tool"] for d in (inputs.provenance, inputs.probe, inputs.thresholds)
+                      if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {}))
         run = inputs.run_id
         meta = (f"attrib-audit {tool.get('version', '?')} · " + (f"run {run} · " if run else "")
                 + f"read from {', '.join(str(p) for p in inputs.sources.values())} "

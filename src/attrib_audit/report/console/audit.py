@@ -1,10 +1,12 @@
 """What `audit` and `demo` print: the answer first, then the AUROC table with its caveat marks."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
+from attrib_audit.audit.results import AuditResults, SliceRow
+from attrib_audit.files.records import to_record
 from attrib_audit.report import fmt
-from attrib_audit.report.console.grid import MISSING, _ci, _num, grid, short_names
+from attrib_audit.report.console.grid import MISSING, _num, grid, short_names
 from attrib_audit.report.console.sensitivity import format_sensitivity
 from attrib_audit.report.console.systems import format_systems, format_systems_brief
 from attrib_audit.report.console.transfer import format_transfer
@@ -12,9 +14,9 @@ from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.verdict import chance_warning, on_slice, pick
 
 
-def format_verdicts(results: Mapping[str, Any]) -> str:
+def format_verdicts(results: AuditResults) -> str:
     """Per construct: the metric to use, whether it is portable, and what it costs on a new dataset."""
-    tr = results.get("transfer")
+    tr = results.transfer
     if not tr:
         return ""
     unit = statistic_label(tr.get("statistic", "auroc"))
@@ -22,7 +24,7 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
            "naive selector: held-out regret, picked without that dataset):"]
     for c, e in tr["constructs"].items():
         if e["status"] != "ok" and len(e["datasets"]) == 1:
-            out.append("  " + on_slice(c, e["datasets"][0], results["auroc"], results["paired"]).text)
+            out.append("  " + on_slice(c, e["datasets"][0], results.auroc, results.paired).text)
             continue
         if e["status"] != "ok":
             out.append(f"  {c}: no verdict — {e['reason']}")
@@ -37,7 +39,7 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
         out.append(f"{head}; regret {fmt.ci(f['mean'], f['ci_low'], f['ci_high'])}, worst {_num(f['max'])} on "
                    f"{short.get(f['worst_dataset'], f['worst_dataset'])}; naive selector "
                    f"{fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
-        warning = chance_warning(p.metric, e["datasets"], results["auroc"], short)
+        warning = chance_warning(p.metric, e["datasets"], results.auroc, short)
         if warning:
             out.append(f"    caution: {warning}")
     if tr["excluded_slices"]:
@@ -48,54 +50,55 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def format_table(results: Mapping[str, Any]) -> str:
+def format_table(results: AuditResults) -> str:
     """AUROC [95% CI] per slice (rows) and scorer (columns), with n and the caveat marks ✂ ✗ ⊓."""
-    names = [s["scorer"] for s in results["scorers"]]
-    cell = {(r["scorer"], r["slice"]): r for r in results["auroc"]}
-    trunc = {(r["scorer"], r["slice"]): r for r in results["truncation"]}
-    clamped = {(r["scorer"], r["slice"]): r.get("n_clamped", 0) for r in results.get("failures", [])}
+    names = results.scorer_names
+    cell = {(r.scorer, r.slice): r for r in results.auroc}
+    trunc = {(r.scorer, r.slice): r for r in results.truncation}
+    clamped = {(r.scorer, r.slice): r.n_clamped for r in results.failures}
     rows = []
-    for sl in results["slices"]:
-        row = [sl["slice"], str(sl["n"]), str(sl["n_pos"])]
+    for sl in results.slices:
+        row = [sl.slice, str(sl.n), str(sl.n_pos)]
         for name in names:
-            r = cell.get((name, sl["slice"]))
-            if r is None or r["auroc"] is None:
-                row.append("undefined (one class)" if sl["status"] == "one_class" else MISSING)
+            r = cell.get((name, sl.slice))
+            if r is None or r.auroc is None:
+                row.append("undefined (one class)" if sl.status == "one_class" else MISSING)
                 continue
-            t = trunc.get((name, sl["slice"]))
-            mark = f" ✂{t['pairs_truncated']}" if t and t["pairs_truncated"] else ""
-            mark += f" ✗{r['n_failed']}" if r.get("n_failed") else ""
-            mark += f" ⊓{clamped[(name, sl['slice'])]}" if clamped.get((name, sl["slice"])) else ""
-            row.append(_ci(r, "auroc") + mark)
+            t = trunc.get((name, sl.slice))
+            mark = f" ✂{t.pairs_truncated}" if t and t.pairs_truncated else ""
+            mark += f" ✗{r.n_failed}" if r.n_failed else ""
+            mark += f" ⊓{clamped[(name, sl.slice)]}" if clamped.get((name, sl.slice)) else ""
+            row.append(fmt.ci(r.auroc, r.ci_low, r.ci_high) + mark)
         rows.append(row)
     notes = ["AUROC [95% clustered-bootstrap CI]; ✂k = k pairs cut at the scorer's window; "
              "✗k = k failed rows excluded."]
-    notes += weighted_note(results["slices"])
+    notes += weighted_note(results.slices)
     if any(clamped.values()):
         notes.append("⊓k = k judge answers outside [0, 1], clamped to the nearest end and kept.")
-    for u in results.get("unavailable", []):
-        notes.append(f"not run: {u['scorer']} ({u['reason']})")
+    for u in results.unavailable:
+        notes.append(f"not run: {u.scorer} ({u.reason})")
     return "\n".join(grid(["slice", "n", "pos", *names], rows, rule=True) + [""] + notes)
 
 
-def weighted_note(slices: Sequence[Mapping[str, Any]]) -> list[str]:
+def weighted_note(slices: Sequence[SliceRow]) -> list[str]:
     """Which slices' AUROCs are weighted back to a pool (a sampled file), said in words."""
     out = []
     for sl in slices:
-        if sl.get("weighting"):
-            size = f"{sl['pool_size']:.0f}-pair " if fmt.finite(sl.get("pool_size")) else ""
-            out.append(f"{sl['slice']}: weighted to the {size}pool by inclusion probabilities (each labelled pair "
+        if sl.weighting:
+            size = f"{sl.pool_size:.0f}-pair " if fmt.finite(sl.pool_size) else ""
+            out.append(f"{sl.slice}: weighted to the {size}pool by inclusion probabilities (each labelled pair "
                        "stands for 1/inclusion_prob pool pairs), so its AUROCs describe the pool, not the sample.")
     return out
 
 
-def format_answer(results: Mapping[str, Any], verbose: bool = False) -> str:
+def format_answer(results: AuditResults, verbose: bool = False) -> str:
     """What `audit` and `demo` print: the verdicts, the AUROC table, and with `verbose` every other section."""
     parts = [format_verdicts(results), format_table(results)]
-    if results.get("systems"):
-        parts.append(format_systems_brief(results["systems"]))
+    if results.systems is not None:
+        parts.append(format_systems_brief(results.systems))
     if verbose:
-        parts += [format_transfer(results), format_sensitivity(results)]
-        if results.get("systems"):
-            parts.append(format_systems(results["systems"]))
+        plain = to_record(results)  # the transfer and sensitivity renderers read results.json's plain form
+        parts += [format_transfer(plain), format_sensitivity(plain)]
+        if results.systems is not None:
+            parts.append(format_systems(results.systems))
     return "\n\n".join(p.strip("\n") for p in parts if p)
