@@ -70,9 +70,8 @@ def test_threshold_prints_supported_pass_and_marks_a_gate_that_passes_almost_not
 
 
 def test_console_says_when_aurocs_are_weighted_to_a_pool():
-    from results_records import ROW, results
-
     from attrib_audit.report.console import format_table
+    from results_records import ROW, results
 
     res = results(scorers=[{"scorer": "lexical", "signature": "lexical", "n_pairs": 40, "n_unique": 40, "n_cached": 0,
                             "n_scored": 40, "n_batches": 1}],

@@ -52,8 +52,10 @@ def cmd_systems(args: argparse.Namespace) -> int:
         for key, value in DEFAULTS.items():
             if getattr(args, key) is None:
                 setattr(args, key, value)
-        block = run_systems(*spec_from_args(args, log=log_for(args)), log=log_for(args))
-        same = None
+        found_block = run_systems(*spec_from_args(args, log=log_for(args)), log=log_for(args))
+        if found_block is None:  # every slice's rows lack a system: nothing to rank
+            raise UsageError("no slice has rows that name their system: nothing to rank")
+        block, same = found_block, None
     if args.json:
         print(json.dumps(to_record(block), indent=2))
         return 0

@@ -54,7 +54,7 @@ def headline(inputs, plots: Path) -> Section | None:
     heavy = heavy_truncation(view)
     if isinstance(results.transfer, dict):
         # the rows are passed on to report.verdict, which reads them typed
-        sec.add(*headline_blocks(results.transfer, heavy, results.auroc, results.paired))  # type: ignore[arg-type]
+        sec.add(*headline_blocks(results.transfer, heavy, results.auroc, results.paired))
     else:
         sec.add(Note("These results hold no transfer statistics (portability verdicts, leave-one-dataset-out "
                      "regret), so this report cannot say which metric is safe to use on a new dataset; it "

@@ -7,10 +7,19 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence, TypeVar
 
 from attrib_audit.audit.results import AurocRow, PairedRow
+from attrib_audit.files.records import from_record
 from attrib_audit.report import fmt
+
+R = TypeVar("R", AurocRow, PairedRow)
+
+
+def _records(rows: Sequence[R | Mapping[str, Any]], cls: type[R]) -> list[R]:
+    """results.json rows as their records: given as records, or as the file holds them (the transfer section's
+    renderer hands them on as parsed)."""
+    return [r if isinstance(r, cls) else from_record(cls, r, where="results.json") for r in rows]
 
 
 @dataclass(frozen=True)
@@ -75,7 +84,8 @@ def _paired(paired: Sequence[PairedRow], sl: str, a: str, b: str) -> PairedRow |
     return None
 
 
-def on_slice(construct: str, sl: str, auroc: Sequence[AurocRow], paired: Sequence[PairedRow]) -> SliceVerdict:
+def on_slice(construct: str, sl: str, auroc: Sequence[AurocRow | Mapping[str, Any]],
+             paired: Sequence[PairedRow | Mapping[str, Any]]) -> SliceVerdict:
     """The headline for a construct with one labelled dataset `sl`: the best metric that beats chance, its paired
     differences with the others, and what a second dataset would add.
 
@@ -88,7 +98,8 @@ def on_slice(construct: str, sl: str, auroc: Sequence[AurocRow], paired: Sequenc
     Returns:
         The verdict; `metric` is None when no candidate is better than chance (then none is recommended).
     """
-    rows = {r.scorer: r for r in auroc if r.slice == sl and fmt.finite(r.auroc)}
+    rows = {r.scorer: r for r in _records(auroc, AurocRow) if r.slice == sl and fmt.finite(r.auroc)}
+    pairs = _records(paired, PairedRow)
     head = f"{construct} (one dataset, {sl})"
     if not rows:
         return SliceVerdict(construct, sl, "undefined", None, None, [], [], f"{head}: no metric has an AUROC here.")
@@ -104,7 +115,7 @@ def on_slice(construct: str, sl: str, auroc: Sequence[AurocRow], paired: Sequenc
                 "labels each one ranks supported above unsupported answers no better than a coin flip.")
         return SliceVerdict(construct, sl, "at-chance", None, top, [], weak, text + second)
     m = max(good, key=lambda n: rows[n].auroc or 0.0)
-    diffs = {n: _paired(paired, sl, m, n) for n in rows if n != m}
+    diffs = {n: _paired(pairs, sl, m, n) for n in rows if n != m}
     tied = [n for n in good if n != m and (d := diffs[n]) is not None and not d.excludes_zero]
     r = rows[m]
     text = (f"{head}: use {m} — AUROC {fmt.ci(r.auroc, r.ci_low, r.ci_high)}, better than chance "
@@ -119,7 +130,7 @@ def on_slice(construct: str, sl: str, auroc: Sequence[AurocRow], paired: Sequenc
     return SliceVerdict(construct, sl, "tied" if tied else "best", m, top, tied, weak, text + "." + second)
 
 
-def chance_caveat(metric: str, datasets: list[str], auroc: Sequence[AurocRow]) -> str:
+def chance_caveat(metric: str, datasets: list[str], auroc: Sequence[AurocRow | Mapping[str, Any]]) -> str:
     """A sentence naming the datasets where the recommended metric is not better than chance ('' when none).
 
     Args:
@@ -134,7 +145,7 @@ def chance_caveat(metric: str, datasets: list[str], auroc: Sequence[AurocRow]) -
     return f" Caution: {text}." if text else ""
 
 
-def chance_warning(metric: str, datasets: list[str], auroc: Sequence[AurocRow],
+def chance_warning(metric: str, datasets: list[str], auroc: Sequence[AurocRow | Mapping[str, Any]],
                    names: dict[str, str] | None = None) -> str:
     """Where the recommended metric is not better than chance, in words ('' when it beats chance everywhere).
 
@@ -147,7 +158,8 @@ def chance_warning(metric: str, datasets: list[str], auroc: Sequence[AurocRow],
     Returns:
         The warning without a leading label or final full stop.
     """
-    rows = [r for r in auroc if r.scorer == metric and r.slice in datasets and fmt.finite(r.auroc)]
+    rows = [r for r in _records(auroc, AurocRow) if r.scorer == metric and r.slice in datasets
+            and fmt.finite(r.auroc)]
     weak = [r for r in rows if not beats_chance(r)]
     if not weak:
         return ""
