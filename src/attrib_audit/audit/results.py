@@ -228,27 +228,27 @@ class AuditResults:
     """results.json, its keys in the order of these fields (the file adds `digest` last); keys of earlier versions'
     files that are absent read as the defaults."""
 
-    run_id: str
+    run_id: str  # stamped on every file of the run (scores.parquet, bootstrap.npz, derived files)
     tool: ToolInfo
     config: ConfigRecord
-    # one entry per input (path, format, sha256, rows, load options, skipped rows): data.sources' provenance,
-    # whose keys differ by kind of source (a file, an adapter, a Hugging Face split)
-    data: list[dict[str, Any]]
+    # the keys of a data entry differ by kind of source (a file, an adapter, a Hugging Face split)
+    data: list[dict[str, Any]]  # one entry per input: path, format, sha256, rows, load options, skipped rows
     skipped: list[dict[str, Any]] = field(default_factory=list)  # rows skipped with --on-error skip, and why
-    scorers: list[RunStats]
-    unavailable: list[Unavailable] = field(default_factory=list)
-    precomputed: list[PrecomputedRecord] = field(default_factory=list)
+    scorers: list[RunStats]  # each scorer's signature and how many pairs it scored or found cached
+    unavailable: list[Unavailable] = field(default_factory=list)  # scorers that could not run here
+    precomputed: list[PrecomputedRecord] = field(default_factory=list)  # scores computed elsewhere
     slices: list[SliceRow]
     auroc: list[AurocRow]
     paired: list[PairedRow] = field(default_factory=list)
     truncation: list[TruncationRow] = field(default_factory=list)
     failures: list[FailureRow] = field(default_factory=list)
-    transfer: dict[str, Any] | None = None  # typed by TransferSection once merged
-    sensitivity: dict[str, Any] | None = None  # typed by SensitivitySection once merged
+    # the transfer and sensitivity blocks are read as parsed JSON (their own records type them)
+    transfer: dict[str, Any] | None = None  # audit.transfer: does metric quality carry across datasets
+    sensitivity: dict[str, Any] | None = None  # audit.sensitivity: window, chunking, length, single datasets
     systems: SystemsBlock | None = field(default=None, metadata=SKIP)  # only when rows name their system
     correlations: CorrelationSection | None = field(default=None, metadata=SKIP)  # only with a graded rating
     cut_sensitivity: CutSensitivity | None = field(default=None, metadata=SKIP)  # only with a label cut from it
-    elapsed_s: float = math.nan
+    elapsed_s: float = math.nan  # seconds the audit took
     spec: dict[str, Any] | None = field(default=None, metadata=SKIP)  # the run spec (RunSpec), data resolved
     command: list[str] | None = field(default=None, metadata=SKIP)  # the command line that reruns it (cli.rerun)
 

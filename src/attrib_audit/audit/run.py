@@ -224,8 +224,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         command: The command line that reruns it, recorded when given.
 
     Returns:
-        The results (results.json as plain typed dicts), the scores, the slices' bootstraps and the table;
-        `save(folder)` writes results.json, scores.parquet and bootstrap.npz.
+        The results (results.json's records, equal to what `read_results` gives for the saved file), the scores,
+        the slices' bootstraps and the table; `save(folder)` writes results.json, scores.parquet and bootstrap.npz.
 
     Raises:
         UsageError: No requested scorer could run here (each named with why).
@@ -235,8 +235,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         >>> from attrib_audit.data import demo_paths, load_pairs
         >>> table = load_pairs([demo_paths()[0]], construct="attribution")
         >>> config = AuditConfig(scorers=("lexical",), n_boot=50, n_perm=100, cache_path=":memory:", quiet=True)
-        >>> row = run_audit(table, config, log=lambda _line: None).results["auroc"][0]
-        >>> row["slice"], row["scorer"], row["n"], [round(row[k], 3) for k in ("auroc", "ci_low", "ci_high")]
+        >>> row = run_audit(table, config, log=lambda _line: None).results.auroc[0]
+        >>> row.slice, row.scorer, row.n, [round(x, 3) for x in (row.auroc, row.ci_low, row.ci_high)]
         ('attributionbench', 'lexical', 200, [0.706, 0.574, 0.801])
     """
     config = config or AuditConfig()
