@@ -170,6 +170,18 @@ class FailureRow:
     examples: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, kw_only=True)
+class SkippedRow:
+    """A row `--on-error skip` dropped, and why (data.loaders.skip_entry); an adapter's rows skipped by rule are
+    counted per reason instead (`count`, `row` null)."""
+
+    file: str | None
+    row: int | None
+    field: str | None
+    reason: str
+    count: int | None = field(default=None, metadata=SKIP)
+
+
 @dataclass(frozen=True)
 class Unavailable:
     """A requested scorer that could not run here, and why (engine.table.build_scorers)."""
@@ -233,7 +245,7 @@ class AuditResults:
     config: ConfigRecord
     # the keys of a data entry differ by kind of source (a file, an adapter, a Hugging Face split)
     data: list[dict[str, Any]]  # one entry per input: path, format, sha256, rows, load options, skipped rows
-    skipped: list[dict[str, Any]] = field(default_factory=list)  # rows skipped with --on-error skip, and why
+    skipped: list[SkippedRow] = field(default_factory=list)  # rows skipped with --on-error skip, and why
     scorers: list[RunStats]  # each scorer's signature and how many pairs it scored or found cached
     unavailable: list[Unavailable] = field(default_factory=list)  # scorers that could not run here
     precomputed: list[PrecomputedRecord] = field(default_factory=list)  # scores computed elsewhere

@@ -25,6 +25,7 @@ from attrib_audit.audit.results import (
     ConfigRecord,
     FailureRow,
     PairedRow,
+    SkippedRow,
     SliceBoot,
     SliceRow,
     SystemsBlock,
@@ -282,7 +283,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
             precomputed={n: to_record(v) if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
                          for (n, v), p in zip(config.precomputed.items(), external.values())}),
         data=table.origin,
-        skipped=[s for o in table.origin for s in o.get("skipped", [])],
+        skipped=[SkippedRow(file=s["file"], row=s["row"], field=s["field"], reason=s["reason"], count=s.get("count"))
+                 for o in table.origin for s in o.get("skipped", [])],
         scorers=run_stats,
         unavailable=[Unavailable(scorer=u["scorer"], reason=u["reason"]) for u in unavailable],
         precomputed=[p.record(table.ids) for p in external.values()],
