@@ -13,6 +13,7 @@ and the table, which `save` writes beside results.json (scores.parquet, bootstra
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import platform
@@ -179,7 +180,7 @@ class SkippedRow:
     row: int | None
     field: str | None
     reason: str
-    count: int | None = field(default=None, metadata=SKIP)
+    count: int | None = dataclasses.field(default=None, metadata=SKIP)  # `field` above is a key of the row
 
 
 @dataclass(frozen=True)
