@@ -18,6 +18,7 @@ from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_recommendation
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats import auroc, bootstrap_aurocs, paired_auroc_difference
+from results_records import BASE
 
 
 def twins(n=240, seed=0, cluster=3):
@@ -69,7 +70,7 @@ def audit_of_twins(datasets=("d1", "d2"), inclusion_probs=None):
     scores = {"base": _batch(s), "twin": _batch(t)}
     keys = table.slice_keys("dataset")
     st = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=300, seed=1))
-    return table, scores, keys, st.slices, st.auroc, st.paired, st.boots
+    return table, scores, keys, st.slices, to_record(st.auroc), to_record(st.paired), st.boots
 
 
 def test_audit_pairs_on_common_rows_and_records_what_each_scorer_dropped():
@@ -91,7 +92,7 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
     table, scores, keys, slices, _, _, boots = audit_of_twins(inclusion_probs=probs)
     assert (boots["d1"].boot.weights is not None) == weighted
     key_arr = np.asarray(keys, dtype=object)
-    rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices}
+    rows = {s.slice: np.flatnonzero(key_arr == s.slice) for s in slices}
     tr = to_record(transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
                                     {k: b.scores for k, b in scores.items()}, seed=1, n_perm=200))
     a = tr["constructs"]["A"]
@@ -104,7 +105,7 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
     assert [f["mean"] for f in a["regret"]["fixed"]] == [0.0, 0.0]
 
     # select replays the audit's draws on the candidates' common rows: same numbers, no win by failing
-    (tmp_path / "results.json").write_text(json.dumps({"slices": slices}))
+    (tmp_path / "results.json").write_text(json.dumps({**BASE, "run_id": "", "slices": to_record(slices)}))
     write_bootstrap_npz(tmp_path / "bootstrap.npz", boots)
     (rec,) = select_from_results(tmp_path)
     assert rec.in_sample_regret == 0 and rec.held_out_regret == 0 and to_record(rec.rows) == a["rows"]
@@ -123,7 +124,7 @@ def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():
     scores["other"] = _batch(np.where(scored_by_twin, np.nan, scores["base"].scores))
     st = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=100))
     slices, boots = st.slices, st.boots
-    rows = {s["slice"]: np.flatnonzero(np.asarray(keys) == s["slice"]) for s in slices}
+    rows = {s.slice: np.flatnonzero(np.asarray(keys) == s.slice) for s in slices}
     tr = to_record(transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
                                     {k: b.scores for k, b in scores.items()}, seed=1, n_perm=100))
     a = tr["constructs"]["A"]
@@ -149,11 +150,11 @@ def test_select_replays_a_weighted_audit_exactly(tmp_path):
         scores["rough"] = _batch(scores["base"].scores + rng.normal(0, 0.1, len(table)))  # close to base
         st = slice_statistics(table, keys, scores, AuditConfig(scorers=tuple(scores), n_boot=300, seed=1))
         slices, boots = st.slices, st.boots
-        rows = {s["slice"]: np.flatnonzero(np.asarray(keys) == s["slice"]) for s in slices}
+        rows = {s.slice: np.flatnonzero(np.asarray(keys) == s.slice) for s in slices}
         tr = to_record(transfer_section(slices, boots, list(scores), rows, table.labels, table.evidences,
                                         {k: b.scores for k, b in scores.items()}, seed=1, n_perm=100))
         folder.mkdir()
-        (folder / "results.json").write_text(json.dumps({"slices": slices}))
+        (folder / "results.json").write_text(json.dumps({**BASE, "run_id": "", "slices": to_record(slices)}))
         write_bootstrap_npz(folder / "bootstrap.npz", boots)
         (rec,) = select_from_results(folder)
         assert rec.in_sample_regret_ci[1] > 0  # the replicates, hence the weights, matter

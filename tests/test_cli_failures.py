@@ -259,7 +259,7 @@ def test_select_on_a_results_json_that_does_not_match_its_bootstrap(data, tmp_pa
     res["slices"] = [None]
     (out / "results.json").write_text(json.dumps(res))
     assert main(["select", "--results", str(out)]) == 2
-    assert "does not have the layout select reads" in one_line(capsys)
+    assert "results.json: key 'slices[0]': expected an object, got null" in one_line(capsys)
 
 
 @pytest.mark.parametrize("argv, command, reason", [

@@ -65,7 +65,7 @@ def test_ray_audit_and_score_cli_match_local(ray_local, tmp_path):
     a = run_audit(demo, AuditConfig(**cfg, cache_path=":memory:"), log=lambda *_: None).results
     b = run_audit(demo, AuditConfig(**cfg, cache_path=str(tmp_path / "c.sqlite"), engine="ray"),
                   log=lambda *_: None).results
-    assert a["auroc"] == b["auroc"] and a["paired"] == b["paired"]
+    assert a.auroc == b.auroc and a.paired == b.paired
 
     src = demo.origin[1]["path"]
     assert main(["score", src, "--out", str(tmp_path / "l.parquet"), "--no-cache", "--quiet"]) == 0

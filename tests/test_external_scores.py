@@ -123,18 +123,18 @@ def test_python_api_takes_numpy_pandas_pyarrow_and_a_mapping(ab_with_scores):
     lex = np.array([r["lex"] for r in rows])
     cfg = dict(scorers=("lexical",), n_boot=200, n_perm=200, quiet=True, cache_path=":memory:")
     base = run_audit(table, AuditConfig(**cfg), log=lambda *_: None).results
-    ref = {r["slice"]: r for r in base["auroc"]}
+    ref = {r.slice: r for r in base.auroc}
     for given in (lex, pd.Series(lex), pa.array(lex), {r["id"]: r["lex"] for r in rows[::-1]}):
         res = run_audit(table, AuditConfig(**cfg, precomputed={"mine": given}), log=lambda *_: None).results
-        mine = [r for r in res["auroc"] if r["scorer"] == "mine"]
-        assert mine and all(r["auroc"] == ref[r["slice"]]["auroc"] for r in mine)
+        mine = [r for r in res.auroc if r.scorer == "mine"]
+        assert mine and all(r.auroc == ref[r.slice].auroc for r in mine)
     with pytest.raises(ValueError, match="has 3 values for 200 pairs"):
         run_audit(table, AuditConfig(**cfg, precomputed={"mine": lex[:3]}), log=lambda *_: None)
     with pytest.raises(ValueError, match="name of a scorer"):
         run_audit(table, AuditConfig(**cfg, precomputed={"lexical": lex}), log=lambda *_: None)
     nulls = pa.array([None if i < 5 else v for i, v in enumerate(lex)])
     res = run_audit(table, AuditConfig(**cfg, precomputed={"mine": nulls}), log=lambda *_: None).results
-    assert res["precomputed"][0]["n_failed"] == 5
+    assert res.precomputed[0].n_failed == 5
 
 
 # --- evaluator exports: fixtures written from each tool's documented output format --------------------------

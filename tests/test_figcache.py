@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from attrib_audit.audit.transfer import TransferSection, transfer_of
+from attrib_audit.audit.transfer import TransferSection
 from attrib_audit.files.paths import figures_path
+from attrib_audit.files.records import from_record
 from attrib_audit.report import style
 from attrib_audit.report.transfer import regret_plot
 
@@ -20,7 +21,7 @@ DATA = Path(__file__).parent / "data"
 
 def _rec(block: dict) -> TransferSection:
     """A saved transfer block as the record the plot takes."""
-    return transfer_of({"transfer": block}, "report_transfer_demo.json")
+    return from_record(TransferSection, block, where="report_transfer_demo.json")
 
 
 @pytest.fixture
@@ -97,8 +98,9 @@ def test_a_report_rebuilt_from_the_same_results_imports_no_matplotlib(transfer, 
     """The point of the cache: a cached rerun's report does not pay for importing and running matplotlib."""
     (tmp_path / "transfer.json").write_text(json.dumps(transfer))
     child = ("import json, sys; from pathlib import Path; from attrib_audit.report.transfer import regret_plot; "
-             "from attrib_audit.audit.transfer import transfer_of; "
-             "fig = regret_plot(transfer_of({'transfer': json.loads(Path(sys.argv[1]).read_text())}, 't'), "
+             "from attrib_audit.audit.transfer import TransferSection; "
+             "from attrib_audit.files.records import from_record; "
+             "fig = regret_plot(from_record(TransferSection, json.loads(Path(sys.argv[1]).read_text())), "
              "Path(sys.argv[2])); "
              "print(fig.svg.stat().st_size, 'matplotlib' in sys.modules)")
     env = {**os.environ, "ATTRIB_AUDIT_HOME": str(tmp_path / "home")}

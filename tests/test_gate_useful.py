@@ -71,15 +71,17 @@ def test_threshold_prints_supported_pass_and_marks_a_gate_that_passes_almost_not
 
 def test_console_says_when_aurocs_are_weighted_to_a_pool():
     from attrib_audit.report.console import format_table
+    from results_records import ROW, results
 
-    res = {"scorers": [{"scorer": "lexical"}], "auroc": [{"scorer": "lexical", "slice": "wice", "auroc": 0.6,
-                                                        "ci_low": 0.5, "ci_high": 0.7}],
-           "truncation": [], "failures": [],
-           "slices": [{"slice": "wice", "n": 40, "n_pos": 12, "status": "ok", "pool_size": 150.0,
-                       "weighting": "horvitz-thompson: each pair weighs 1/inclusion_prob"}]}
+    res = results(scorers=[{"scorer": "lexical", "signature": "lexical", "n_pairs": 40, "n_unique": 40, "n_cached": 0,
+                            "n_scored": 40, "n_batches": 1}],
+                  auroc=[{"scorer": "lexical", "slice": "wice", "auroc": 0.6, "ci_low": 0.5, "ci_high": 0.7, **ROW}],
+                  slices=[{"slice": "wice", "n": 40, "n_pos": 12, "n_groups": 40, "construct": "fact-check",
+                           "status": "ok", "pool_size": 150.0,
+                           "weighting": "horvitz-thompson: each pair weighs 1/inclusion_prob"}])
     assert "wice: weighted back to its pool by inclusion probabilities" in format_table(res)
     # a disagreement sample's weights sum to the pool size only in expectation: 143.4 for a pool of 150 pairs
-    res["slices"][0]["pool_size"] = 143.4
+    res = replace(res, slices=[replace(res.slices[0], pool_size=143.4)])
     text = format_table(res)
     assert "together about 143, the pool's size in expectation" in text and "143-pair pool" not in text
 

@@ -125,16 +125,16 @@ def test_junk_refusals_and_malformed_replies_are_counted_failures(rules, tmp_pat
     opts = {"url": rules.url, "model": "rules", "request_cache": str(tmp_path / "req.sqlite"), "backoff": 0.01}
     res = run_audit(table, AuditConfig(scorers=("judge", "lexical"), n_boot=200, cache_path=str(tmp_path / "s.sqlite"),
                                        scorer_options={"judge": opts}, quiet=True), log=lambda *_: None)
-    fail = res.results["failures"][0]
-    assert fail["n_failed"] == 3
-    assert any("lorem ipsum" in f for f in fail["examples"]) and any(f.startswith("refusal") for f in fail["examples"])
-    assert any("not a chat completion" in f for f in fail["examples"])
-    row = res.results["auroc"][0]
-    assert row["n_failed"] == 3 and row["n"] == 3  # failures excluded, never imputed
+    fail = res.results.failures[0]
+    assert fail.n_failed == 3
+    assert any("lorem ipsum" in f for f in fail.examples) and any(f.startswith("refusal") for f in fail.examples)
+    assert any("not a chat completion" in f for f in fail.examples)
+    row = res.results.auroc[0]
+    assert row.n_failed == 3 and row.n == 3  # failures excluded, never imputed
     assert np.isnan(res.scores["judge"].scores[:3]).all()
     # the comparison with lexical uses the 3 rows the judge scored, and says so (results and report)
-    (pair,) = res.results["paired"]
-    assert pair["n"] == 3 and pair["n_dropped"] == {"judge": 3, "lexical": 0}
+    (pair,) = res.results.paired
+    assert pair.n == 3 and pair.n_dropped == {"judge": 3, "lexical": 0}
     from types import SimpleNamespace
 
     from attrib_audit.report.audit_extras import paired
@@ -224,7 +224,7 @@ def test_answers_outside_0_1_are_clamped_and_counted_per_slice(rules, tmp_path):
     np.testing.assert_array_equal(res.scores["judge"].scores[:3], [1.0, 0.0, 1.0])  # 1.7 → 1, −0.2 → 0, kept
     np.testing.assert_array_equal(res.scores["judge-label"].scores[:3], [1.0, 1.0, 1.0])  # 120% → 1; not, −0.5 → 1 − 0
     res = res.results
-    counts = {(f["scorer"], f["slice"]): (f["n_clamped"], f["n_failed"]) for f in res["failures"]}
+    counts = {(f.scorer, f.slice): (f.n_clamped, f.n_failed) for f in res.failures}
     assert counts == {("judge", "a"): (3, 0), ("judge", "b"): (1, 0), ("judge-label", "a"): (3, 0),
                       ("judge-label", "b"): (1, 0)}
     text = format_table(res)

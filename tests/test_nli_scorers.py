@@ -139,7 +139,7 @@ def test_absent_weights_one_line_and_audit_runs_the_rest(monkeypatch, tmp_path):
     table = load_demo()
     res = run_audit(table, AuditConfig(scorers=("lexical", "nli-mnli"), n_boot=20,
                                        cache_path=str(tmp_path / "c.sqlite"), quiet=True), log=lines.append)
-    assert [u["scorer"] for u in res.results["unavailable"]] == ["nli-mnli"]
+    assert [u.scorer for u in res.results.unavailable] == ["nli-mnli"]
     assert len(lines) == 1 and lines[0].startswith("[skip] nli-mnli:") and "\n" not in lines[0]
     assert list(res.scores) == ["lexical"]
 

@@ -214,36 +214,49 @@ def test_transfer_section_from_saved_transfer_statistics(demo, tmp_path):
     assert "| minilm | no | begin:wow/gpt2 | no | begin:wow/gpt2 |" in md  # boundary-dialogue breaks on gpt2
 
 
-def test_unexpected_layout_becomes_a_note_not_a_crash(demo, tmp_path):
-    def damage(res):
-        res["paired"] = [{"surprise": 1}]
-        res["transfer"] = {"constructs": {"attribution": {"status": "ok", "regret": {}}}}
-        del res["truncation"]
-    folder = copy_results(demo[0], tmp_path, damage)
-    paths = build_report(folder)
-    assert paths.skipped == ["transfer", "paired"]
-    md = paths.markdown.read_text()
-    assert "This section was skipped: " in md and "missing key 'scorer_a'" in md
-    assert "The verdicts were skipped: the saved transfer statistics do not have the layout" in md
-    assert "results.json: key 'transfer.level' is missing" in md  # the transfer section's note names file and key
+def test_a_file_without_truncation_rows_still_draws_the_failures(demo, tmp_path):
+    """A file without the truncation rows (an earlier version) reads them as empty: the failures are still drawn."""
+    folder = copy_results(demo[0], tmp_path, lambda res: res.pop("truncation"))
+    md = build_report(folder).markdown.read_text()
     assert "## Truncation and failures" in md  # failures still shown without truncation
     assert "## AUROC per metric and slice" in md and "(10% of pairs" not in md
 
 
+def test_a_transfer_block_of_another_layout_is_refused_in_one_line(demo, tmp_path):
+    """The transfer block is checked with the rest of the file: one line naming the file and the missing key."""
+    def damage(res):
+        res["transfer"] = {"constructs": {"attribution": {"status": "ok", "regret": {}}}}
+    folder = copy_results(demo[0], tmp_path, damage)
+    with pytest.raises(ReportError, match=r"results\.json: key 'transfer\.level' is missing$"):
+        build_report(folder)
+
+
+def test_a_row_of_another_layout_is_refused_in_one_line(demo, tmp_path):
+    """The typed rows are checked when the file is read: a paired row without its fields names the file and key."""
+    folder = copy_results(demo[0], tmp_path, lambda res: res.update(paired=[{"surprise": 1}]))
+    with pytest.raises(ReportError, match=r"results\.json: key 'paired\[0\]\.scorer_a' is missing$"):
+        build_report(folder)
+
+
 def test_failures_and_one_class_slices_are_visible(tmp_path):
+    from results_records import BASE
+
     res = {
-        "config": {"ci": "95% CI", "n_boot": 100, "seed": 3, "scorers": ["judge"], "slice_by": "dataset"},
-        "scorers": [{"scorer": "judge", "signature": "judge:v1"}],
-        "slices": [{"slice": "a", "n": 50, "n_pos": 20, "construct": "attribution", "status": "ok"},
-                   {"slice": "b", "n": 8, "n_pos": 8, "construct": "attribution", "status": "one_class"}],
-        "auroc": [{"scorer": "judge", "slice": "a", "auroc": 0.7, "ci_low": 0.6, "ci_high": 0.8, "n": 47,
-                   "n_failed": 3},
+        **BASE,
+        "config": {**BASE["config"], "ci": "95% CI", "n_boot": 100, "seed": 3, "scorers": ["judge"]},
+        "scorers": [{"scorer": "judge", "signature": "judge:v1", "n_pairs": 58, "n_unique": 58, "n_cached": 0,
+                     "n_scored": 58, "n_batches": 1}],
+        "slices": [{"slice": "a", "n": 50, "n_pos": 20, "n_groups": 50, "construct": "attribution", "status": "ok"},
+                   {"slice": "b", "n": 8, "n_pos": 8, "n_groups": 8, "construct": "attribution",
+                    "status": "one_class"}],
+        "auroc": [{"scorer": "judge", "slice": "a", "auroc": 0.7, "ci_low": 0.6, "ci_high": 0.8, "n": 47, "n_pos": 20,
+                   "n_groups": 47, "n_failed": 3},
                   {"scorer": "judge", "slice": "b", "auroc": None, "ci_low": None, "ci_high": None, "n": 8,
-                   "note": "one class in slice: AUROC undefined"}],
+                   "n_pos": 8, "n_groups": 8, "note": "one class in slice: AUROC undefined"}],
         "failures": [{"scorer": "judge", "slice": "a", "n": 50, "n_failed": 3, "examples": ["unparseable: 'maybe'"]},
                      {"scorer": "judge", "slice": "b", "n": 8, "n_failed": 0, "examples": []}],
-        "truncation": [{"scorer": "judge", "slice": "a", "n": 50, "pairs_truncated": 30, "share_tokens_cut": 0.25,
-                        "mean_chunks": 1.0}],
+        "truncation": [{"scorer": "judge", "slice": "a", "n": 50, "pairs_truncated": 30, "tokens_truncated": 300,
+                        "input_tokens": 1200, "share_tokens_cut": 0.25, "mean_chunks": 1.0}],
     }
     (tmp_path / "results.json").write_text(json.dumps(res))
     md = build_report(tmp_path).markdown.read_text()

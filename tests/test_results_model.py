@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from attrib_audit.audit import AuditConfig, read_results, run_audit
-from attrib_audit.audit.results import to_json
+from attrib_audit.audit.results import AurocRow, to_json
 from attrib_audit.audit.run import run_spec
 from attrib_audit.audit.sensitivity import WindowRescore, WindowScorer, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, ScorerChoice, StatsSpec
-from attrib_audit.audit.transfer import transfer_of
 from attrib_audit.data import DataSpec, FileSource, load_pairs
-from attrib_audit.files.jsonfile import LayoutError, plain
+from attrib_audit.files.jsonfile import plain
+from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch
 
 KEYS = ["run_id", "tool", "config", "data", "skipped", "scorers", "unavailable", "precomputed", "slices", "auroc",
@@ -45,22 +45,25 @@ def test_run_spec_returns_the_results_whole_and_the_file_reads_back_byte_for_byt
     command = ["attrib-audit", "audit", str(pairs), "--scorers", "lexical", "--out", "OUT"]
     result = run_spec(spec, Local(cache=":memory:", quiet=True), log=lambda _m: None, command=command)
     res = result.results
-    assert list(res) == [*KEYS, "spec", "command"] and res["command"] == command
-    assert res["spec"]["data"]["files"][0]["format"] == "pairs" and len(res["spec"]["data"]["files"][0]["sha256"]) == 64
-    assert res == plain(res) and json.loads(json.dumps(res, allow_nan=False)) == res  # plain JSON values throughout
+    record = to_record(res)
+    assert list(record) == [*KEYS, "spec", "command"] and res.command == command
+    assert res.spec is not None and res.spec["data"]["files"][0]["format"] == "pairs"
+    assert len(res.spec["data"]["files"][0]["sha256"]) == 64
+    assert record == plain(record) and json.loads(json.dumps(record, allow_nan=False)) == record  # plain JSON values
     folder = tmp_path / "out"
     result.save(folder)
     text = (folder / "results.json").read_text()
     back = read_results(folder, "test")
-    assert to_json(back) == text and back["auroc"] == res["auroc"]
-    with pytest.raises(LayoutError):  # a key the file lacks says so: the reader's callers turn it into one line
-        back["auroc"][0]["no such key"]
+    assert back == res and to_json(back) == text and back.auroc == res.auroc  # the very records run_audit returned
+    row = back.auroc[0]
+    assert isinstance(row, AurocRow) and row.chance is not None and row.note is None
+    assert list(json.loads(text)["auroc"][0])[-3:] == ["p_chance", "p_chance_holm", "beats_chance"]
 
 
 def test_run_audit_from_python_records_no_spec_or_command(pairs):
     res = run_audit(load_pairs(pairs), AuditConfig(scorers=("lexical",), n_boot=30, n_perm=30, cache_path=":memory:",
                                                    quiet=True), log=lambda _m: None).results
-    assert list(res) == KEYS
+    assert list(to_record(res)) == KEYS and res.spec is None and res.command is None
 
 
 def test_the_sensitivity_section_takes_rescored_scores_and_scores_nothing(pairs):
@@ -71,8 +74,9 @@ def test_the_sensitivity_section_takes_rescored_scores_and_scores_nothing(pairs)
     window = WindowRescore(64, {"lexical": flipped}, [WindowScorer(scorer="lexical", window=128, window_alt=64,
                                                                    signature_alt="lexical@64")], [], [])
     config = AuditConfig(n_boot=30, n_perm=30)
-    sen = sensitivity_section(result.table, result.slice_keys, result.scores, result.boots, result.results["slices"],
-                              transfer_of(result.results, "results.json"), config, window)
+    assert result.results.transfer is not None
+    sen = sensitivity_section(result.table, result.slice_keys, result.scores, result.boots, result.results.slices,
+                              result.results.transfer, config, window)
     assert sen.window is not None
     rows = {r.slice: r for r in sen.window.rows}
     assert sorted(rows) == ["d1", "d2", "d3"] and sen.window.scoring == []

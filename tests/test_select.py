@@ -1,7 +1,6 @@
 import numpy as np
 
 from attrib_audit.audit.select import recommend
-from attrib_audit.audit.transfer import transfer_of
 from attrib_audit.files.records import to_record
 from attrib_audit.stats.transfer import AurocMatrix
 
@@ -74,14 +73,16 @@ def test_recommend_declines_when_nothing_beats_chance_anywhere():
 
 
 def _one_dataset_results(beats):
+    from results_records import PAIRED, ROW, results
+
     auroc = [{"scorer": n, "slice": "wice", "auroc": a, "ci_low": a - 0.1, "ci_high": a + 0.1, "p_chance": p,
-              "p_chance_holm": p, "beats_chance": b} for n, a, p, b in beats]
+              "p_chance_holm": p, "beats_chance": b, **ROW} for n, a, p, b in beats]
     paired = [{"scorer_a": "lexical", "scorer_b": "minilm", "slice": "wice", "diff": 0.016, "ci_low": -0.1,
-               "ci_high": 0.13, "excludes_zero": False}]
-    return {"transfer": {"level": 0.95, "n_perm": 100, "notes": [], "slices": [],
-                         "constructs": {"fact-check": {"datasets": ["wice"], "status": "insufficient",
-                                                       "reason": "one dataset of this construct"}},
-                         "excluded_slices": []}, "auroc": auroc, "paired": paired}
+               "ci_high": 0.13, "excludes_zero": False, **PAIRED}]
+    return results(transfer={"level": 0.95, "n_perm": 100, "notes": [], "slices": [],
+                             "constructs": {"fact-check": {"datasets": ["wice"], "status": "insufficient",
+                                                           "reason": "one dataset of this construct"}},
+                             "excluded_slices": []}, auroc=auroc, paired=paired)
 
 
 def test_one_dataset_headline_says_at_chance_in_terminal_and_report():
@@ -89,10 +90,10 @@ def test_one_dataset_headline_says_at_chance_in_terminal_and_report():
     from attrib_audit.report.transfer import headline_blocks
 
     res = _one_dataset_results([("lexical", 0.544, 0.2, False), ("minilm", 0.528, 0.3, False)])
-    text = format_verdicts(transfer_of(res, "results.json"), res["auroc"], res["paired"])
+    text = format_verdicts(res.transfer, res.auroc, res.paired)
     assert "no candidate is better than chance on this data (best: lexical, AUROC 0.544 [0.444, 0.644]" in text
     assert "no verdict" not in text and "use " not in text
-    blocks = headline_blocks(transfer_of(res, "results.json"), None, res["auroc"], res["paired"])
+    blocks = headline_blocks(res.transfer, None, res.auroc, res.paired)
     assert "no candidate is better than chance" in blocks[0].text
 
 
@@ -100,7 +101,7 @@ def test_one_dataset_headline_gives_the_on_target_verdict():
     from attrib_audit.report.console import format_verdicts
 
     res = _one_dataset_results([("lexical", 0.80, 1e-5, True), ("minilm", 0.78, 1e-4, True)])
-    text = format_verdicts(transfer_of(res, "results.json"), res["auroc"], res["paired"])
+    text = format_verdicts(res.transfer, res.auroc, res.paired)
     assert "fact-check (one dataset, wice): use lexical" in text and "minilm +0.016 [-0.100, +0.130]" in text
     assert "Tied with minilm" in text and "second labelled dataset" in text
 

@@ -9,7 +9,7 @@ from sklearn.metrics import roc_auc_score
 
 import tiny_hf
 from attrib_audit.audit import AuditConfig, run_audit
-from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section, sensitivity_of
+from attrib_audit.audit.sensitivity import evidence_words, length_section, lodo_section
 from attrib_audit.cli import main
 from attrib_audit.data import load_demo
 from attrib_audit.files.records import to_record
@@ -137,9 +137,10 @@ def test_chunked_variant_beside_its_truncated_scorer(tmp_path, minilm_path):
     res = run_audit(table, AuditConfig(scorers=("lexical", "minilm", "minilm-chunk"), slice_by="source", n_boot=50,
                                        n_perm=50, cache_path=":memory:", scorer_options=opts, quiet=True),
                     log=lambda *_: None).results
-    ch = res["sensitivity"]["chunking"]
+    assert res.sensitivity is not None
+    ch = to_record(res.sensitivity)["chunking"]  # as results.json holds it
     assert ch["pairs"] == [{"scorer": "minilm", "chunked": "minilm-chunk"}]
-    auroc = {(r["scorer"], r["slice"]): r["auroc"] for r in res["auroc"]}
+    auroc = {(r.scorer, r.slice): r.auroc for r in res.auroc}
     for r in ch["rows"]:
         assert r["auroc"] == auroc[("minilm", r["slice"])] and r["auroc_chunked"] == auroc[("minilm-chunk", r["slice"])]
         assert r["pairs_truncated_chunked"] == 0 and r["diff"] == pytest.approx(r["auroc_chunked"] - r["auroc"])
@@ -147,7 +148,7 @@ def test_chunked_variant_beside_its_truncated_scorer(tmp_path, minilm_path):
     [v] = ch["verdicts"]
     assert v["construct"] == "attribution" and v["before"]["recommended"] in ("lexical", "minilm")
     assert v["after"]["recommended"] in ("lexical", "minilm-chunk")
-    text = format_sensitivity(sensitivity_of(res, "results.json"))
+    text = format_sensitivity(res.sensitivity)
     assert "Chunked long evidence" in text and "minilm → minilm-chunk" in text
 
 

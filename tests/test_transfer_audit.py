@@ -7,12 +7,12 @@ from sklearn.metrics import average_precision_score
 from attrib_audit.audit import AuditConfig
 from attrib_audit.audit.run import slice_statistics
 from attrib_audit.audit.select import select_from_results
-from attrib_audit.audit.transfer import transfer_of, transfer_section
+from attrib_audit.audit.transfer import TransferSection, transfer_section
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.data.records import PairTable
 from attrib_audit.errors import UsageError
-from attrib_audit.files.records import to_record
+from attrib_audit.files.records import from_record, to_record
 from attrib_audit.report.console import format_transfer
 from attrib_audit.scorers.base import ScoreBatch
 
@@ -45,7 +45,7 @@ def run_transfer(table, scores, n_perm=500):
     st = slice_statistics(table, keys, scores, config)
     slices, boots = st.slices, st.boots
     key_arr = np.asarray(keys, dtype=object)
-    rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices}
+    rows = {s.slice: np.flatnonzero(key_arr == s.slice) for s in slices}
     tr = transfer_section(slices, boots, list(scores), rows, table.labels.astype(np.int64), table.evidences,
                           {k: b.scores for k, b in scores.items()}, seed=3, n_perm=n_perm)
     return to_record(tr), rows
@@ -71,7 +71,7 @@ def test_constructs_are_never_pooled_and_undeclared_slices_are_excluded():
     assert a["kendall_tau"]["tau"][i][j] < 0 and a["kendall_tau"]["tau"][j][k] == 1
     flips = {frozenset((f["metric_a"], f["metric_b"])): f for f in a["sign_flips"]}
     assert set(flips[frozenset(("flip", "noise"))]["a_better_on"]) == {"d1"}
-    text = format_transfer(transfer_of({"transfer": tr}, "results.json"), list(scores))
+    text = format_transfer(from_record(TransferSection, tr), list(scores))
     assert "excluded from transfer: u" in text and "construct 'C'" in text and "not computed" in text
 
 

@@ -1,12 +1,13 @@
 """MkDocs hook: the docs' generated parts, made from the code at build time so that they cannot drift from it.
 
 `<!-- generated: cli -->` becomes the CLI reference (attrib_audit.cli.reference, from the parser itself) and
-`<!-- generated: results-json -->` the fields of results.json (from the TypedDicts of attrib_audit.audit.results,
+`<!-- generated: results-json -->` the fields of results.json (from the records of attrib_audit.audit.results,
 with the comment each field carries there). Every code block gets its width in characters (`--cols`), so the
 stylesheet can shrink the font of a wide terminal table until it fits the text column instead of clipping it.
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import inspect
 import re
@@ -41,8 +42,9 @@ def code_widths(content: str) -> str:
 
 
 def results_markdown() -> str:
-    """One table per TypedDict reachable from AuditResults, top level first."""
+    """One table per record reachable from AuditResults, top level first."""
     from attrib_audit.audit import results
+    results._bind_records()  # their names resolve AuditResults' hints
     seen, order, todo = set(), [], [results.AuditResults]
     while todo:
         cls = todo.pop(0)
@@ -54,8 +56,8 @@ def results_markdown() -> str:
     return "\n".join(_table(cls) for cls in order)
 
 
-def _is_typeddict(t) -> bool:
-    return isinstance(t, type) and hasattr(t, "__required_keys__")
+def _is_record(t) -> bool:
+    return isinstance(t, type) and dataclasses.is_dataclass(t)
 
 
 def _nested(cls) -> list:
@@ -64,7 +66,7 @@ def _nested(cls) -> list:
         stack = [hint]
         while stack:
             t = stack.pop()
-            if _is_typeddict(t):
+            if _is_record(t):
                 found.append(t)
             stack.extend(typing.get_args(t))
     return found
@@ -81,10 +83,8 @@ def _comments(cls) -> dict[str, str]:
 
 
 def _type_name(t) -> str:
-    if _is_typeddict(t):
+    if _is_record(t):
         return f"[{t.__name__}](#{t.__name__.lower()})"
-    if typing.get_origin(t) is typing.NotRequired:
-        return _type_name(typing.get_args(t)[0])
     args = typing.get_args(t)
     origin = typing.get_origin(t)
     if origin is typing.Union or type(t).__name__ == "UnionType":
@@ -94,11 +94,25 @@ def _type_name(t) -> str:
     return "None" if t is type(None) else getattr(t, "__name__", str(t).replace("typing.", ""))
 
 
-def _table(cls) -> str:
-    doc = inspect.cleandoc(cls.__doc__ or "")  # its own docstring, not dict's
-    hints = typing.get_type_hints(cls, include_extras=True)
+def _rows(cls, optional: bool = False) -> list[str]:
+    """A record's keys as table rows, in the order they are written; an inline part's keys in its place."""
+    hints = typing.get_type_hints(cls)
     notes = {k: v.replace("|", "\\|") for k, v in _comments(cls).items()}
-    rows = [f"| `{k}` | {_type_name(t)} | {'when present' if typing.get_origin(t) is typing.NotRequired else 'yes'} | "
-            f"{notes.get(k, '')} |" for k, t in hints.items()]
+    rows = []
+    for f in dataclasses.fields(cls):
+        if f.metadata.get("omit"):
+            continue
+        sometimes = optional or bool(f.metadata.get("skip_default"))
+        if f.metadata.get("inline"):
+            part = next(a for a in (hints[f.name], *typing.get_args(hints[f.name])) if _is_record(a))
+            rows += _rows(part, sometimes)
+            continue
+        rows.append(f"| `{f.metadata.get('json', f.name)}` | {_type_name(hints[f.name])} | "
+                    f"{'when present' if sometimes else 'yes'} | {notes.get(f.name, '')} |")
+    return rows
+
+
+def _table(cls) -> str:
+    doc = inspect.cleandoc(cls.__doc__ or "")
     return (f"### {cls.__name__}\n\n{doc}\n\n| field | type | always | what it holds |\n|---|---|---|---|\n"
-            + "\n".join(rows) + "\n")
+            + "\n".join(_rows(cls)) + "\n")

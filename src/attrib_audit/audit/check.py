@@ -19,12 +19,11 @@ from typing import Any, Callable
 from attrib_audit import __version__
 from attrib_audit.audit.results import AuditResult, AuditResults, read_results
 from attrib_audit.audit.run import run_spec
-from attrib_audit.audit.sensitivity import check_saved_blocks
 from attrib_audit.audit.spec import LOCAL_OPTIONS, Local, RunSpec
 from attrib_audit.audit.trust import Asked, check_file_spec
 from attrib_audit.errors import InputError, SpecError
 from attrib_audit.files.hashing import file_sha256
-from attrib_audit.files.jsonfile import plain
+from attrib_audit.files.records import to_record
 
 DEFAULT_TOLERANCE = 1e-9
 # what two faithful runs may differ in: not compared
@@ -70,8 +69,8 @@ def diff(a: Any, b: Any, path: str = "", tolerance: float = 0.0) -> list[str]:
 
 
 def comparable(results: AuditResults) -> dict:
-    """results.json less what two faithful runs may differ in."""
-    out: dict[str, Any] = {k: v for k, v in results.items() if k not in IGNORED_TOP}
+    """results.json (its plain form) less what two faithful runs may differ in."""
+    out: dict[str, Any] = {k: v for k, v in to_record(results).items() if k not in IGNORED_TOP}
     if isinstance(out.get("scorers"), list):
         out["scorers"] = [{k: v for k, v in s.items() if k not in IGNORED_SCORER_STATS} if isinstance(s, dict) else s
                           for s in out["scorers"]]
@@ -106,21 +105,19 @@ def rescore_local(local: Local) -> Local:
 
 
 def read_recorded(folder: str | Path) -> AuditResults:
-    """DIR/results.json to check, its transfer and sensitivity blocks read through their records (a value of the
-    wrong type is a CheckError naming the file and key)."""
-    recorded = read_results(folder, "audit --check", CheckError)
-    check_saved_blocks(recorded, Path(folder) / "results.json", CheckError)
-    return recorded
+    """DIR/results.json to check, read through its records (a value of the wrong type is a CheckError naming the file
+    and key)."""
+    return read_results(folder, "audit --check", CheckError)
 
 
 def recorded_spec(recorded: AuditResults, folder: str | Path) -> RunSpec:
     """The run spec results.json recorded; CheckError when there is none or it does not parse."""
-    if "spec" not in recorded:
+    if recorded.spec is None:
         raise CheckError(f"{Path(folder) / 'results.json'}: no run spec recorded (written by an older attrib-audit); "
                          "rerun the audit")
     where = f"{Path(folder) / 'results.json'}: spec"
     try:
-        return RunSpec.from_dict(recorded["spec"], where=where)
+        return RunSpec.from_dict(recorded.spec, where=where)
     except SpecError as exc:  # a field's own check (data.construct, ...) does not know the file it came from
         msg = str(exc)
         raise CheckError(msg if msg.startswith(where) else f"{where}.{msg}") from None
@@ -137,7 +134,7 @@ def check(folder: str | Path, local: Local, *, tolerance: float = DEFAULT_TOLERA
     problems = _data_problems(spec)
     if problems:
         return problems, None
-    then = (recorded.get("tool") or {}).get("version") if isinstance(recorded.get("tool"), dict) else None
+    then = recorded.tool.version
     if then != __version__:
         log(f"note: results.json was written by attrib-audit {then}, this is {__version__}")
     if rescore:
@@ -151,7 +148,7 @@ def check(folder: str | Path, local: Local, *, tolerance: float = DEFAULT_TOLERA
         + "; ".join(local.describe(spec.scorer_names)) + ("; scores recomputed (--rescore)" if rescore else ""))
     log(f"check: numbers must agree within ±{tolerance:g} (absolute); everything else exactly")
     rerun = run_spec(spec, local, log=log)
-    fresh = sum(x["n_scored"] for x in rerun.results["scorers"])
+    fresh = sum(x.n_scored for x in rerun.results.scorers)
     if fresh and not rescore:
         log(f"note: {fresh} pairs were not in the cache and were scored anew")
-    return diff(comparable(plain(recorded)), comparable(rerun.results), tolerance=tolerance), rerun
+    return diff(comparable(recorded), comparable(rerun.results), tolerance=tolerance), rerun

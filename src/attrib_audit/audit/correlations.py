@@ -10,14 +10,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from attrib_audit.audit.config import TRANSFER_STATISTICS
 from attrib_audit.data.labels import RatingCut
 from attrib_audit.data.records import PairTable
-from attrib_audit.files.records import to_record
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, percentile_ci, slice_rng
 from attrib_audit.stats.correlation import (
     Correlation,
@@ -111,8 +110,8 @@ def slice_correlations(name: str, rating: np.ndarray, scores: Mapping[str, np.nd
 
 
 def correlation_section(table: PairTable, keys: Sequence[str], scores: Mapping[str, np.ndarray], *, n_boot: int,
-                        level: float, seed: int) -> dict[str, Any] | None:
-    """The correlation block of results.json (plain data), or None when no row has a rating."""
+                        level: float, seed: int) -> CorrelationSection | None:
+    """The correlation block of results.json, or None when no row has a rating."""
     if table.ratings is None:
         return None
     key_arr = np.asarray(keys, dtype=object)
@@ -139,7 +138,7 @@ def correlation_section(table: PairTable, keys: Sequence[str], scores: Mapping[s
              "n_missing counts rows a metric has no score for; they are left out of that metric only")
     section = CorrelationSection(rating=rating_column(table), level=level, n_boot=n_boot, n_perm=N_PERM,
                                  groupings=dict(GROUPING_NAMES), notes=notes, slices=tuple(out))
-    return to_record(section)
+    return section
 
 
 # ---- a correlation as the transfer statistic (`--statistic`) ------------------------------------------------------
@@ -307,7 +306,7 @@ def cut_rows(name: str, rating: np.ndarray, scores: Mapping[str, np.ndarray], gr
 
 
 def cut_sensitivity(table: PairTable, keys: Sequence[str], scores: Mapping[str, np.ndarray], *, n_boot: int,
-                    level: float, seed: int) -> dict[str, Any] | None:
+                    level: float, seed: int) -> CutSensitivity | None:
     """With a label derived from the rating (`--label-from-rating >=c` or `>c`): the AUROC and the recommended
     metric at every cut `rating >= v` that leaves both classes, per slice; None without a derived label."""
     text = next((o.get("load", {}).get("label_from_rating") for o in table.origin
@@ -330,4 +329,4 @@ def cut_sensitivity(table: PairTable, keys: Sequence[str], scores: Mapping[str, 
              f"cut ({cut}) is marked",
              f"AUROC with {level:.0%} clustered-bootstrap CIs ({n_boot} resamples of `group`); best = highest AUROC "
              "on the rows every metric scored, tied = metrics whose paired CI against it includes zero")
-    return to_record(CutSensitivity(cut=str(cut), level=level, n_boot=n_boot, notes=notes, rows=tuple(rows)))
+    return CutSensitivity(cut=str(cut), level=level, n_boot=n_boot, notes=notes, rows=tuple(rows))

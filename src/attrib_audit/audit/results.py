@@ -1,38 +1,45 @@
 """The typed results of an audit: the model of results.json, its one writer and its one reader.
 
-`AuditResults` is results.json as data: TypedDicts, so the value `run_audit` returns is the very JSON object
-the file holds (key order included) and every reader indexes it the same way, while a type checker knows
-each row's fields. `run_audit` builds it whole, the run spec and the reproduce command included; nothing
-is added to it later. `to_json` is the one writer (plain values, sealed with a digest) and `read_results`
-the one reader: `report`, `select`, `audit --check` and `plan --results` all read results.json through it.
-A key missing from a file read back raises files.jsonfile.LayoutError, so each reader can say "this file is
-not the layout I read" instead of crashing.
+`AuditResults` is results.json as data: frozen dataclasses whose fields, in order, are the file's keys
+(files.records writes them and reads them back, checking every value against its type). `run_audit` builds it
+whole, the run spec and the reproduce command included; nothing is added to it later. `to_json` is the one
+writer (plain values, sealed with a digest) and `read_results` the one reader: `report`, `select`, `systems`,
+`threshold`, `audit --check` and `plan --results` all read results.json through it, so a value of the wrong
+type anywhere is one line naming the file and the key. The `transfer` and `sensitivity` blocks are read as
+plain objects (their own readers check them).
 
 `AuditResult` is what `run_audit` returns in memory: those results plus the scores, the per-slice bootstraps
 and the table, which `save` writes beside results.json (scores.parquet, bootstrap.npz), all with one run id.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import platform
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
 from attrib_audit import __version__
 from attrib_audit.data.records import PairTable
+from attrib_audit.engine.runner import RunStats
 from attrib_audit.errors import InputError
-from attrib_audit.files.jsonfile import read_json, sealed_json
+from attrib_audit.external.precomputed import PrecomputedRecord
+from attrib_audit.files.jsonfile import SavedDict, read_json, sealed_json
 from attrib_audit.files.outdir import PARQUET_RUN_KEY, RUN_ARTEFACTS, staged_dir
+from attrib_audit.files.records import from_record, to_record
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
 from attrib_audit.stats.systems import SystemLevel
 
-if TYPE_CHECKING:  # the correlation statistics import scipy; results.json's readers must not
-    from attrib_audit.audit.correlations import StatisticBoot
+if TYPE_CHECKING:  # these records import the statistics (scipy): bound at run time by `_bind_records`
+    from attrib_audit.audit.correlations import CorrelationSection, CutSensitivity, StatisticBoot
+    from attrib_audit.audit.sensitivity import SensitivitySection
+    from attrib_audit.audit.transfer import TransferSection
 
 
 @dataclass(frozen=True)
@@ -51,40 +58,59 @@ def tool_info() -> ToolInfo:
                     platform=platform.platform())
 
 
-class ConfigRecord(TypedDict):
+SKIP = {"skip_default": True}  # a key written only when it holds a value (absent in the rows that lack it)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigRecord:
     """How the audit ran (machine-local settings included; `spec` is what reruns it)."""
 
     scorers: list[str]
     slice_by: str
     n_boot: int
-    statistic: str  # the transfer statistic: auroc, or a correlation with the graded rating
+    statistic: str = "auroc"  # the transfer statistic: auroc, or a correlation with the graded rating
     seed: int
     ci: str
     level: float
-    chance_test: NotRequired[str]  # how `beats_chance` in the AUROC rows was decided
+    chance_test: str | None = field(default=None, metadata=SKIP)  # how `beats_chance` in the AUROC rows was decided
     device: str
     n_perm: int
-    window_sensitivity: int | None
-    scorer_options: dict[str, dict[str, Any]]
-    batch_size: int | None
-    engine: str
-    cache: str | None
-    on_error: str
-    precomputed: dict[str, dict[str, Any]]
+    window_sensitivity: int | None = None
+    scorer_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    batch_size: int | None = None
+    engine: str = "local"
+    cache: str | None = None
+    on_error: str = "fail"
+    precomputed: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> its ScoreSource record
 
 
-class SliceRow(TypedDict):
+@dataclass(frozen=True, kw_only=True)
+class SliceRow:
+    """One slice of the audit: its size, classes, clusters and construct."""
+
     slice: str
     n: int
     n_pos: int
     n_groups: int
     construct: str  # a construct, "unspecified", or "mixed:a+b"
-    status: str  # ok | one_class
-    weighting: NotRequired[str]  # a weighted (sampled) file: Horvitz–Thompson
-    pool_size: NotRequired[float]  # with weighting: Σ 1/inclusion_prob, the pool size the sample stands for
+    status: str  # ok | one_class | no_label
+    weighting: str | None = field(default=None, metadata=SKIP)  # a weighted (sampled) file: Horvitz–Thompson
+    pool_size: float | None = field(default=None, metadata=SKIP)  # with weighting: Σ 1/inclusion_prob
 
 
-class AurocRow(TypedDict):
+@dataclass(frozen=True, kw_only=True)
+class ChanceTest:
+    """Whether one AUROC beats chance on its slice (stats.chance), written into its row."""
+
+    p_chance: float | None  # one-sided p of AUROC > 0.5 on this slice
+    p_chance_holm: float | None = None  # Holm-adjusted over the slices of this scorer's construct
+    beats_chance: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AurocRow:
+    """One scorer's AUROC [CI] on one slice; `note` says why there is none, `chance` whether it beats 0.5."""
+
     scorer: str
     slice: str
     auroc: float | None
@@ -93,16 +119,22 @@ class AurocRow(TypedDict):
     n: int
     n_pos: int
     n_groups: int
-    note: NotRequired[str]  # why there is no AUROC (one class)
-    n_failed: NotRequired[int]
-    n_boot: NotRequired[int]
-    n_boot_dropped: NotRequired[int]
-    p_chance: NotRequired[float | None]  # one-sided p of AUROC > 0.5 on this slice (stats.chance)
-    p_chance_holm: NotRequired[float | None]  # Holm-adjusted over the slices of this scorer
-    beats_chance: NotRequired[bool]
+    note: str | None = field(default=None, metadata=SKIP)  # why there is no AUROC (one class, no label)
+    n_failed: int | None = field(default=None, metadata=SKIP)
+    n_boot: int | None = field(default=None, metadata=SKIP)
+    n_boot_dropped: int | None = field(default=None, metadata=SKIP)
+    chance: ChanceTest | None = field(default=None, metadata={"inline": True, "skip_default": True})
+
+    @property
+    def beats_chance(self) -> bool:
+        """Whether the chance test (when there is one) rejects AUROC ≤ 0.5."""
+        return bool(self.chance and self.chance.beats_chance)
 
 
-class PairedRow(TypedDict):
+@dataclass(frozen=True, kw_only=True)
+class PairedRow:
+    """AUROC(scorer_a) − AUROC(scorer_b) on one slice, from shared resamples."""
+
     scorer_a: str
     scorer_b: str
     slice: str
@@ -115,7 +147,10 @@ class PairedRow(TypedDict):
     excludes_zero: bool
 
 
-class TruncationRow(TypedDict):
+@dataclass(frozen=True, kw_only=True)
+class TruncationRow:
+    """How much of one slice's evidence one scorer cut off."""
+
     scorer: str
     slice: str
     n: int
@@ -126,25 +161,36 @@ class TruncationRow(TypedDict):
     mean_chunks: float
 
 
-class FailureRow(TypedDict):
+@dataclass(frozen=True, kw_only=True)
+class FailureRow:
+    """The pairs one scorer failed on one slice, with up to three reasons."""
+
     scorer: str
     slice: str
     n: int
     n_failed: int
-    n_clamped: int  # judge answers outside [0, 1], clamped
-    examples: list[str]
+    n_clamped: int = 0  # judge answers outside [0, 1], clamped
+    examples: list[str] = field(default_factory=list)
 
 
-class TransferBlock(TypedDict):
-    """audit.transfer.transfer_section: per construct, does metric quality carry across its datasets."""
+@dataclass(frozen=True, kw_only=True)
+class SkippedRow:
+    """A row `--on-error skip` dropped, and why (data.loaders.skip_entry); an adapter's rows skipped by rule are
+    counted per reason instead (`count`, `row` null)."""
 
-    level: float
-    n_perm: int
-    statistic: NotRequired[str]  # what the metrics are compared by (auroc, or a correlation with the rating)
-    notes: list[str]
-    slices: list[dict[str, Any]]  # AUPRC and evidence length per two-class slice
-    excluded_slices: list[dict[str, Any]]
-    constructs: dict[str, dict[str, Any]]  # construct -> status, datasets and (status ok) every statistic
+    file: str | None
+    row: int | None
+    field: str | None
+    reason: str
+    count: int | None = dataclasses.field(default=None, metadata=SKIP)  # `field` above is a key of the row
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """A requested scorer that could not run here, and why (engine.table.build_scorers)."""
+
+    scorer: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -180,35 +226,80 @@ class SystemsBlock:
     slices: list[SystemsSlice]
 
 
-class AuditResults(TypedDict):
-    """results.json, in the order of its keys (the file adds `digest` last)."""
+@dataclass(frozen=True, kw_only=True)
+class AuditResults:
+    """results.json, its keys in the order of these fields (the file adds `digest` last); keys of earlier versions'
+    files that are absent read as the defaults."""
 
-    run_id: str
-    tool: dict[str, str]  # ToolInfo
+    run_id: str  # stamped on every file of the run (scores.parquet, bootstrap.npz, derived files)
+    tool: ToolInfo
     config: ConfigRecord
+    # the keys of a data entry differ by kind of source (a file, an adapter, a Hugging Face split)
     data: list[dict[str, Any]]  # one entry per input: path, format, sha256, rows, load options, skipped rows
-    skipped: list[dict[str, Any]]
-    scorers: list[dict[str, Any]]  # engine.runner.RunStats of each scorer, as a dict
-    unavailable: list[dict[str, str]]  # engine.table.build_scorers: scorer, reason
-    precomputed: list[dict[str, Any]]
+    skipped: list[SkippedRow] = field(default_factory=list)  # rows skipped with --on-error skip, and why
+    scorers: list[RunStats]  # each scorer's signature and how many pairs it scored or found cached
+    unavailable: list[Unavailable] = field(default_factory=list)  # scorers that could not run here
+    precomputed: list[PrecomputedRecord] = field(default_factory=list)  # scores computed elsewhere
     slices: list[SliceRow]
     auroc: list[AurocRow]
-    paired: list[PairedRow]
-    truncation: list[TruncationRow]
-    failures: list[FailureRow]
-    transfer: TransferBlock
-    sensitivity: dict[str, Any]  # audit.sensitivity.sensitivity_section
-    systems: NotRequired[dict[str, Any]]  # SystemsBlock; only when rows name the system that generated them
-    correlations: NotRequired[dict[str, Any]]  # only with a graded rating: audit.correlations.CorrelationSection
-    cut_sensitivity: NotRequired[dict[str, Any]]  # only with a label derived from it: audit.correlations.CutSensitivity
-    elapsed_s: float
-    spec: NotRequired[dict[str, Any]]  # the run spec (audit.spec.RunSpec.to_dict), data resolved
-    command: NotRequired[list[str]]  # the command line that reruns it (cli.rerun), never with secrets
+    paired: list[PairedRow] = field(default_factory=list)
+    truncation: list[TruncationRow] = field(default_factory=list)
+    failures: list[FailureRow] = field(default_factory=list)
+    transfer: TransferSection | None = None  # audit.transfer: does metric quality carry across datasets
+    sensitivity: SensitivitySection | None = None  # audit.sensitivity: window, chunking, length, single datasets
+    systems: SystemsBlock | None = field(default=None, metadata=SKIP)  # only when rows name their system
+    correlations: CorrelationSection | None = field(default=None, metadata=SKIP)  # only with a graded rating
+    cut_sensitivity: CutSensitivity | None = field(default=None, metadata=SKIP)  # only with a label cut from it
+    elapsed_s: float = math.nan  # seconds the audit took
+    spec: dict[str, Any] | None = field(default=None, metadata=SKIP)  # the run spec (RunSpec), data resolved
+    command: list[str] | None = field(default=None, metadata=SKIP)  # the command line that reruns it (cli.rerun)
+
+    @property
+    def scorer_names(self) -> list[str]:
+        """The scorers audited, in order (precomputed metrics included)."""
+        return [s.scorer for s in self.scorers]
 
 
 def to_json(results: AuditResults) -> str:
     """results.json's text: plain values, indented, sealed with a digest of the content."""
-    return sealed_json(results)
+    return sealed_json(to_record(results))
+
+
+def _bind_records() -> None:
+    """Bind the names of the records defined above this module's readers (correlations, transfer, sensitivity) for
+    `from_record` to resolve AuditResults' hints: they import the statistics (scipy) and import this module, so
+    importing it does not import them."""
+    from attrib_audit.audit.correlations import CorrelationSection, CutSensitivity
+    from attrib_audit.audit.sensitivity import SensitivitySection
+    from attrib_audit.audit.transfer import TransferSection
+
+    globals().update(CorrelationSection=CorrelationSection, CutSensitivity=CutSensitivity,
+                     TransferSection=TransferSection, SensitivitySection=SensitivitySection)
+
+
+def results_record(raw: Any, where: str | Path, error: type[InputError] = InputError) -> AuditResults:
+    """Parsed results.json as its records, every value checked against them.
+
+    Args:
+        raw: What json.loads gave for the file.
+        where: The file, named in an error.
+        error: The error type raised.
+
+    Returns:
+        The typed results; keys an earlier version did not write read as their defaults.
+
+    Raises:
+        InputError: A value of the wrong type or a missing required key: one line naming the file and the key
+            (``results.json: key 'slices[0].n': expected an integer, got a string``); `error` chooses the type.
+    """
+    _bind_records()
+    return from_record(AuditResults, raw, where=str(where), error=error)
+
+
+def normalised(results: AuditResults) -> AuditResults:
+    """`results` as results.json holds them (NaN → None where a field may be null, numpy values → Python), so what
+    `run_audit` returns equals what `read_results` gives back for its file."""
+    return results_record(to_record(results), "results", error=InputError)
 
 
 def results_path(folder: str | Path, command: str) -> Path:
@@ -224,12 +315,16 @@ def results_path(folder: str | Path, command: str) -> Path:
     return path
 
 
+def results_file(folder: str | Path, command: str = "read_results",
+                 error: type[InputError] = InputError) -> tuple[Path, SavedDict]:
+    """FOLDER/results.json as parsed, unchecked JSON and its path (to see whether its digest holds)."""
+    path = results_path(folder, command)
+    return path, read_json(path, error)
+
+
 def read_results(folder: str | Path, command: str = "read_results",
                  error: type[InputError] = InputError) -> AuditResults:
-    """FOLDER/results.json as its typed model.
-
-    Files that are not exactly what attrib-audit wrote are read too (the report draws what it can of them): a key
-    the caller reads and the file lacks raises LayoutError, so wrap field access in errors.saved_layout.
+    """FOLDER/results.json as its typed records, every value checked.
 
     Args:
         folder: An `attrib-audit audit --out` folder.
@@ -237,12 +332,14 @@ def read_results(folder: str | Path, command: str = "read_results",
         error: The error type to raise.
 
     Returns:
-        results.json as plain dicts and lists, the same layout as `run_audit(...).results`.
+        The same records as `run_audit(...).results`.
 
     Raises:
-        InputError: No such file, or one that is not a JSON object (one line; `error` chooses the type).
+        InputError: No such file, one that is not a JSON object, or a value of the wrong type (one line naming the
+            file and the key; `error` chooses the type).
     """
-    return read_json(results_path(folder, command), error)  # type: ignore[return-value]
+    path, raw = results_file(folder, command, error)
+    return results_record(raw, path, error)
 
 
 @dataclass(frozen=True)
@@ -269,7 +366,7 @@ class AuditResult:
     def save(self, out: str | Path) -> Path:
         """Write results.json, scores.parquet and bootstrap.npz (what `select` needs to replay the bootstrap),
         all stamped with the run id, into a staged folder that replaces `out` as a whole."""
-        run_id = self.results["run_id"]
+        run_id = self.results.run_id
         with staged_dir(out, replaces=RUN_ARTEFACTS) as tmp:
             (tmp / "results.json").write_text(to_json(self.results))
             write_scores_parquet(tmp / "scores.parquet", self.table, self.slice_keys, self.scores, run_id=run_id)

@@ -11,7 +11,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -21,11 +21,17 @@ from attrib_audit.audit.results import (
     AuditResult,
     AuditResults,
     AurocRow,
+    ChanceTest,
+    ConfigRecord,
     FailureRow,
     PairedRow,
+    SkippedRow,
     SliceBoot,
     SliceRow,
+    SystemsBlock,
     TruncationRow,
+    Unavailable,
+    normalised,
     tool_info,
 )
 from attrib_audit.audit.sensitivity import SkippedScorer, WindowRescore, WindowScorer, sensitivity_section
@@ -41,7 +47,6 @@ from attrib_audit.engine.table import build_scorers, no_scorer_ran, score_table
 from attrib_audit.errors import UsageError
 from attrib_audit.external.precomputed import Precomputed
 from attrib_audit.external.sources import ScoreSource, precomputed_scores
-from attrib_audit.files.jsonfile import plain
 from attrib_audit.files.outdir import new_run_id
 from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
@@ -83,34 +88,35 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
         n_pos = int((y == 1).sum())
         labelled = bool(table.labelled[rows].all())
         status = ("ok" if 0 < n_pos < rows.size else "one_class") if labelled else "no_label"
-        slices.append({"slice": sl, "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
-                       "construct": constructs[0] if len(constructs) == 1 else "mixed:" + "+".join(constructs),
-                       "status": status})
+        weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
+        weighted = weights is not None and status == "ok" and bool(names)
+        slices.append(SliceRow(
+            slice=sl, n=int(rows.size), n_pos=n_pos, n_groups=len(set(groups)),
+            construct=constructs[0] if len(constructs) == 1 else "mixed:" + "+".join(constructs), status=status,
+            weighting="horvitz-thompson: each pair weighs 1/inclusion_prob" if weighted else None,
+            # the pool the sample stands for (in expectation)
+            pool_size=float(weights.sum()) if weighted and weights is not None else None))
         for name in names:
             b = scores[name].take(rows)
             n_trunc = int((b.truncated_tokens > 0).sum())
             tok_in = int(b.input_tokens.sum())
-            trunc_rows.append({"scorer": name, "slice": sl, "n": int(rows.size), "pairs_truncated": n_trunc,
-                               "tokens_truncated": int(b.truncated_tokens.sum()), "input_tokens": tok_in,
-                               "share_tokens_cut": b.truncated_tokens.sum() / tok_in if tok_in else 0.0,
-                               "mean_chunks": float(b.chunks.mean()) if rows.size else 0.0})
+            trunc_rows.append(TruncationRow(
+                scorer=name, slice=sl, n=int(rows.size), pairs_truncated=n_trunc,
+                tokens_truncated=int(b.truncated_tokens.sum()), input_tokens=tok_in,
+                share_tokens_cut=float(b.truncated_tokens.sum() / tok_in) if tok_in else 0.0,
+                mean_chunks=float(b.chunks.mean()) if rows.size else 0.0))
             failed = [f for f in b.failures if f is not None]
-            fail_rows.append({"scorer": name, "slice": sl, "n": int(rows.size), "n_failed": len(failed),
-                              # n_clamped: judge answers outside [0, 1]
-                              "n_clamped": sum(bool(c) for c in b.extras.get("clamped", [])),
-                              "examples": failed[:3]})
+            fail_rows.append(FailureRow(scorer=name, slice=sl, n=int(rows.size), n_failed=len(failed),
+                                        n_clamped=sum(bool(c) for c in b.extras.get("clamped", [])),
+                                        examples=failed[:3]))
         if status != "ok" or not names:
             for name in names:
-                auroc_rows.append({"scorer": name, "slice": sl, "auroc": None, "ci_low": None, "ci_high": None,
-                                   "n": int(rows.size), "n_pos": n_pos, "n_groups": len(set(groups)),
-                                   "note": NO_LABEL_NOTE if status == "no_label" else "one class in slice: AUROC "
-                                                                                     "undefined"})
+                auroc_rows.append(AurocRow(
+                    scorer=name, slice=sl, auroc=None, ci_low=None, ci_high=None, n=int(rows.size), n_pos=n_pos,
+                    n_groups=len(set(groups)),
+                    note=NO_LABEL_NOTE if status == "no_label" else "one class in slice: AUROC undefined"))
             continue
         matrix = np.vstack([scores[n].scores[rows] for n in names])
-        weights = None if table.weights is None else table.weights[rows]  # a sample's 1/π: Horvitz–Thompson
-        if weights is not None:
-            slices[-1]["weighting"] = "horvitz-thompson: each pair weighs 1/inclusion_prob"
-            slices[-1]["pool_size"] = float(weights.sum())  # the pool the sample stands for (in expectation)
         boot = bootstrap_aurocs(matrix, y, groups, n_boot=config.n_boot, rng=slice_rng(config.seed, sl),
                                 weights=weights)
         boots[sl] = SliceBoot(names, boot, rows, [str(g) for g in groups])
@@ -118,20 +124,19 @@ def slice_statistics(table: PairTable, keys: list[str], scores: dict[str, ScoreB
         for j, name in enumerate(names):
             lo, hi, dropped = percentile_ci(boot.replicates[j], config.level)
             finite = np.isfinite(matrix[j])
-            auroc_rows.append({"scorer": name, "slice": sl, "auroc": boot.point[j], "ci_low": lo,
-                               "ci_high": hi, "n": int(finite.sum()), "n_pos": int(y[finite].sum()),
-                               "n_groups": len({groups[i] for i in np.flatnonzero(finite)}),
-                               "n_failed": int((~finite).sum()), "n_boot": config.n_boot, "n_boot_dropped": dropped,
-                               "p_chance": p_chance[j]})
+            auroc_rows.append(AurocRow(
+                scorer=name, slice=sl, auroc=float(boot.point[j]), ci_low=lo, ci_high=hi, n=int(finite.sum()),
+                n_pos=int(y[finite].sum()), n_groups=len({groups[i] for i in np.flatnonzero(finite)}),
+                n_failed=int((~finite).sum()), n_boot=config.n_boot, n_boot_dropped=dropped,
+                chance=ChanceTest(p_chance=float(p_chance[j]))))
         for ja, jb in combinations(range(len(names)), 2):
             d = paired_difference(boot, ja, jb, config.level)
-            paired_rows.append({"scorer_a": names[ja], "scorer_b": names[jb], "slice": sl, "diff": d.estimate,
-                                "ci_low": d.ci_low, "ci_high": d.ci_high, "n": d.n,
-                                "n_dropped": {names[ja]: int(rows.size - boot.n[ja]),
-                                              names[jb]: int(rows.size - boot.n[jb])},
-                                "n_boot_dropped": d.n_boot_dropped,
-                                "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)})
-    chance_family(auroc_rows, config.level, {s["slice"]: s["construct"] for s in slices})
+            paired_rows.append(PairedRow(
+                scorer_a=names[ja], scorer_b=names[jb], slice=sl, diff=d.estimate, ci_low=d.ci_low,
+                ci_high=d.ci_high, n=d.n,
+                n_dropped={names[ja]: int(rows.size - boot.n[ja]), names[jb]: int(rows.size - boot.n[jb])},
+                n_boot_dropped=d.n_boot_dropped, excludes_zero=bool(d.ci_low > 0 or d.ci_high < 0)))
+    auroc_rows = chance_family(auroc_rows, config.level, {s.slice: s.construct for s in slices})
     return SliceStatistics(slices=slices, auroc=auroc_rows, paired=paired_rows, truncation=trunc_rows,
                            failures=fail_rows, boots=boots)
 
@@ -153,23 +158,31 @@ def check_texts(table: PairTable, scorers: Sequence[str]) -> None:
                             path=o.get("path"), field=missing[0])
 
 
-def chance_family(auroc_rows: list[AurocRow], level: float, construct_of: dict[str, str]) -> None:
+def chance_family(auroc_rows: list[AurocRow], level: float, construct_of: dict[str, str]) -> list[AurocRow]:
     """Holm-adjust each scorer's chance p-values over the slices of one construct, and flag `beats_chance`.
 
     The family is the one `select` and the verdicts read: a scorer on the datasets of a construct.
 
     Args:
-        auroc_rows: the per-slice AUROC rows; those with a `p_chance` get `p_chance_holm` and `beats_chance`.
+        auroc_rows: the per-slice AUROC rows; those with a chance test get its Holm-adjusted p and verdict.
         level: the CI level; the one-sided test runs at α = (1 − level) / 2.
         construct_of: slice → its construct.
+
+    Returns:
+        The rows in the same order, the chance tests completed.
     """
     alpha = (1.0 - level) / 2.0
-    for name, c in dict.fromkeys((r["scorer"], construct_of.get(r["slice"])) for r in auroc_rows):
-        rows = [r for r in auroc_rows if r["scorer"] == name and construct_of.get(r["slice"]) == c and "p_chance" in r]
-        adjusted = holm(np.array([np.nan if r["p_chance"] is None else r["p_chance"] for r in rows]))
-        for r, p in zip(rows, adjusted):
-            r["p_chance_holm"] = float(p) if np.isfinite(p) else None
-            r["beats_chance"] = bool(np.isfinite(p) and p < alpha)
+    out = list(auroc_rows)
+    for name, c in dict.fromkeys((r.scorer, construct_of.get(r.slice)) for r in auroc_rows):
+        at = [i for i, r in enumerate(out) if r.scorer == name and construct_of.get(r.slice) == c and r.chance]
+        tests = [out[i].chance for i in at]
+        adjusted = holm(np.array([np.nan if t is None or t.p_chance is None else t.p_chance for t in tests]))
+        for i, t, p in zip(at, tests, adjusted):
+            assert t is not None  # rows without a chance test are not in `at`
+            done = ChanceTest(p_chance=t.p_chance, p_chance_holm=float(p) if np.isfinite(p) else None,
+                              beats_chance=bool(np.isfinite(p) and p < alpha))
+            out[i] = dataclasses.replace(out[i], chance=done)
+    return out
 
 
 @dataclass(frozen=True)
@@ -212,8 +225,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         command: The command line that reruns it, recorded when given.
 
     Returns:
-        The results (results.json as plain typed dicts), the scores, the slices' bootstraps and the table;
-        `save(folder)` writes results.json, scores.parquet and bootstrap.npz.
+        The results (results.json's records, equal to what `read_results` gives for the saved file), the scores,
+        the slices' bootstraps and the table; `save(folder)` writes results.json, scores.parquet and bootstrap.npz.
 
     Raises:
         UsageError: No requested scorer could run here (each named with why).
@@ -223,8 +236,8 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         >>> from attrib_audit.data import demo_paths, load_pairs
         >>> table = load_pairs([demo_paths()[0]], construct="attribution")
         >>> config = AuditConfig(scorers=("lexical",), n_boot=50, n_perm=100, cache_path=":memory:", quiet=True)
-        >>> row = run_audit(table, config, log=lambda _line: None).results["auroc"][0]
-        >>> row["slice"], row["scorer"], row["n"], [round(row[k], 3) for k in ("auroc", "ci_low", "ci_high")]
+        >>> row = run_audit(table, config, log=lambda _line: None).results.auroc[0]
+        >>> row.slice, row.scorer, row.n, [round(x, 3) for x in (row.auroc, row.ci_low, row.ci_high)]
         ('attributionbench', 'lexical', 200, [0.706, 0.574, 0.801])
     """
     config = config or AuditConfig()
@@ -246,7 +259,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     graded, graded_missing = ({}, {}) if config.statistic == "auroc" else graded_boots(
         table, keys, {n: b.scores for n, b in scores.items()}, config.statistic, n_boot=config.n_boot, seed=config.seed)
     transfer = transfer_section(
-        slices, boots, list(scores), {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices},
+        slices, boots, list(scores), {s.slice: np.flatnonzero(key_arr == s.slice) for s in slices},
         table.labels.astype(np.int64), table.evidences, {n: b.scores for n, b in scores.items()},
         seed=config.seed, n_perm=config.n_perm, weights=table.weights, counts=counts, statistic=config.statistic,
         graded=graded, graded_missing=graded_missing)
@@ -259,47 +272,44 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
                            level=config.level, seed=config.seed)
     results = AuditResults(
         run_id=new_run_id(),
-        tool=to_record(tool_info()),
-        config={"scorers": list(config.scorers), "slice_by": config.slice_by, "n_boot": config.n_boot,
-                "statistic": config.statistic,
-                "seed": config.seed, "ci": f"{config.level:.0%} percentile, clustered bootstrap over `group`",
-                "level": config.level, "chance_test": CHANCE_TEST, "device": config.device,
-                "n_perm": config.n_perm, "window_sensitivity": config.window_sensitivity,
-                "scorer_options": public_options(config.scorer_options), "batch_size": config.batch_size,
-                "engine": config.engine, "cache": config.cache_path, "on_error": config.on_error,
-                "precomputed": {n: to_record(v) if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
-                                for (n, v), p in zip(config.precomputed.items(), external.values())}},
+        tool=tool_info(),
+        config=ConfigRecord(
+            scorers=list(config.scorers), slice_by=config.slice_by, n_boot=config.n_boot, statistic=config.statistic,
+            seed=config.seed, ci=f"{config.level:.0%} percentile, clustered bootstrap over `group`",
+            level=config.level, chance_test=CHANCE_TEST, device=config.device, n_perm=config.n_perm,
+            window_sensitivity=config.window_sensitivity, scorer_options=public_options(config.scorer_options),
+            batch_size=config.batch_size, engine=config.engine, cache=config.cache_path, on_error=config.on_error,
+            precomputed={n: to_record(v) if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
+                         for (n, v), p in zip(config.precomputed.items(), external.values())}),
         data=table.origin,
-        skipped=[s for o in table.origin for s in o.get("skipped", [])],
-        scorers=[to_record(s) for s in run_stats],
-        unavailable=unavailable,
+        skipped=[SkippedRow(file=s["file"], row=s["row"], field=s["field"], reason=s["reason"], count=s.get("count"))
+                 for o in table.origin for s in o.get("skipped", [])],
+        scorers=run_stats,
+        unavailable=[Unavailable(scorer=u["scorer"], reason=u["reason"]) for u in unavailable],
         precomputed=[p.record(table.ids) for p in external.values()],
         slices=slices,
         auroc=auroc_rows,
         paired=stats.paired,
         truncation=stats.truncation,
         failures=stats.failures,
-        transfer=to_record(transfer),
-        sensitivity=to_record(sensitivity),
-        # mypy cannot check a conditional ** into a TypedDict (these are NotRequired, written before elapsed_s)
-        **({"systems": systems} if systems is not None else {}),  # type: ignore[typeddict-item]
-        **({"correlations": correlations} if correlations is not None else {}),  # type: ignore[typeddict-item]
-        **({"cut_sensitivity": cuts} if cuts is not None else {}),  # type: ignore[typeddict-item]
+        transfer=transfer,
+        sensitivity=sensitivity,
+        systems=systems,
+        correlations=correlations,
+        cut_sensitivity=cuts,
         elapsed_s=round(time.time() - t0, 3),
+        spec=None if spec is None else to_record(dataclasses.replace(spec, data=spec.data.resolved(table.origin))),
+        command=None if command is None else list(command),
     )
-    if spec is not None:
-        results["spec"] = to_record(dataclasses.replace(spec, data=spec.data.resolved(table.origin)))
-    if command is not None:
-        results["command"] = list(command)
-    return AuditResult(results=plain(results), scores=scores, boots=boots, table=table, slice_keys=keys,
+    return AuditResult(results=normalised(results), scores=scores, boots=boots, table=table, slice_keys=keys,
                        graded=graded)
 
 
 # ---- the system level: when rows name the system that generated them -----------------------------------------
 
 def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBatch],
-                 auroc_rows: Sequence[Mapping[str, Any]], config: AuditConfig,
-                 log: Callable[[str], None] = print) -> dict[str, Any] | None:
+                 auroc_rows: Sequence[AurocRow], config: AuditConfig,
+                 log: Callable[[str], None] = print) -> SystemsBlock | None:
     """The system-level section (audit.systems), or None when no row names a system; says how long it took."""
     if not table.has_systems:
         return None
@@ -313,10 +323,10 @@ def system_level(table: PairTable, keys: list[str], scores: Mapping[str, ScoreBa
         return None
     if not config.quiet:
         log(f"system-level statistics: {time.perf_counter() - t0:.2f} s for {len(section.slices)} slice(s)")
-    return to_record(section)
+    return section
 
 
-def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print) -> dict[str, Any] | None:
+def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print) -> SystemsBlock | None:
     """`attrib-audit systems DATA`: score the spec's data (through the cache), then only the per-slice AUROC (for the
     item-vs-system comparison) and the system-level section."""
     table = load_data(spec.data, log=None if local.quiet else log)

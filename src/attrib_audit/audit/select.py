@@ -19,7 +19,7 @@ from attrib_audit.audit.correlations import StatisticBoot, statistic_boot
 from attrib_audit.audit.results import AuditResults, read_results, results_path
 from attrib_audit.audit.transfer import LEVEL, RowsUsed, build_matrix, construct_groups
 from attrib_audit.data.errors import DataError
-from attrib_audit.errors import InputError, UsageError, saved_layout
+from attrib_audit.errors import UsageError
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, percentile_ci, replay_rng
 from attrib_audit.stats.chance import CHANCE_TEST, chance_pvalues, holm
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
@@ -259,7 +259,7 @@ def load_audit(folder: Path) -> AuditInputs:
     except Exception as exc:  # noqa: BLE001 - zip, pickle, key and shape errors all mean: not our bootstrap.npz
         raise UsageError(f"{npz_path} is not a bootstrap.npz written by `attrib-audit audit` "
                          f"({type(exc).__name__}: {' '.join(str(exc).split())[:160]})") from None
-    recorded = results.get("run_id")
+    recorded = results.run_id
     if recorded and run_id != recorded:
         raise UsageError(f"{npz_path} is from run {run_id or '(none recorded)'}, results.json from run {recorded}: "
                          "rerun the audit into this folder")
@@ -303,21 +303,16 @@ def select_from_results(folder: str | Path, *, construct: str | None = None, sco
         ('attribution', 'lexical', 'near-best-unproven', 4)
     """
     audit = load_audit(Path(folder))
-    config = audit.results.get("config", {})  # a results file written without one compares by AUROC
-    if not isinstance(config, Mapping):
-        raise InputError(f"{Path(folder) / 'results.json'}: key 'config' is not an object: not the layout select reads")
-    statistic = str(config.get("statistic", "auroc"))
+    statistic = audit.results.config.statistic
     unit = STATISTIC_LABELS.get(statistic, statistic)
     graded = statistic != "auroc"
     names = audit.graded["graded_scorers"].tolist() if graded and audit.graded else audit.scorers
     held = audit.graded["graded_slices"].tolist() if graded and audit.graded else audit.slices
-    with saved_layout(Path(folder) / "results.json", "select"):
-        usable = ({s["slice"]: "" if s["slice"] in held else "no graded rating in slice"
-                   for s in audit.results["slices"]}
-                  if graded else None)
-        groups, _ = construct_groups(audit.results["slices"], usable)
-        declared = sorted({str(s["construct"]) for s in audit.results["slices"]})
-        missing = sorted(map(str, {d for ds in groups.values() for d in ds} - set(held)))
+    slices = audit.results.slices
+    usable = {s.slice: "" if s.slice in held else "no graded rating in slice" for s in slices} if graded else None
+    groups, _ = construct_groups(slices, usable)
+    declared = sorted({s.construct for s in slices})
+    missing = sorted(map(str, {d for ds in groups.values() for d in ds} - set(held)))
     if missing:
         raise UsageError(f"{Path(folder) / 'results.json'} names slices that bootstrap.npz does not hold "
                          f"({', '.join(missing[:3])}): the two files do not belong together")

@@ -16,27 +16,16 @@ differences are paired with the audit's own replicates.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Literal, Mapping, Sequence
 
 import numpy as np
 
 from attrib_audit.audit.config import AuditConfig
-from attrib_audit.audit.results import SliceBoot
+from attrib_audit.audit.results import SliceBoot, SliceRow
 from attrib_audit.audit.select import recommend
-from attrib_audit.audit.transfer import (
-    LEVEL,
-    SKIP,
-    TransferSection,
-    build_matrix,
-    construct_groups,
-    evidence_words,
-    transfer_of,
-)
+from attrib_audit.audit.transfer import LEVEL, SKIP, TransferSection, build_matrix, construct_groups, evidence_words
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.runner import RunStats
-from attrib_audit.errors import AuditError, InputError
-from attrib_audit.files.records import from_record
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import (
     BootstrapAUROC,
@@ -335,34 +324,6 @@ class SensitivitySection:
     exchangeability: list[ExchangeabilityRow]
 
 
-def sensitivity_of(results: Mapping[str, Any], where: str | Path,
-                   error: type[AuditError] = InputError) -> SensitivitySection:
-    """The `sensitivity` block of a parsed results.json as its record, every value checked against the record's types.
-
-    Args:
-        results: results.json as parsed (it must hold a `sensitivity` object).
-        where: the file, named in an error.
-        error: the error type raised.
-
-    Returns:
-        The block as a SensitivitySection (its `to_record` is the block's JSON).
-
-    Raises:
-        error: one line naming `where` and the key, e.g. ``results.json: key 'sensitivity.lodo[0].drops[0].verdict':
-            expected a string, got null``.
-    """
-    return from_record(SensitivitySection, results["sensitivity"], where=str(where), key="sensitivity", error=error)
-
-
-def check_saved_blocks(results: Mapping[str, Any], where: str | Path, error: type[AuditError] = InputError) -> None:
-    """Read the `transfer` and `sensitivity` blocks of a saved results.json (those it holds) through their records, so
-    a value of the wrong type anywhere in them is one line naming `where` and the key, raised as `error`."""
-    if isinstance(results.get("transfer"), Mapping):
-        transfer_of(results, where, error)
-    if isinstance(results.get("sensitivity"), Mapping):
-        sensitivity_of(results, where, error)
-
-
 # ---- verdicts of one "world" of metrics (used by window, chunking and lodo) ----
 
 def construct_matrix(datasets: Sequence[str], metrics: Sequence[str],
@@ -647,14 +608,14 @@ NOTES = ("every bootstrap replays the audit's draws for the slice, so difference
 
 def sensitivity_section(table: PairTable, keys: Sequence[str], scores: Mapping[str, ScoreBatch],
                         boots: Mapping[str, SliceBoot],
-                        slices: Sequence[Mapping[str, Any]], transfer: TransferSection, config: AuditConfig,
+                        slices: Sequence[SliceRow], transfer: TransferSection, config: AuditConfig,
                         window: WindowRescore | None = None,
                         words: np.ndarray | None = None) -> SensitivitySection:
     """The `sensitivity` block of results.json; `window` is the audit's rescoring at another token window; `words`:
     evidence_words of every row, when the caller counted them already."""
     groups, _ = construct_groups(slices)
     key_arr = np.asarray(keys, dtype=object)
-    rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices if s["slice"] in boots}
+    rows = {s.slice: np.flatnonzero(key_arr == s.slice) for s in slices if s.slice in boots}
     words = evidence_words(table.evidences) if words is None else words
     pairs = chunk_pairs(list(scores))
     return SensitivitySection(

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.audit.results import AuditResults, SystemsBlock, SystemsSlice, read_results, results_path
+from attrib_audit.audit.results import AuditResults, AurocRow, SystemsBlock, SystemsSlice, read_results, results_path
 from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.errors import SpecError, UsageError, saved_layout
 from attrib_audit.files.outdir import run_id_of
@@ -120,24 +120,23 @@ _SYSTEM = {"above": "ranks the systems like the humans (τ-b CI above 0)",
            "below": "ranks the systems against the humans (τ-b CI below 0)"}
 
 
-def item_vs_system(auroc_rows: Sequence[Mapping[str, Any]], agreement: Sequence[Mapping[str, Any]]) -> tuple[
+def item_vs_system(auroc_rows: Sequence[AurocRow], agreement: Sequence[Mapping[str, Any]]) -> tuple[
         list[dict[str, Any]], list[str]]:
     """Per metric its AUROC [CI] beside its τ-b [CI] (mean score), a note where the two levels disagree, and a
     slice note when the best metric per pair is not the best for ranking systems."""
-    auroc = {r["scorer"]: r for r in auroc_rows}
+    auroc = {r.scorer: r for r in auroc_rows}
     rows, notes = [], []
     for a in agreement:
         if a["summary"] != "mean":
             continue
         m, tau = a["metric"], a["tau"]
-        r = auroc.get(m, {})
-        item = _side({"ci_low": r.get("ci_low"), "ci_high": r.get("ci_high")} if r.get("auroc") is not None else None,
-                     0.5)
+        r = auroc.get(m)
+        est, lo, hi = (r.auroc, r.ci_low, r.ci_high) if r is not None else (None, None, None)
+        item = _side({"ci_low": lo, "ci_high": hi} if est is not None else None, 0.5)
         system = _side(tau if tau.get("estimate") is not None else None, 0.0)
         agree = item == system or "undefined" in (item, system)
-        rows.append({"metric": m, "auroc": r.get("auroc"), "auroc_ci_low": r.get("ci_low"),
-                     "auroc_ci_high": r.get("ci_high"), "tau": tau, "pairwise_accuracy": a["pairwise_accuracy"],
-                     "item": item, "system": system, "disagree": not agree,
+        rows.append({"metric": m, "auroc": est, "auroc_ci_low": lo, "auroc_ci_high": hi, "tau": tau,
+                     "pairwise_accuracy": a["pairwise_accuracy"], "item": item, "system": system, "disagree": not agree,
                      "note": None if agree else f"{m} {_ITEM[item]} but {_SYSTEM[system]}"})
     by_auroc = [x for x in rows if x["auroc"] is not None]
     by_tau = [x for x in rows if x["tau"].get("estimate") is not None]
@@ -154,7 +153,7 @@ def item_vs_system(auroc_rows: Sequence[Mapping[str, Any]], agreement: Sequence[
 def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray, groups: Sequence[str],
                   systems: Sequence[str | None], scores: Mapping[str, np.ndarray],
                   thresholds: dict[str, dict[str, Any]],
-                  auroc_rows: Sequence[Mapping[str, Any]], settings: SystemSettings) -> SystemsSlice:
+                  auroc_rows: Sequence[AurocRow], settings: SystemSettings) -> SystemsSlice:
     """The system-level statistics of one slice (`rows` are its rows that name a system)."""
     names = sorted({systems[i] for i in rows})
     if len(names) < 2:
@@ -184,7 +183,7 @@ def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray,
 
 
 def systems_section(keys: Sequence[str], labels: np.ndarray, groups: Sequence[str], systems: Sequence[str | None],
-                    scores: Mapping[str, np.ndarray], auroc_rows: Sequence[Mapping[str, Any]],
+                    scores: Mapping[str, np.ndarray], auroc_rows: Sequence[AurocRow],
                     settings: SystemSettings, weights: np.ndarray | None = None) -> SystemsBlock | None:
     """The system-level section of every slice whose rows name a system; None when no row names one. A slice whose
     rows weigh differently (`weights`, 1/π) is skipped with the reason: these statistics have no weighted form."""
@@ -205,7 +204,7 @@ def systems_section(keys: Sequence[str], labels: np.ndarray, groups: Sequence[st
             continue
         out.append(slice_section(sl, rows, int((in_slice & ~named).sum()), y, groups, systems, x,
                                  transferred_thresholds(key_arr, y, x, sl),
-                                 [r for r in auroc_rows if r["slice"] == sl], settings))
+                                 [r for r in auroc_rows if r.slice == sl], settings))
     return SystemsBlock(level=settings.level, n_boot=settings.n_boot, seed=settings.seed,
                         resample=list(settings.resample), min_shared=settings.min_shared, threshold_rule=THRESHOLD_RULE,
                         estimand=ESTIMAND, pairwise_accuracy=PAIRWISE, slices=out)
@@ -308,12 +307,13 @@ def pick_ranker(entry: Mapping[str, Any], metrics: Sequence[str] | None = None) 
 def _settings(results: AuditResults, folder: Path) -> SystemSettings:
     """The settings the audit's section recorded (else its run spec's statistics), checked: the file is untrusted."""
     where = folder / "results.json"
-    with saved_layout(where, "systems --results"):
-        block = results.get("systems")
-        if isinstance(block, dict):
-            raw = {k: block[k] for k in ("n_boot", "seed", "level", "resample", "min_shared")}
-        else:
-            stats = results["spec"]["stats"] if isinstance(results.get("spec"), dict) else {}
+    block = results.systems
+    if block is not None:
+        raw: dict[str, Any] = {"n_boot": block.n_boot, "seed": block.seed, "level": block.level,
+                               "resample": block.resample, "min_shared": block.min_shared}
+    else:
+        with saved_layout(where, "systems --results"):  # the run spec is read as plain JSON (RunSpec checks it)
+            stats = results.spec["stats"] if isinstance(results.spec, dict) else {}
             d = StatsSpec()  # an audit that recorded no setting ran with the spec's default
             raw = {"n_boot": stats.get("n_boot", d.n_boot), "seed": stats.get("seed", d.seed),
                    "level": stats.get("level", d.level),
@@ -331,7 +331,7 @@ def systems_from_results(folder: str | Path, overrides: Mapping[str, Any] | None
     path = results_path(folder, "systems --results").with_name("scores.parquet")
     if not path.is_file():
         raise UsageError(f"{path} not found; run `attrib-audit audit ... --out {folder}` first")
-    recorded, run_id = results.get("run_id"), run_id_of(path)
+    recorded, run_id = results.run_id, run_id_of(path)
     if recorded and run_id != recorded:
         raise UsageError(f"{path} is from run {run_id or '(none recorded)'}, results.json from run {recorded}: "
                          "rerun the audit into this folder")
@@ -344,9 +344,7 @@ def systems_from_results(folder: str | Path, overrides: Mapping[str, Any] | None
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable scores file ({' '.join(str(exc).split())[:200]})") from None
-    with saved_layout(folder / "results.json", "systems --results"):
-        names = [s["scorer"] for s in results["scorers"]]
-        auroc = list(results["auroc"])
+    names, auroc = results.scorer_names, results.auroc
     missing = [c for c in ("slice", "label", "group", *names) if c not in frame.columns]
     if missing:
         raise UsageError(f"{path} lacks the column(s) {', '.join(missing)} that results.json names")
@@ -367,12 +365,11 @@ def rankers_from_results(folder: str | Path, metrics: Sequence[str] | None = Non
     folder = Path(folder)
     results = read_results(folder, "select", UsageError)
     where = folder / "results.json"
-    if not isinstance(results.get("systems"), dict):
+    if results.systems is None:
         raise UsageError(f"{where} has no system-level section: no row of its data names a system (map the "
                          "generator with --system-col COLUMN and audit again)")
-    saved_systems(results["systems"], where)  # every value of the saved section checked: one line naming the key
     with saved_layout(where, "select --level system"):
-        entries = list(results["systems"]["slices"])
+        entries = to_record(results.systems.slices)  # pick_ranker reads the slices' JSON form
         known = sorted({a["metric"] for e in entries if e["status"] == "ok" for a in e["agreement"]})
         unknown = sorted(set(metrics or []) - set(known))
         if unknown:

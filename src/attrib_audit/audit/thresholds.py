@@ -22,7 +22,7 @@ import numpy as np
 
 from attrib_audit.audit.results import AuditResults, ToolInfo, read_results, tool_info
 from attrib_audit.data.records import PairTable
-from attrib_audit.errors import InputError, UsageError, saved_layout
+from attrib_audit.errors import InputError, UsageError
 from attrib_audit.files.jsonfile import SavedDict, read_json, sealed_json
 from attrib_audit.files.outdir import run_id_of
 from attrib_audit.files.records import from_record, to_record
@@ -245,8 +245,7 @@ def scored_from_results(folder: str | Path, command: str = "threshold") -> tuple
     except (OSError, ValueError) as exc:  # arrow errors are OSError/ValueError subclasses
         raise InputError(f"{command}: {path}: not a readable scores file "
                          f"({' '.join(str(exc).split())[:200]})") from None
-    with saved_layout(folder / "results.json", command):
-        run_id, names = results["run_id"], [s["scorer"] for s in results["scorers"]]
+    run_id, names = results.run_id, results.scorer_names
     if run_id_of(path) != run_id:
         raise InputError(f"{command}: {path} is from run {run_id_of(path)}, but results.json beside it from run "
                          f"{run_id}: rerun the audit into this folder")

@@ -11,17 +11,14 @@ import inspect
 import unicodedata
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 
 from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.audit.correlations import StatisticBoot
-from attrib_audit.audit.results import SliceBoot
+from attrib_audit.audit.results import SliceBoot, SliceRow
 from attrib_audit.engine.cache import ScoreCache, text_key
-from attrib_audit.errors import AuditError, InputError
-from attrib_audit.files.records import from_record
 from attrib_audit.stats.bootstrap import BootstrapAUROC, slice_rng
 from attrib_audit.stats.classification import average_precision, transferred_balanced_accuracy
 from attrib_audit.stats.rank import KendallW, kendall_tau_matrix, kendall_w_test, spearman
@@ -217,25 +214,7 @@ class TransferSection:
         return {c: (e, e.statistics) for c, e in self.constructs.items() if e.status == "ok" and e.statistics}
 
 
-def transfer_of(results: Mapping[str, Any], where: str | Path, error: type[AuditError] = InputError) -> TransferSection:
-    """The `transfer` block of a parsed results.json as its record, every value checked against the record's types.
-
-    Args:
-        results: results.json as parsed (it must hold a `transfer` object).
-        where: the file, named in an error.
-        error: the error type raised.
-
-    Returns:
-        The block as a TransferSection (its `to_record` is the block's JSON).
-
-    Raises:
-        error: one line naming `where` and the key, e.g. ``results.json: key 'transfer.notes[1]': expected a
-            string, got a list``.
-    """
-    return from_record(TransferSection, results["transfer"], where=str(where), key="transfer", error=error)
-
-
-def construct_groups(slices: Sequence[Mapping[str, Any]],
+def construct_groups(slices: Sequence[SliceRow],
                      graded: Mapping[str, str] | None = None) -> tuple[dict[str, list[str]], list[ExcludedSlice]]:
     """Usable slices per construct, and every other slice with the reason it is left out. `graded` (slice → why
     it has no correlation, "" when it has one) replaces the AUROC's two-class rule when a correlation with a graded
@@ -243,21 +222,21 @@ def construct_groups(slices: Sequence[Mapping[str, Any]],
     groups: dict[str, list[str]] = {}
     excluded = []
     for s in slices:
-        c = s["construct"]
-        if graded is not None and graded.get(s["slice"]):
-            excluded.append(ExcludedSlice(slice=s["slice"], construct=c, reason=graded[s["slice"]]))
-        elif graded is None and s["status"] != "ok":
-            excluded.append(ExcludedSlice(slice=s["slice"], construct=c, reason="no binary label: AUROC undefined"
-                                          if s["status"] == "no_label" else "one class in slice: AUROC undefined"))
+        c = s.construct
+        if graded is not None and graded.get(s.slice):
+            excluded.append(ExcludedSlice(slice=s.slice, construct=c, reason=graded[s.slice]))
+        elif graded is None and s.status != "ok":
+            excluded.append(ExcludedSlice(slice=s.slice, construct=c, reason="no binary label: AUROC undefined"
+                                          if s.status == "no_label" else "one class in slice: AUROC undefined"))
         elif c == "unspecified":
-            excluded.append(ExcludedSlice(slice=s["slice"], construct=c, reason="construct not declared (set "
+            excluded.append(ExcludedSlice(slice=s.slice, construct=c, reason="construct not declared (set "
                                           "--construct or a construct column); datasets of unknown construct are "
                                           "never pooled"))
         elif c.startswith("mixed:"):
-            excluded.append(ExcludedSlice(slice=s["slice"], construct=c, reason="slice mixes constructs; constructs "
+            excluded.append(ExcludedSlice(slice=s.slice, construct=c, reason="slice mixes constructs; constructs "
                                           "are never pooled (slice by dataset so each slice holds one construct)"))
         else:
-            groups.setdefault(c, []).append(s["slice"])
+            groups.setdefault(c, []).append(s.slice)
     return groups, excluded
 
 
@@ -371,7 +350,7 @@ def evidence_lengths(words: np.ndarray, sents: np.ndarray) -> EvidenceLength:
                           sentences_mean=float(sents.mean()), sentences_median=float(np.median(sents)))
 
 
-def slice_companions(slices: Sequence[Mapping[str, Any]], rows: Mapping[str, np.ndarray], labels: np.ndarray,
+def slice_companions(slices: Sequence[SliceRow], rows: Mapping[str, np.ndarray], labels: np.ndarray,
                      evidences: Sequence[str], scores: Mapping[str, np.ndarray],
                      weights: np.ndarray | None = None,
                      counts: tuple[np.ndarray, np.ndarray] | None = None) -> list[SliceCompanion]:
@@ -381,9 +360,9 @@ def slice_companions(slices: Sequence[Mapping[str, Any]], rows: Mapping[str, np.
     words, sents = evidence_counts(evidences) if counts is None else counts
     out = []
     for s in slices:
-        if s["status"] != "ok":
+        if s.status != "ok":
             continue
-        r = rows[s["slice"]]
+        r = rows[s.slice]
         y = labels[r]
         w = np.ones(r.size) if weights is None else np.asarray(weights, dtype=np.float64)[r]
         auprc = {}
@@ -392,7 +371,7 @@ def slice_companions(slices: Sequence[Mapping[str, Any]], rows: Mapping[str, np.
             ok = np.isfinite(v)
             auprc[name] = AuprcCell(auprc=average_precision(v[ok], y[ok], w[ok]) if y[ok].any() else float("nan"),
                                     n=int(ok.sum()), n_failed=int((~ok).sum()))
-        out.append(SliceCompanion(slice=s["slice"], construct=s["construct"], n=int(r.size),
+        out.append(SliceCompanion(slice=s.slice, construct=s.construct, n=int(r.size),
                                   prevalence=float((w * y).sum() / w.sum()), weighted=weights is not None,
                                   auprc=auprc, evidence_length=evidence_lengths(words[r], sents[r])))
     return out
@@ -443,7 +422,7 @@ NOTES = ("statistics run within one construct; constructs are never pooled",
          THRESHOLD_NOTE)
 
 
-def transfer_section(slices: Sequence[Mapping[str, Any]], boots: Mapping[str, SliceBoot], metrics: Sequence[str],
+def transfer_section(slices: Sequence[SliceRow], boots: Mapping[str, SliceBoot], metrics: Sequence[str],
                      rows: Mapping[str, np.ndarray], labels: np.ndarray, evidences: Sequence[str],
                      scores: Mapping[str, np.ndarray], *, seed: int, n_perm: int = DEFAULT_N_PERM,
                      weights: np.ndarray | None = None,

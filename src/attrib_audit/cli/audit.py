@@ -96,13 +96,14 @@ def run_and_report(spec: RunSpec, local: Local, args: argparse.Namespace) -> int
     result = run_spec(spec, local, log=log_for(args), command=command)
     path = result.save(args.out)
     print(format_answer(result.results, verbose=args.verbose))
-    if result.results.get("correlations"):
-        if all(s["status"] == "no_label" for s in result.results["slices"]):
+    res = result.results
+    if res.correlations is not None:
+        if all(s.status == "no_label" for s in res.slices):
             print("no binary label: the AUROC table is empty; the correlations with the rating below are the audit "
                   "(--label-from-rating CUT derives a label)")
-        print("\n" + format_correlations(result.results["correlations"], verbose=args.verbose))
-    if result.results.get("cut_sensitivity"):
-        print("\n" + format_cut_sensitivity(result.results["cut_sensitivity"]))
+        print("\n" + format_correlations(res.correlations, verbose=args.verbose))
+    if res.cut_sensitivity is not None:
+        print("\n" + format_cut_sensitivity(res.cut_sensitivity))
     print("\n" + summary(result, path, verbose=args.verbose, report=args.report))
     if args.report:
         return write_report(args.out, png=args.png)
@@ -115,13 +116,14 @@ def summary(result: AuditResult, path: Path, *, verbose: bool, report: bool) -> 
     lines = []
     if not verbose:
         lines.append("transfer detail (rank agreement, paired differences, decomposition)"
-                     + (", sensitivity and the system-level tables: " if "systems" in res else " and sensitivity: ")
+                     + (", sensitivity and the system-level tables: " if res.systems is not None
+                        else " and sensitivity: ")
                      + ("in the report" if report else "--report writes them to report.md") + ", or add -v")
-    for p in res["precomputed"]:
-        lines.append(f"precomputed {p['scorer']}: {p['column']} of {p['source']} (joined on {p['join']}, "
-                     f"{p['direction']}); {p['n_failed']} pairs without a usable score (ids in results.json)")
-    cached = sum(s["n_cached"] for s in res["scorers"])
-    scored = sum(s["n_scored"] for s in res["scorers"])
+    for p in res.precomputed:
+        lines.append(f"precomputed {p.scorer}: {p.column} of {p.source} (joined on {p.join}, "
+                     f"{p.direction}); {p.n_failed} pairs without a usable score (ids in results.json)")
+    cached = sum(s.n_cached for s in res.scorers)
+    scored = sum(s.n_scored for s in res.scorers)
     lines.append(f"{len(result.table)} pairs, {scored} scored anew, {cached} from cache; results: {path}")
     return "\n".join(lines)
 
@@ -140,10 +142,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 1
     assert rerun is not None  # check() reruns whenever no data file is gone or changed
     res = rerun.results
-    n = sum(s["n_pairs"] for s in res["scorers"])
-    how = "recomputed" if args.rescore else f"{sum(s['n_cached'] for s in res['scorers'])} unique from the cache"
-    print(f"reproduced: every value of results.json, transfer included ({len(res['auroc'])} AUROC rows, "
-          f"{len(res['paired'])} paired differences), within ±{args.tolerance:g} ({n} scorer×pair scores, {how})")
+    n = sum(s.n_pairs for s in res.scorers)
+    how = "recomputed" if args.rescore else f"{sum(s.n_cached for s in res.scorers)} unique from the cache"
+    print(f"reproduced: every value of results.json, transfer included ({len(res.auroc)} AUROC rows, "
+          f"{len(res.paired)} paired differences), within ±{args.tolerance:g} ({n} scorer×pair scores, {how})")
     return 0
 
 

@@ -6,10 +6,8 @@ import json
 
 from attrib_audit.audit.agreement import agreement
 from attrib_audit.audit.config import DEFAULT_EPS
-from attrib_audit.audit.results import read_results, results_path
 from attrib_audit.audit.systems import rankers_from_results
 from attrib_audit.cli.options import add_n_boot_arg, add_seed_arg, finite_float
-from attrib_audit.data.errors import DataError
 from attrib_audit.errors import UsageError
 from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_agreement, format_ranker, format_recommendation
@@ -22,10 +20,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     from attrib_audit.audit.select import (
         select_from_results,  # here: the statistics import scipy, and `--help` must not
     )
-    from attrib_audit.audit.sensitivity import check_saved_blocks
 
-    where = results_path(args.results, "select")  # its transfer and sensitivity blocks checked: one line if wrong
-    check_saved_blocks(read_results(args.results, "select", DataError), where, DataError)
     recs = [to_record(r) for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
                                                      eps=args.eps)]
     if args.json:

@@ -37,10 +37,10 @@ def cmd_systems(args: argparse.Namespace) -> int:
             raise UsageError("give data files or --results DIR, not both")
         overrides = {"n_boot": args.n_boot, "seed": args.seed, "level": args.ci_level,
                      "resample": args.resample.split(",") if args.resample else None}
-        block = to_record(systems_from_results(args.results, overrides))
-        recorded = read_results(args.results, "systems --results", UsageError).get("systems")
-        if all(v is None for v in overrides.values()) and isinstance(recorded, dict):
-            found = diff(recorded, block, tolerance=TOLERANCE)
+        block = systems_from_results(args.results, overrides)
+        recorded = read_results(args.results, "systems --results", UsageError).systems
+        if all(v is None for v in overrides.values()) and recorded is not None:
+            found = diff(to_record(recorded), to_record(block), tolerance=TOLERANCE)
             same = (f"recomputed from {Path(args.results) / 'scores.parquet'}: equals the section saved in results.json"
                     if not found else f"recomputed: {len(found)} value(s) differ from results.json, first: {found[0]}")
         else:
@@ -52,10 +52,12 @@ def cmd_systems(args: argparse.Namespace) -> int:
         for key, value in DEFAULTS.items():
             if getattr(args, key) is None:
                 setattr(args, key, value)
-        block = run_systems(*spec_from_args(args, log=log_for(args)), log=log_for(args))
-        same = None
+        found_block = run_systems(*spec_from_args(args, log=log_for(args)), log=log_for(args))
+        if found_block is None:  # every slice's rows lack a system: nothing to rank
+            raise UsageError("no slice has rows that name their system: nothing to rank")
+        block, same = found_block, None
     if args.json:
-        print(json.dumps(block, indent=2))
+        print(json.dumps(to_record(block), indent=2))
         return 0
     print(format_systems(block) if args.verbose else format_systems_brief(block))
     if same:

@@ -38,7 +38,7 @@ from attrib_audit.cli.options import (
 from attrib_audit.cli.report import write_report
 from attrib_audit.data.sources import load_data
 from attrib_audit.engine.table import no_scorer_ran
-from attrib_audit.errors import UsageError, saved_layout
+from attrib_audit.errors import UsageError
 from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atomic
 from attrib_audit.report.console import format_gate_usefulness, format_thresholds
 from attrib_audit.stats.calibration import METHODS
@@ -68,8 +68,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         opts = _options(args, _names(args.scorers))
         out = check_out_dir(args.out or args.results, names=("thresholds.json",))
         pairs, audit = scored_from_results(args.results)
-        with saved_layout(Path(args.results) / "results.json", "threshold"):
-            run_id, slice_by = audit["run_id"], audit["config"]["slice_by"]
+        run_id, slice_by = audit.run_id, audit.config.slice_by
         source: dict[str, Any] = {"results": {"folder": str(Path(args.results)), "run_id": run_id}}
     else:
         if not (args.data or args.hf):

@@ -19,6 +19,8 @@ from attrib_audit.scorers.embedding import UsesVectors
 
 @dataclass(frozen=True)
 class RunStats:
+    """How one scorer's pairs were scored: its signature, and how many were unique, cached or scored anew."""
+
     scorer: str
     signature: str
     n_pairs: int

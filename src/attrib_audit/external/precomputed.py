@@ -58,6 +58,33 @@ def parse_scores(raw: Sequence[Any] | np.ndarray) -> tuple[np.ndarray, list[str 
     return np.array([p[0] for p in pairs], dtype=np.float64), [p[1] for p in pairs]
 
 
+@dataclass(frozen=True)
+class FailedId:
+    """A pair whose precomputed score is missing or unusable, and why."""
+
+    id: str
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrecomputedRecord:
+    """results.json's entry for one precomputed metric: where its scores came from, every failed or unmatched id."""
+
+    scorer: str
+    source: str
+    sha256: str | None
+    column: str
+    join: str
+    direction: str
+    signature: str
+    n: int
+    n_failed: int
+    failed: list[FailedId]
+    n_missing_in_source: int
+    n_unmatched: int
+    unmatched_ids: list[str]
+
+
 @dataclass
 class Precomputed:
     """One external metric's scores, one per audited pair (NaN where `failures` says why)."""
@@ -99,15 +126,15 @@ class Precomputed:
         return RunStats(scorer=self.name, signature=self.signature, n_pairs=n, n_unique=n, n_cached=0, n_scored=0,
                         n_batches=0)
 
-    def record(self, ids: Sequence[str]) -> dict[str, Any]:
+    def record(self, ids: Sequence[str]) -> PrecomputedRecord:
         """The results.json entry: where the scores came from and every failed or unmatched id."""
-        failed = [{"id": ids[i], "reason": r} for i, r in enumerate(self.failures) if r is not None]
-        return {"scorer": self.name, "source": self.source, "sha256": self.sha256, "column": self.column,
-                "join": self.join,
-                "direction": "lower is better (negated before the statistics)" if self.lower_is_better else
-                "higher is better", "signature": self.signature, "n": int(self.values.size),
-                "n_failed": len(failed), "failed": failed, "n_missing_in_source": len(self.missing_ids),
-                "n_unmatched": len(self.unmatched_ids), "unmatched_ids": list(self.unmatched_ids)}
+        failed = [FailedId(id=ids[i], reason=r) for i, r in enumerate(self.failures) if r is not None]
+        return PrecomputedRecord(
+            scorer=self.name, source=self.source, sha256=self.sha256, column=self.column, join=self.join,
+            direction="lower is better (negated before the statistics)" if self.lower_is_better else
+            "higher is better", signature=self.signature, n=int(self.values.size), n_failed=len(failed),
+            failed=failed, n_missing_in_source=len(self.missing_ids), n_unmatched=len(self.unmatched_ids),
+            unmatched_ids=list(self.unmatched_ids))
 
 
 def from_values(name: str, raw: Any, n: int, *, source: str = PYTHON_SOURCE, column: str = "",

@@ -21,15 +21,15 @@ def auroc_table(view: AuditView, ci_text: str) -> Table:
     for construct, slices in view.constructs.items():
         for sl in slices:
             meta = view.slices[sl]
-            row = [construct, sl, str(meta.get("n", fmt.DASH)), str(meta.get("n_pos", fmt.DASH))]
+            row = [construct, sl, str(meta.n), str(meta.n_pos)]
             for name in view.scorers:
                 c = view.cell(name, sl)
-                if not c or not fmt.finite(c.get("auroc")):
-                    row.append(c.get("note") or
-                               ("undefined (one class)" if meta.get("status") == "one_class" else fmt.DASH))
+                if c is None or not fmt.finite(c.auroc):
+                    row.append((c.note if c else None) or
+                               ("undefined (one class)" if meta.status == "one_class" else fmt.DASH))
                     continue
                 caveat = view.caveat(name, sl)
-                row.append(fmt.ci(c["auroc"], c.get("ci_low"), c.get("ci_high")) + (f" ({caveat})" if caveat else ""))
+                row.append(fmt.ci(c.auroc, c.ci_low, c.ci_high) + (f" ({caveat})" if caveat else ""))
             rows.append(row)
     return Table(header, rows, f"AUROC [{ci_text}] per slice; a caveat in brackets says how much of the evidence "
                                "behind that number was cut at the scorer's window, how many rows failed, "
@@ -44,12 +44,12 @@ def _grid(view: AuditView, slices: list[str]) -> tuple[np.ndarray, np.ndarray, n
     for i, sl in enumerate(slices):
         for j, name in enumerate(view.scorers):
             c = view.cell(name, sl)
-            for arr, k in ((point, "auroc"), (lo, "ci_low"), (hi, "ci_high")):
-                if fmt.finite(c.get(k)):
-                    arr[i, j] = c[k]
+            for arr, v in ((point, c and c.auroc), (lo, c and c.ci_low), (hi, c and c.ci_high)):
+                if fmt.finite(v):
+                    arr[i, j] = v
             t = view.truncation.get((name, sl))
-            if t and t.get("n"):
-                cut[i, j] = t.get("pairs_truncated", 0) / t["n"]
+            if t and t.n:
+                cut[i, j] = t.pairs_truncated / t.n
     return point, lo, hi, cut
 
 
@@ -179,10 +179,10 @@ def rank_chart(view: AuditView, plots: Path):
 
 def build(inputs, plots: Path) -> Section | None:
     results = inputs.results
-    if not results or not results.get("auroc"):
+    if results is None or not results.auroc:
         return None
     view = AuditView.of(results)
-    ci_text = (results.get("config") or {}).get("ci", "95% CI")
+    ci_text = results.config.ci
     sec = Section("auroc", "AUROC per metric and slice")
     sec.add(Para(f"Each slice is scored against its human labels; the interval is the {ci_text}. "
                  "Constructs are shown separately and never pooled."))

@@ -12,6 +12,7 @@ from typing import Callable
 
 from attrib_audit.errors import LAYOUT_ERRORS as BROAD_LAYOUT_ERRORS
 from attrib_audit.files.outdir import REPORT_FILES, check_out_dir, staged_dir
+from attrib_audit.files.records import to_record
 from attrib_audit.report import (
     agreement,
     audit_extras,
@@ -45,7 +46,8 @@ SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec("auroc", "AUROC per metric and slice", "results", auroc.build),
     SectionSpec("correlations", "Correlation with the graded human rating", "results", correlations.build),
     SectionSpec("transfer", "Transfer across datasets", "results", transfer.build),
-    SectionSpec("sensitivity", "Sensitivity: length, truncation and single datasets", "results", sensitivity.build),
+    SectionSpec("sensitivity", "Sensitivity: length, truncation and single datasets", "results",
+                sensitivity.build),
     SectionSpec("systems", "System level: ranking generators", "results", systems.build),
     SectionSpec("paired", "Paired differences", "results", audit_extras.paired),
     SectionSpec("evidence", "Truncation and failures", "results", audit_extras.evidence),
@@ -121,8 +123,9 @@ def build_report(folder: str | Path, out: str | Path | None = None, *, png: bool
                 + "; ".join(inputs.ignored) + ".")]))
         drawn = sorted(p.name for p in (stage / "plots").iterdir() if p.suffix in (".png", ".svg"))
         title = "attrib-audit report"
-        tool = next((d["tool"] for d in (inputs.results, inputs.provenance, inputs.probe, inputs.thresholds)
-                     if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {})
+        tool = (to_record(inputs.results.tool) if inputs.results is not None else
+                next((d["tool"] for d in (inputs.provenance, inputs.probe, inputs.thresholds)
+                      if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {}))
         run = inputs.run_id
         meta = (f"attrib-audit {tool.get('version', '?')} · " + (f"run {run} · " if run else "")
                 + f"read from {', '.join(str(p) for p in inputs.sources.values())} "

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_CEILING, Decimal
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+if TYPE_CHECKING:
+    from attrib_audit.audit.results import TruncationRow
 
 DASH = "—"
 
@@ -46,13 +49,14 @@ def pct(share: Any) -> str:
     return f"{100 * share:.0f}%"
 
 
-def evidence_caveat(trunc: dict | None, n_failed: int | None, n: int | None, n_clamped: int | None = None) -> str:
+def evidence_caveat(trunc: TruncationRow | None, n_failed: int | None, n: int | None,
+                    n_clamped: int | None = None) -> str:
     """What the reader must know next to a number: how much of its evidence was cut, how many rows failed,
     how many judge answers fell outside [0, 1] and were clamped."""
     parts = []
-    if trunc and trunc.get("pairs_truncated"):
-        share = trunc["pairs_truncated"] / trunc["n"] if trunc.get("n") else float("nan")
-        tok = f", {pct(trunc.get('share_tokens_cut'))} of tokens" if finite(trunc.get("share_tokens_cut")) else ""
+    if trunc and trunc.pairs_truncated:
+        share = trunc.pairs_truncated / trunc.n if trunc.n else float("nan")
+        tok = f", {pct(trunc.share_tokens_cut)} of tokens" if finite(trunc.share_tokens_cut) else ""
         parts.append(f"{pct(share)} of pairs truncated{tok}")
     if n_failed:
         total = (n or 0) + n_failed

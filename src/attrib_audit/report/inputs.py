@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from attrib_audit.audit.results import AuditResults, read_results
+from attrib_audit.audit.results import AuditResults, results_file, results_record
 from attrib_audit.audit.thresholds import thresholds_file
 from attrib_audit.data.errors import DataError
 from attrib_audit.files.jsonfile import is_sealed, read_json
@@ -32,8 +32,7 @@ class ReportInputs:
 
     @property
     def run_id(self) -> str | None:
-        rid = self.results.get("run_id") if self.results else None
-        return rid if isinstance(rid, str) and rid else None
+        return self.results.run_id or None if self.results is not None else None
 
     def source(self, key: str) -> str:
         return str(self.sources.get(key, FILES.get(key, key)))
@@ -70,22 +69,25 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
     if not folder.is_dir():
         raise ReportError(f"{folder}: no such results folder")
     inputs = ReportInputs(folder)
+    older_agreement: dict[str, Any] | None = None
     for key, name in FILES.items():
         given = explicit.get(key)
         path = Path(given) if given else folder / name
         if given and not path.is_file():
             raise ReportError(f"{path}: no such file (given for {key})")
         if path.is_file():
-            setattr(inputs, key, read_results(folder, "report", ReportError) if key == "results" else
-                    thresholds_file(path, "report", ReportError)[1] if key == "thresholds" else
-                    read_json(path, ReportError))
+            raw = (results_file(folder, "report", ReportError)[1] if key == "results" else
+                   thresholds_file(path, "report", ReportError)[1] if key == "thresholds" else
+                   read_json(path, ReportError))
+            setattr(inputs, key, results_record(raw, path, ReportError) if key == "results" else raw)
             inputs.sources[key] = path
-            if is_sealed(getattr(inputs, key)):
+            if is_sealed(raw):
                 inputs.sealed_files.add(path)
+            if key == "results" and isinstance(raw.get("agreement"), dict):  # an older results.json may hold it
+                older_agreement = raw["agreement"]
     _drop_other_runs(inputs)
-    saved: Mapping[str, Any] = inputs.results or {}  # an older results.json may hold the agreement block
-    if inputs.agreement is None and isinstance(saved.get("agreement"), dict):
-        inputs.agreement = saved["agreement"]
+    if inputs.agreement is None and older_agreement is not None:
+        inputs.agreement = older_agreement
         inputs.sources["agreement"] = inputs.sources["results"]
     if not inputs.sources:
         raise ReportError(f"{folder}: holds none of {', '.join(FILES.values())}; "

@@ -3,14 +3,14 @@ halves (the plot), leave-one-dataset-out verdicts, the exchangeability permutati
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.inputs import ReportError, ReportInputs
+from attrib_audit.report.inputs import ReportInputs
 
 if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
     from attrib_audit.audit.sensitivity import (
@@ -22,23 +22,11 @@ if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `
         LengthSection,
         LodoDrop,
         LodoRow,
-        SensitivitySection,
         SpearmanRow,
         VerdictChange,
         WindowRow,
         WindowSection,
     )
-
-
-def saved_sensitivity(inputs: ReportInputs) -> SensitivitySection | None:
-    """results.json's `sensitivity` block as its record (None when the file has none); a value of the wrong type is
-    a ReportError naming the file and key."""
-    from attrib_audit.audit.sensitivity import sensitivity_of  # here: the statistics import scipy
-
-    results: Mapping[str, Any] = inputs.results or {}
-    if not isinstance(results.get("sensitivity"), dict):
-        return None
-    return sensitivity_of(results, inputs.source("results"), ReportError)
 
 
 def _diff(r: WindowRow | ChunkRow | HalfScorer) -> str:
@@ -199,7 +187,7 @@ def halves_plot(ln: LengthSection, plots: Path):
 
 
 def build(inputs: ReportInputs, plots: Path) -> Section | None:
-    sen = saved_sensitivity(inputs)
+    sen = None if inputs.results is None else inputs.results.sensitivity
     if sen is None:
         return None
     sec = Section("sensitivity", "Sensitivity: length, truncation and single datasets")

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from attrib_audit.audit.systems import pick_ranker
+from attrib_audit.files.records import to_record
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.report.figcache import cached_figure
@@ -174,9 +175,9 @@ def _slice_blocks(e: Mapping[str, Any], plots: Path, index: int) -> list[Block]:
 
 def build(inputs, plots: Path) -> Section | None:
     results = inputs.results
-    block = (results or {}).get("systems")
-    if not block:
+    if results is None or results.systems is None:
         return None
+    block = to_record(results.systems)  # the statistics' nested tables, as results.json holds them
     sec = Section("systems", "System level: ranking generators")
     sec.add(Para("Does each metric order the systems (the generators that wrote the claims) the way the human labels "
                  f"do? {block['estimand'][0].upper() + block['estimand'][1:]}. {block['pairwise_accuracy'][0].upper()}"

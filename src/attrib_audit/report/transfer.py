@@ -3,29 +3,19 @@ leave-one-dataset-out regret with the naive selector, rank agreement, sign flips
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Sequence
 
+from attrib_audit.audit.results import AurocRow, PairedRow
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.inputs import ReportError, ReportInputs
+from attrib_audit.report.inputs import ReportInputs
 from attrib_audit.report.verdict import chance_caveat, on_slice, pick
 
 if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
     from attrib_audit.audit.transfer import ConstructTransfer, MatrixStatistics, TransferSection
     from attrib_audit.stats.transfer import FixedRegret, SelectorRegret
-
-
-def saved_transfer(inputs: ReportInputs) -> TransferSection | None:
-    """results.json's `transfer` block as its record (None when the file has none); a value of the wrong type is a
-    ReportError naming the file and key."""
-    from attrib_audit.audit.transfer import transfer_of  # here: the statistics import scipy
-
-    results: Mapping[str, Any] = inputs.results or {}
-    if not isinstance(results.get("transfer"), dict):
-        return None
-    return transfer_of(results, inputs.source("results"), ReportError)
 
 
 def _regret_text(r: FixedRegret | SelectorRegret) -> str:
@@ -67,8 +57,8 @@ def verdict(construct: str, e: ConstructTransfer, st: MatrixStatistics,
 
 
 def headline_blocks(transfer: TransferSection, caveats: dict[tuple[str, str], str] | None = None,
-                    auroc: list[dict[str, Any]] | None = None,
-                    paired: list[dict[str, Any]] | None = None) -> list[Block]:
+                    auroc: Sequence[AurocRow] | None = None,
+                    paired: Sequence[PairedRow] | None = None) -> list[Block]:
     """The headline's paragraphs: per construct the transfer verdict, or with one dataset the on-target verdict
     (`auroc`/`paired`: results.json's rows, which also carry the chance tests)."""
     out: list[Block] = []
@@ -185,7 +175,7 @@ def companions(transfer: TransferSection) -> list[Block]:
 
 
 def build(inputs: ReportInputs, plots: Path) -> Section | None:
-    transfer = saved_transfer(inputs)
+    transfer = None if inputs.results is None else inputs.results.transfer
     if transfer is None:
         return None
     sec = Section("transfer", "Transfer across datasets")

@@ -5,9 +5,11 @@ It chooses among recorded numbers only; nothing is recomputed.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
+from attrib_audit.audit.results import AurocRow, PairedRow
 from attrib_audit.report import fmt
 
 if TYPE_CHECKING:  # the records' modules import the statistics (scipy): only their types are needed here
@@ -51,31 +53,34 @@ class SliceVerdict:
     text: str
 
 
-def beats_chance(row: dict) -> bool:
+def beats_chance(row: AurocRow) -> bool:
     """A recorded AUROC row's chance flag; rows from before the chance test fall back to the CI's lower end."""
-    if "beats_chance" in row:
-        return bool(row["beats_chance"])
-    return fmt.finite(row.get("ci_low")) and row["ci_low"] > 0.5
+    if row.chance is not None:
+        return row.chance.beats_chance
+    return fmt.finite(row.ci_low) and row.ci_low is not None and row.ci_low > 0.5
 
 
-def _chance_p(row: dict) -> str:
-    p = row.get("p_chance_holm", row.get("p_chance"))
+def _chance_p(row: AurocRow) -> str:
+    p = row.chance.p_chance_holm if row.chance is not None else None
     return f"one-sided p = {fmt.pvalue(p)}" if fmt.finite(p) else "CI lower end at or below 0.5"
 
 
-def _paired(paired: list[dict], sl: str, a: str, b: str) -> dict | None:
+def _paired(paired: Sequence[PairedRow], sl: str, a: str, b: str) -> PairedRow | None:
     """The paired row of a − b on slice `sl` (sign flipped when it was recorded as b − a)."""
     for p in paired:
-        if p["slice"] != sl or p.get("diff") is None:
+        if p.slice != sl or p.diff is None:
             continue
-        if (p["scorer_a"], p["scorer_b"]) == (a, b):
+        if (p.scorer_a, p.scorer_b) == (a, b):
             return p
-        if (p["scorer_a"], p["scorer_b"]) == (b, a):
-            return {**p, "diff": -p["diff"], "ci_low": -p["ci_high"], "ci_high": -p["ci_low"]}
+        if (p.scorer_a, p.scorer_b) == (b, a):
+            return dataclasses.replace(p, scorer_a=a, scorer_b=b, diff=-p.diff,
+                                       ci_low=None if p.ci_high is None else -p.ci_high,
+                                       ci_high=None if p.ci_low is None else -p.ci_low)
     return None
 
 
-def on_slice(construct: str, sl: str, auroc: list[dict], paired: list[dict]) -> SliceVerdict:
+def on_slice(construct: str, sl: str, auroc: Sequence[AurocRow],
+             paired: Sequence[PairedRow]) -> SliceVerdict:
     """The headline for a construct with one labelled dataset `sl`: the best metric that beats chance, its paired
     differences with the others, and what a second dataset would add.
 
@@ -88,11 +93,12 @@ def on_slice(construct: str, sl: str, auroc: list[dict], paired: list[dict]) -> 
     Returns:
         The verdict; `metric` is None when no candidate is better than chance (then none is recommended).
     """
-    rows = {r["scorer"]: r for r in auroc if r["slice"] == sl and fmt.finite(r.get("auroc"))}
+    rows = {r.scorer: r for r in auroc if r.slice == sl and fmt.finite(r.auroc)}
+    pairs = list(paired)
     head = f"{construct} (one dataset, {sl})"
     if not rows:
         return SliceVerdict(construct, sl, "undefined", None, None, [], [], f"{head}: no metric has an AUROC here.")
-    top = max(rows, key=lambda n: rows[n]["auroc"])
+    top = max(rows, key=lambda n: rows[n].auroc or 0.0)
     good = [n for n in rows if beats_chance(rows[n])]
     weak = [n for n in rows if n not in good]
     second = (" A second labelled dataset of this construct would say whether the choice transfers to data not "
@@ -100,16 +106,16 @@ def on_slice(construct: str, sl: str, auroc: list[dict], paired: list[dict]) -> 
     if not good:
         t = rows[top]
         text = (f"{head}: no candidate is better than chance on this data (best: {top}, AUROC "
-                f"{fmt.ci(t['auroc'], t['ci_low'], t['ci_high'])}, {_chance_p(t)}). None is recommended: on these "
+                f"{fmt.ci(t.auroc, t.ci_low, t.ci_high)}, {_chance_p(t)}). None is recommended: on these "
                 "labels each one ranks supported above unsupported answers no better than a coin flip.")
         return SliceVerdict(construct, sl, "at-chance", None, top, [], weak, text + second)
-    m = max(good, key=lambda n: rows[n]["auroc"])
-    diffs = {n: _paired(paired, sl, m, n) for n in rows if n != m}
-    tied = [n for n in good if n != m and (d := diffs[n]) is not None and not d["excludes_zero"]]
+    m = max(good, key=lambda n: rows[n].auroc or 0.0)
+    diffs = {n: _paired(pairs, sl, m, n) for n in rows if n != m}
+    tied = [n for n in good if n != m and (d := diffs[n]) is not None and not d.excludes_zero]
     r = rows[m]
-    text = (f"{head}: use {m} — AUROC {fmt.ci(r['auroc'], r['ci_low'], r['ci_high'])}, better than chance "
+    text = (f"{head}: use {m} — AUROC {fmt.ci(r.auroc, r.ci_low, r.ci_high)}, better than chance "
             f"({_chance_p(r)})")
-    shown = [f"{n} {fmt.ci(d['diff'], d['ci_low'], d['ci_high'], signed=True)}" for n, d in diffs.items() if d]
+    shown = [f"{n} {fmt.ci(d.diff, d.ci_low, d.ci_high, signed=True)}" for n, d in diffs.items() if d]
     if shown:
         text += f"; paired difference {m} − other [95% CI]: " + ", ".join(shown)
     if tied:
@@ -119,7 +125,7 @@ def on_slice(construct: str, sl: str, auroc: list[dict], paired: list[dict]) -> 
     return SliceVerdict(construct, sl, "tied" if tied else "best", m, top, tied, weak, text + "." + second)
 
 
-def chance_caveat(metric: str, datasets: list[str], auroc: list[dict]) -> str:
+def chance_caveat(metric: str, datasets: list[str], auroc: Sequence[AurocRow]) -> str:
     """A sentence naming the datasets where the recommended metric is not better than chance ('' when none).
 
     Args:
@@ -134,7 +140,8 @@ def chance_caveat(metric: str, datasets: list[str], auroc: list[dict]) -> str:
     return f" Caution: {text}." if text else ""
 
 
-def chance_warning(metric: str, datasets: list[str], auroc: list[dict], names: dict[str, str] | None = None) -> str:
+def chance_warning(metric: str, datasets: list[str], auroc: Sequence[AurocRow],
+                   names: dict[str, str] | None = None) -> str:
     """Where the recommended metric is not better than chance, in words ('' when it beats chance everywhere).
 
     Args:
@@ -146,12 +153,13 @@ def chance_warning(metric: str, datasets: list[str], auroc: list[dict], names: d
     Returns:
         The warning without a leading label or final full stop.
     """
-    rows = [r for r in auroc if r["scorer"] == metric and r["slice"] in datasets and fmt.finite(r.get("auroc"))]
+    rows = [r for r in auroc if r.scorer == metric and r.slice in datasets
+            and fmt.finite(r.auroc)]
     weak = [r for r in rows if not beats_chance(r)]
     if not weak:
         return ""
     short = names or {}
-    where = "; ".join(f"{short.get(r['slice'], r['slice'])}: AUROC {fmt.ci(r['auroc'], r['ci_low'], r['ci_high'])}, "
+    where = "; ".join(f"{short.get(r.slice, r.slice)}: AUROC {fmt.ci(r.auroc, r.ci_low, r.ci_high)}, "
                       f"{_chance_p(r)}" for r in weak)
     every = " on any dataset: do not deploy it" if len(weak) == len(rows) else ""
     return f"{metric} is not better than chance{every} ({where}; Holm-adjusted over the construct's slices)"

@@ -25,7 +25,7 @@ import numpy as np
 
 from attrib_audit.audit.results import read_results
 from attrib_audit.audit.thresholds import scored_from_results, slice_data
-from attrib_audit.errors import UsageError, saved_layout
+from attrib_audit.errors import UsageError
 from attrib_audit.files.records import to_record
 from attrib_audit.stats.auroc import auroc, average_ranks, ht_auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
@@ -289,9 +289,8 @@ def scenarios_from_results(folder: Path, opts: PlanOptions) -> list[Scenario]:
             raise UsageError(f"{p} not found; run `attrib-audit audit --out {folder}` first")
     results = read_results(folder, "plan", UsageError)
     frame = pd.read_parquet(folder / "scores.parquet")
-    with saved_layout(folder / "results.json", "plan"):
-        audited = [s["scorer"] for s in results["scorers"]]
-        ok = [s["slice"] for s in results["slices"] if s["status"] == "ok"]
+    audited = results.scorer_names
+    ok = [s.slice for s in results.slices if s.status == "ok"]
     names = list(opts.scorers) if opts.scorers else audited
     unknown = sorted(set(names) - set(audited))
     if unknown:

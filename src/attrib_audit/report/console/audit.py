@@ -1,10 +1,11 @@
 """What `audit` and `demo` print: the answer first, then the AUROC table with its caveat marks."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Sequence
 
+from attrib_audit.audit.results import AuditResults, AurocRow, PairedRow, SliceRow
 from attrib_audit.report import fmt
-from attrib_audit.report.console.grid import MISSING, _ci, _num, grid, short_names
+from attrib_audit.report.console.grid import MISSING, _num, grid, short_names
 from attrib_audit.report.console.sensitivity import format_sensitivity
 from attrib_audit.report.console.systems import format_systems, format_systems_brief
 from attrib_audit.report.console.transfer import format_transfer
@@ -15,7 +16,7 @@ if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `
     from attrib_audit.audit.transfer import TransferSection
 
 
-def format_verdicts(transfer: TransferSection, auroc: list[dict[str, Any]], paired: list[dict[str, Any]]) -> str:
+def format_verdicts(transfer: TransferSection, auroc: Sequence[AurocRow], paired: Sequence[PairedRow]) -> str:
     """Per construct: the metric to use, whether it is portable, and what it costs on a new dataset (`auroc`,
     `paired`: results.json's rows, for a construct of one dataset)."""
     unit = statistic_label(transfer.statistic)
@@ -50,65 +51,62 @@ def format_verdicts(transfer: TransferSection, auroc: list[dict[str, Any]], pair
     return "\n".join(out)
 
 
-def format_table(results: Mapping[str, Any]) -> str:
+def format_table(results: AuditResults) -> str:
     """AUROC [95% CI] per slice (rows) and scorer (columns), with n and the caveat marks ✂ ✗ ⊓."""
-    names = [s["scorer"] for s in results["scorers"]]
-    cell = {(r["scorer"], r["slice"]): r for r in results["auroc"]}
-    trunc = {(r["scorer"], r["slice"]): r for r in results["truncation"]}
-    clamped = {(r["scorer"], r["slice"]): r.get("n_clamped", 0) for r in results.get("failures", [])}
+    names = results.scorer_names
+    cell = {(r.scorer, r.slice): r for r in results.auroc}
+    trunc = {(r.scorer, r.slice): r for r in results.truncation}
+    clamped = {(r.scorer, r.slice): r.n_clamped for r in results.failures}
     rows = []
-    for sl in results["slices"]:
-        row = [sl["slice"], str(sl["n"]), str(sl["n_pos"])]
+    for sl in results.slices:
+        row = [sl.slice, str(sl.n), str(sl.n_pos)]
         for name in names:
-            r = cell.get((name, sl["slice"]))
-            if r is None or r["auroc"] is None:
-                row.append("undefined (one class)" if sl["status"] == "one_class" else MISSING)
+            r = cell.get((name, sl.slice))
+            if r is None or r.auroc is None:
+                row.append("undefined (one class)" if sl.status == "one_class" else MISSING)
                 continue
-            t = trunc.get((name, sl["slice"]))
-            mark = f" ✂{t['pairs_truncated']}" if t and t["pairs_truncated"] else ""
-            mark += f" ✗{r['n_failed']}" if r.get("n_failed") else ""
-            mark += f" ⊓{clamped[(name, sl['slice'])]}" if clamped.get((name, sl["slice"])) else ""
-            row.append(_ci(r, "auroc") + mark)
+            t = trunc.get((name, sl.slice))
+            mark = f" ✂{t.pairs_truncated}" if t and t.pairs_truncated else ""
+            mark += f" ✗{r.n_failed}" if r.n_failed else ""
+            mark += f" ⊓{clamped[(name, sl.slice)]}" if clamped.get((name, sl.slice)) else ""
+            row.append(fmt.ci(r.auroc, r.ci_low, r.ci_high) + mark)
         rows.append(row)
     notes = ["AUROC [95% clustered-bootstrap CI]; ✂k = k pairs cut at the scorer's window; "
              "✗k = k failed rows excluded."]
-    notes += weighted_note(results["slices"])
+    notes += weighted_note(results.slices)
     if any(clamped.values()):
         notes.append("⊓k = k judge answers outside [0, 1], clamped to the nearest end and kept.")
-    for u in results.get("unavailable", []):
-        notes.append(f"not run: {u['scorer']} ({u['reason']})")
+    for u in results.unavailable:
+        notes.append(f"not run: {u.scorer} ({u.reason})")
     return "\n".join(grid(["slice", "n", "pos", *names], rows, rule=True) + [""] + notes)
 
 
-def weighted_note(slices: Sequence[Mapping[str, Any]]) -> list[str]:
+def weighted_note(slices: Sequence[SliceRow]) -> list[str]:
     """Which slices' AUROCs are weighted back to a pool (a sampled file), said in words."""
     out = []
     for sl in slices:
-        if sl.get("weighting"):
+        if sl.weighting:
             # Σ 1/inclusion_prob estimates the pool's size (exact only in expectation): said as an estimate
-            size = (f"; together about {sl['pool_size']:.0f}, the pool's size in expectation"
-                    if fmt.finite(sl.get("pool_size")) else "")
-            out.append(f"{sl['slice']}: weighted back to its pool by inclusion probabilities (each labelled pair "
+            size = (f"; together about {sl.pool_size:.0f}, the pool's size in expectation"
+                    if fmt.finite(sl.pool_size) else "")
+            out.append(f"{sl.slice}: weighted back to its pool by inclusion probabilities (each labelled pair "
                        f"stands for 1/inclusion_prob pool pairs{size}), so its AUROCs describe the pool, not the "
                        "sample.")
     return out
 
 
-def format_answer(results: Mapping[str, Any], verbose: bool = False, where: str = "results.json") -> str:
-    """What `audit` and `demo` print: the verdicts, the AUROC table, and with `verbose` every other section
-    (`where`: the file the results come from, named when a block holds a value of the wrong type)."""
-    from attrib_audit.audit.sensitivity import sensitivity_of  # here: the statistics import scipy
-    from attrib_audit.audit.transfer import transfer_of
-
-    transfer = transfer_of(results, where) if results.get("transfer") else None
-    parts = [format_verdicts(transfer, results["auroc"], results["paired"]) if transfer else "", format_table(results)]
-    if results.get("systems"):
-        parts.append(format_systems_brief(results["systems"]))
+def format_answer(results: AuditResults, verbose: bool = False) -> str:
+    """What `audit` and `demo` print: the verdicts, the AUROC table, and with `verbose` every other section."""
+    transfer = results.transfer
+    parts = [format_verdicts(transfer, results.auroc, results.paired) if transfer is not None else "",
+             format_table(results)]
+    if results.systems is not None:
+        parts.append(format_systems_brief(results.systems))
     if verbose:
-        if transfer:
-            parts.append(format_transfer(transfer, [s["scorer"] for s in results["scorers"]]))
-        if results.get("sensitivity"):
-            parts.append(format_sensitivity(sensitivity_of(results, where)))
-        if results.get("systems"):
-            parts.append(format_systems(results["systems"]))
+        if transfer is not None:
+            parts.append(format_transfer(transfer, results.scorer_names))
+        if results.sensitivity is not None:
+            parts.append(format_sensitivity(results.sensitivity))
+        if results.systems is not None:
+            parts.append(format_systems(results.systems))
     return "\n\n".join(p.strip("\n") for p in parts if p)

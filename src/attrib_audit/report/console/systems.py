@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from attrib_audit.audit.results import SystemsBlock
 from attrib_audit.audit.systems import pick_ranker
+from attrib_audit.files.records import to_record
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _est, grid
 
@@ -15,8 +17,9 @@ def _inputs(entry: Mapping[str, Any]) -> str:
             f"{entry['n_systems']} systems, inputs NOT shared")
 
 
-def format_systems_brief(block: Mapping[str, Any]) -> str:
+def format_systems_brief(section: SystemsBlock) -> str:
     """Per slice: the metric to rank systems with, its τ-b and pairwise accuracy [CI], the reversals (a few lines)."""
+    block = to_record(section)  # the ranker is picked from the slices' JSON form (audit.systems.pick_ranker)
     out = ["System level: which metric ranks the systems as the human labels do (τ-b as measured with these inputs; "
            "ceiling = a ranking by the true human pass rates):"]
     for e in block["slices"]:
@@ -39,9 +42,10 @@ def format_systems_brief(block: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def format_systems(block: Mapping[str, Any]) -> str:
+def format_systems(section: SystemsBlock) -> str:
     """Every system-level table of every slice: per system, agreement with the ceiling, item vs system, metric
     differences, reversals, the human significance clusters."""
+    block = to_record(section)  # the statistics' nested tables, as results.json holds them
     out = [f"== system level ({block['level']:.0%} CIs, {block['n_boot']} resamples of "
            f"{' and '.join(reversed(block['resample']))}, seed {block['seed']}) ==",
            f"  {block['estimand']}.", f"  {block['pairwise_accuracy']}.", f"  Pass rates: {block['threshold_rule']}."]

@@ -1,0 +1,134 @@
+"""Every command that reads results.json reads it through the typed records: a value of the wrong type anywhere, in a
+file whose digest was recomputed (so it passes for one attrib-audit wrote), is one line naming the file and the key
+(exit 2), never a traceback; a file of an earlier version that lacks the keys added since still reads."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from attrib_audit.audit.results import AuditResults, SliceRow, read_results
+from attrib_audit.cli import main
+from attrib_audit.errors import InputError
+from attrib_audit.files.jsonfile import sealed_json
+from attrib_audit.files.records import to_record
+
+SUMMEVAL = Path(__file__).parent / "data" / "summeval_system_scores.jsonl"
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory) -> Path:
+    """An audit of three precomputed metrics on four systems' outputs (system-level section included)."""
+    tmp = tmp_path_factory.mktemp("audited")
+    rows = [json.loads(line) for line in SUMMEVAL.read_text(encoding="utf-8").splitlines() if line.strip()][:240]
+    data = tmp / "summ.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp / "run"
+    assert main(["audit", str(data), "--claim-col", "system", "--evidence-col", "group", "--system-col", "system",
+                 "--scorers", "none", "--score-col", "lex=lexical", "--score-col", "mini=minilm", "--score-col",
+                 "bert=bertscore", "--construct", "consistency", "--n-boot", "100", "--n-perm", "50", "--no-cache",
+                 "--quiet", "--out", str(out)]) == 0
+    return out
+
+
+def _planted(audited: Path, tmp_path: Path, plant) -> Path:
+    """A copy of the audit folder whose results.json has `plant` applied and its digest recomputed."""
+    folder = tmp_path / "run"
+    shutil.copytree(audited, folder)
+    raw = json.loads((folder / "results.json").read_text())
+    plant(raw)
+    (folder / "results.json").write_text(sealed_json(raw))
+    return folder
+
+
+def _set(path: str, value):
+    """A plant: the value at a dotted key path (`slices[0].n`) replaced."""
+    def plant(raw: dict) -> None:
+        parts = path.replace("[", ".").replace("]", "").split(".")
+        at = raw
+        for p in parts[:-1]:
+            at = at[int(p)] if isinstance(at, list) else at[p]
+        last = parts[-1]
+        if isinstance(at, list):
+            at[int(last)] = value
+        else:
+            at[last] = value
+    return plant
+
+
+PLANTS = [  # (key path planted, value, key path the line names, what it says was expected)
+    ("slices[0].n", "x", "slices[0].n", "expected an integer, got a string"),
+    ("auroc[2].ci_low", [], "auroc[2].ci_low", "expected a number or null, got a list"),
+    ("config", True, "config", "expected an object, got a boolean"),
+    ("systems.slices[0].design", None, "systems.slices[0].design", "expected an object, got null"),
+    ("paired[0].n_dropped", {"lex": "many"}, "paired[0].n_dropped.lex", "expected an integer, got a string"),
+    ("scorers[1].n_pairs", 1.5, "scorers[1].n_pairs", "expected an integer, got a number"),
+    ("tool", [], "tool", "expected an object, got a list"),
+    ("failures[0].examples", [3], "failures[0].examples[0]", "expected a string, got a number"),
+]
+COMMANDS = {  # each reader command, with what it needs besides the folder
+    "report": lambda d: ["report", str(d)],
+    "select": lambda d: ["select", "--results", str(d)],
+    "select --level system": lambda d: ["select", "--results", str(d), "--level", "system"],
+    "audit --check": lambda d: ["audit", "--check", str(d), "--no-cache"],
+    "plan --results": lambda d: ["plan", "--results", str(d), "--half-width", "0.1"],
+    "threshold --results": lambda d: ["threshold", "--results", str(d), "--scorers", "lex", "--max-false-pass", "0.2"],
+    "systems --results": lambda d: ["systems", "--results", str(d)],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("key,value,named,expected", PLANTS, ids=[p[0] for p in PLANTS])
+def test_a_wrong_type_anywhere_is_one_line_naming_the_file_and_key(audited, tmp_path, capsys, command, key, value,
+                                                                    named, expected):
+    folder = _planted(audited, tmp_path, _set(key, value))
+    capsys.readouterr()
+    code = main(COMMANDS[command](folder))
+    err = capsys.readouterr().err.strip()
+    assert code == 2, (code, err)
+    assert "\n" not in err and "Traceback" not in err, err
+    assert err.endswith(f"{folder / 'results.json'}: key '{named}': {expected}"), err
+
+
+def test_the_unplanted_folder_reads_in_every_command(audited, tmp_path, capsys):
+    """The plants above are what fails: the same folder, untouched, passes each reader."""
+    for name, argv in COMMANDS.items():
+        folder = tmp_path / name.replace(" ", "_")
+        shutil.copytree(audited, folder)
+        assert main(argv(folder)) in (0, 1), (name, capsys.readouterr().err)  # select may find nothing to recommend
+        assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_file_without_the_keys_added_since_reads_with_their_defaults(audited, tmp_path):
+    """results.json of an earlier version: no chance test in the AUROC rows, no statistic or chance_test in the
+    config, no unavailable/precomputed/skipped blocks, no clamped counts, no run spec or command."""
+    def older(raw: dict) -> None:
+        for k in ("unavailable", "precomputed", "skipped", "spec", "command", "systems", "elapsed_s"):
+            raw.pop(k, None)
+        for k in ("statistic", "chance_test", "precomputed"):
+            raw["config"].pop(k)
+        for r in raw["auroc"]:
+            for k in ("p_chance", "p_chance_holm", "beats_chance"):
+                r.pop(k, None)
+        for f in raw["failures"]:
+            f.pop("n_clamped")
+    folder = _planted(audited, tmp_path, older)
+    res = read_results(folder)
+    assert res.config.statistic == "auroc" and res.config.chance_test is None and res.precomputed == []
+    assert all(r.chance is None and not r.beats_chance for r in res.auroc) and res.spec is None
+    assert res.systems is None and all(f.n_clamped == 0 for f in res.failures)
+    assert main(["report", str(folder)]) == 0
+
+
+def test_a_required_key_missing_is_one_line_too(audited, tmp_path):
+    folder = _planted(audited, tmp_path, lambda raw: raw["slices"][0].pop("status"))
+    with pytest.raises(InputError, match=r"results\.json: key 'slices\[0\]\.status' is missing$"):
+        read_results(folder)
+
+
+def test_the_records_read_back_equal_the_ones_written(audited):
+    res = read_results(audited)
+    assert isinstance(res, AuditResults) and isinstance(res.slices[0], SliceRow) and res.systems is not None
+    assert json.loads(sealed_json(to_record(res))) == json.loads((audited / "results.json").read_text())
