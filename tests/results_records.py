@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrib_audit.audit.results import AuditResults, results_record
+from attrib_audit.audit.results import AuditResults
+from attrib_audit.audit.saved import results_record
 
 BASE: dict[str, Any] = {
     "run_id": "test", "tool": {"name": "attrib-audit", "version": "0", "python": "3", "platform": "test"},

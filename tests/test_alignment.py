@@ -134,7 +134,7 @@ def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():
 
 
 def test_select_on_the_target_dataset_compares_candidates_on_the_rows_all_scored():
-    from attrib_audit.audit.select import on_target
+    from attrib_audit.audit.recommend import on_target
 
     s, t, y, g, hard = twins()
     rec = on_target("A", "mine", ["base", "twin"], bootstrap_aurocs(np.vstack([s, t]), y, g, n_boot=300, rng=2))

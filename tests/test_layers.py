@@ -50,6 +50,9 @@ class Module:
     lines: int
     tree: ast.Module
     edges: dict[str, bool] = field(default_factory=dict)  # internal target -> only ever imported inside a function
+    # internal targets imported only under `if TYPE_CHECKING:` (names for annotations; nothing runs): they obey the
+    # layers but make no import cycle and load nothing
+    type_edges: set[str] = field(default_factory=set)
     third_party_top: set[str] = field(default_factory=set)  # roots imported at module level
     argparse: bool = False
 
@@ -66,15 +69,23 @@ def _ancestors(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
+def _type_checking(node: ast.AST) -> bool:
+    """`if TYPE_CHECKING:` (or `typing.TYPE_CHECKING`): a block only type checkers run."""
+    return isinstance(node, ast.If) and (
+        (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+        or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING"))
+
+
 def _imports(tree: ast.Module):
-    """(node, inside a function) for every import statement of a module."""
-    def walk(node: ast.AST, in_function: bool):
+    """(node, inside a function, under `if TYPE_CHECKING:`) for every import statement of a module."""
+    def walk(node: ast.AST, in_function: bool, type_only: bool):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.Import, ast.ImportFrom)):
-                yield child, in_function
+                yield child, in_function, type_only
             yield from walk(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                         ast.Lambda)))
-    yield from walk(tree, False)
+                                                                         ast.Lambda)),
+                            type_only or _type_checking(child))
+    yield from walk(tree, False, False)
 
 
 def scan(root: Path = PACKAGE) -> dict[str, Module]:
@@ -86,7 +97,7 @@ def scan(root: Path = PACKAGE) -> dict[str, Module]:
     for m in mods.values():
         own = set(_ancestors(m.name)) | ({m.name} if m.is_package else set())
         base = m.name if m.is_package else m.name.rpartition(".")[0]
-        for node, in_function in _imports(m.tree):
+        for node, in_function, type_only in _imports(m.tree):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -106,13 +117,16 @@ def scan(root: Path = PACKAGE) -> dict[str, Module]:
             for r in roots:
                 if r == "argparse":
                     m.argparse = True
-                if not in_function and r != PACKAGE.name:
+                if not in_function and not type_only and r != PACKAGE.name:
                     m.third_party_top.add(r)
             for t in targets:
                 if t not in mods or t == m.name:
                     continue
                 for dep in [t, *(a for a in _ancestors(t) if a in mods and a not in own)]:
-                    m.edges[dep] = m.edges.get(dep, True) and in_function
+                    if type_only:
+                        m.type_edges.add(dep)
+                    else:
+                        m.edges[dep] = m.edges.get(dep, True) and in_function
     return mods
 
 
@@ -190,7 +204,7 @@ def test_each_layer_imports_only_from_below():
     wrong = []
     for n, m in MODS.items():
         rank, folder = layer_of(n)
-        for t in m.edges:
+        for t in sorted(set(m.edges) | m.type_edges):
             t_rank, t_folder = layer_of(t)
             if t_folder != folder and t_rank >= rank and t != "attrib_audit":
                 wrong.append(f"{n} -> {t}")
@@ -263,12 +277,15 @@ def test_the_scanner_sees_function_level_imports_cycles_and_package_inits(tmp_pa
     (pkg / "files" / "a.py").write_text("def f():\n    from attrib_audit.files import b\n")
     (pkg / "files" / "b.py").write_text("import argparse\nfrom . import a\n")
     (pkg / "text.py").write_text("import attrib_audit.files.a\n")
+    (pkg / "files" / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                        "    from attrib_audit import text\n")
     mods = scan(pkg)
     assert mods["attrib_audit.files.a"].edges == {"attrib_audit.files.b": True}
     assert mods["attrib_audit.files.b"].edges == {"attrib_audit.files.a": False}
     assert mods["attrib_audit.files.b"].argparse
     assert set(mods["attrib_audit.text"].edges) == {"attrib_audit.files.a", "attrib_audit.files"}
     assert cycles(mods) == [["attrib_audit.files.a", "attrib_audit.files.b"]]
+    assert mods["attrib_audit.files.c"].edges == {} and mods["attrib_audit.files.c"].type_edges == {"attrib_audit.text"}
 
 
 # ---- the counts the issue tracks (run as a script) --------------------------------------------------------------

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from attrib_audit.audit.results import AuditResults, SliceRow, read_results
+from attrib_audit.audit.results import AuditResults, SliceRow
+from attrib_audit.audit.saved import read_results
 from attrib_audit.cli import main
 from attrib_audit.errors import InputError
 from attrib_audit.files.jsonfile import sealed_json

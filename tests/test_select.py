@@ -1,6 +1,6 @@
 import numpy as np
 
-from attrib_audit.audit.select import recommend
+from attrib_audit.audit.recommend import recommend
 from attrib_audit.files.records import to_record
 from attrib_audit.stats.transfer import AurocMatrix
 
@@ -38,7 +38,7 @@ def _boot(scores, y, groups):
 
 def test_on_target_never_recommends_a_metric_no_better_than_chance():
     """WiCE-like: 150 pairs, every candidate a coin flip. The old rule called them 'tied: any will do'."""
-    from attrib_audit.audit.select import on_target
+    from attrib_audit.audit.recommend import on_target
     from attrib_audit.report.console import format_recommendation
 
     rng = np.random.default_rng(5)
@@ -54,7 +54,7 @@ def test_on_target_never_recommends_a_metric_no_better_than_chance():
 
 def test_on_target_ties_only_among_metrics_that_beat_chance():
     """A strong metric and two at chance: 'best' against the ones beating chance, never tied with a coin flip."""
-    from attrib_audit.audit.select import on_target
+    from attrib_audit.audit.recommend import on_target
 
     rng = np.random.default_rng(6)
     y = rng.integers(0, 2, 300)

@@ -215,7 +215,7 @@ def test_overlap_segments_mark_shared_content_words_only():
 
 
 def test_select_on_the_audited_target_dataset_names_its_best_metric_or_the_ties():
-    from attrib_audit.audit.select import on_target
+    from attrib_audit.audit.recommend import on_target
     from attrib_audit.report.console import format_recommendation
     from attrib_audit.stats import bootstrap_aurocs
 

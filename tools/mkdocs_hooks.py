@@ -43,8 +43,8 @@ def code_widths(content: str) -> str:
 
 def results_markdown() -> str:
     """One table per record reachable from AuditResults, top level first."""
-    from attrib_audit.audit import results
-    results._bind_records()  # their names resolve AuditResults' hints
+    from attrib_audit.audit import results, saved
+    saved.bind_records()  # their names resolve AuditResults' hints
     seen, order, todo = set(), [], [results.AuditResults]
     while todo:
         cls = todo.pop(0)

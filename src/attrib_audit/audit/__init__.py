@@ -8,7 +8,8 @@ results: `select` (which metric for a new dataset), `check` (`audit --check`: re
 from typing import Any
 
 from attrib_audit.audit.config import DEFAULT_SCORERS, AuditConfig
-from attrib_audit.audit.results import AuditResult, AuditResults, read_results
+from attrib_audit.audit.results import AuditResult, AuditResults
+from attrib_audit.audit.saved import read_results
 from attrib_audit.audit.spec import Local, RunSpec, load_spec_file
 
 __all__ = ["DEFAULT_SCORERS", "AuditConfig", "AuditResult", "AuditResults", "Local", "RunSpec", "load_spec_file",

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from attrib_audit import __version__
-from attrib_audit.audit.results import AuditResult, AuditResults, read_results
+from attrib_audit.audit.results import AuditResult, AuditResults
 from attrib_audit.audit.run import run_spec
+from attrib_audit.audit.saved import read_results
 from attrib_audit.audit.spec import LOCAL_OPTIONS, Local, RunSpec
 from attrib_audit.audit.trust import Asked, check_file_spec
 from attrib_audit.errors import InputError, SpecError

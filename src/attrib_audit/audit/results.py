@@ -3,10 +3,9 @@
 `AuditResults` is results.json as data: frozen dataclasses whose fields, in order, are the file's keys
 (files.records writes them and reads them back, checking every value against its type). `run_audit` builds it
 whole, the run spec and the reproduce command included; nothing is added to it later. `to_json` is the one
-writer (plain values, sealed with a digest) and `read_results` the one reader: `report`, `select`, `systems`,
-`threshold`, `audit --check` and `plan --results` all read results.json through it, so a value of the wrong
-type anywhere is one line naming the file and the key. The `transfer` and `sensitivity` blocks are read as
-plain objects (their own readers check them).
+writer (plain values, sealed with a digest) and audit.saved.read_results the one reader: `report`, `select`,
+`systems`, `threshold`, `audit --check` and `plan --results` all read results.json through it, so a value of the
+wrong type anywhere is one line naming the file and the key.
 
 `AuditResult` is what `run_audit` returns in memory: those results plus the scores, the per-slice bootstraps
 and the table, which `save` writes beside results.json (scores.parquet, bootstrap.npz), all with one run id.
@@ -31,12 +30,12 @@ from attrib_audit.errors import InputError
 from attrib_audit.external.precomputed import PrecomputedRecord
 from attrib_audit.files.jsonfile import SavedDict, read_json, sealed_json
 from attrib_audit.files.outdir import PARQUET_RUN_KEY, RUN_ARTEFACTS, staged_dir
-from attrib_audit.files.records import from_record, to_record
+from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
 from attrib_audit.stats.systems import SystemLevel
 
-if TYPE_CHECKING:  # these records import the statistics (scipy): bound at run time by `_bind_records`
+if TYPE_CHECKING:  # these records import the statistics (scipy): bound at read time by audit.saved.bind_records
     from attrib_audit.audit.correlations import CorrelationSection, CutSensitivity, StatisticBoot
     from attrib_audit.audit.sensitivity import SensitivitySection
     from attrib_audit.audit.transfer import TransferSection
@@ -265,43 +264,6 @@ def to_json(results: AuditResults) -> str:
     return sealed_json(to_record(results))
 
 
-def _bind_records() -> None:
-    """Bind the names of the records defined above this module's readers (correlations, transfer, sensitivity) for
-    `from_record` to resolve AuditResults' hints: they import the statistics (scipy) and import this module, so
-    importing it does not import them."""
-    from attrib_audit.audit.correlations import CorrelationSection, CutSensitivity
-    from attrib_audit.audit.sensitivity import SensitivitySection
-    from attrib_audit.audit.transfer import TransferSection
-
-    globals().update(CorrelationSection=CorrelationSection, CutSensitivity=CutSensitivity,
-                     TransferSection=TransferSection, SensitivitySection=SensitivitySection)
-
-
-def results_record(raw: Any, where: str | Path, error: type[InputError] = InputError) -> AuditResults:
-    """Parsed results.json as its records, every value checked against them.
-
-    Args:
-        raw: What json.loads gave for the file.
-        where: The file, named in an error.
-        error: The error type raised.
-
-    Returns:
-        The typed results; keys an earlier version did not write read as their defaults.
-
-    Raises:
-        InputError: A value of the wrong type or a missing required key: one line naming the file and the key
-            (``results.json: key 'slices[0].n': expected an integer, got a string``); `error` chooses the type.
-    """
-    _bind_records()
-    return from_record(AuditResults, raw, where=str(where), error=error)
-
-
-def normalised(results: AuditResults) -> AuditResults:
-    """`results` as results.json holds them (NaN → None where a field may be null, numpy values → Python), so what
-    `run_audit` returns equals what `read_results` gives back for its file."""
-    return results_record(to_record(results), "results", error=InputError)
-
-
 def results_path(folder: str | Path, command: str) -> Path:
     """DIR/results.json of an earlier audit, or one line (naming `command`) saying why there is none."""
     folder = Path(folder)
@@ -320,26 +282,6 @@ def results_file(folder: str | Path, command: str = "read_results",
     """FOLDER/results.json as parsed, unchecked JSON and its path (to see whether its digest holds)."""
     path = results_path(folder, command)
     return path, read_json(path, error)
-
-
-def read_results(folder: str | Path, command: str = "read_results",
-                 error: type[InputError] = InputError) -> AuditResults:
-    """FOLDER/results.json as its typed records, every value checked.
-
-    Args:
-        folder: An `attrib-audit audit --out` folder.
-        command: The reader's name, for the error line.
-        error: The error type to raise.
-
-    Returns:
-        The same records as `run_audit(...).results`.
-
-    Raises:
-        InputError: No such file, one that is not a JSON object, or a value of the wrong type (one line naming the
-            file and the key; `error` chooses the type).
-    """
-    path, raw = results_file(folder, command, error)
-    return results_record(raw, path, error)
 
 
 @dataclass(frozen=True)

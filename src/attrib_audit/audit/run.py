@@ -31,9 +31,9 @@ from attrib_audit.audit.results import (
     SystemsBlock,
     TruncationRow,
     Unavailable,
-    normalised,
     tool_info,
 )
+from attrib_audit.audit.saved import normalised
 from attrib_audit.audit.sensitivity import SkippedScorer, WindowRescore, WindowScorer, sensitivity_section
 from attrib_audit.audit.spec import Local, RunSpec, audit_config
 from attrib_audit.audit.systems import SystemSettings, refuse_weighted, systems_section

@@ -21,8 +21,8 @@ from typing import Literal, Mapping, Sequence
 import numpy as np
 
 from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.recommend import recommend
 from attrib_audit.audit.results import SliceBoot, SliceRow
-from attrib_audit.audit.select import recommend
 from attrib_audit.audit.transfer import LEVEL, SKIP, TransferSection, build_matrix, construct_groups, evidence_words
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.runner import RunStats

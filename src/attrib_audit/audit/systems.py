@@ -17,7 +17,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.audit.results import AuditResults, AurocRow, SystemsBlock, SystemsSlice, read_results, results_path
+from attrib_audit.audit.results import AuditResults, AurocRow, SystemsBlock, SystemsSlice, results_path
+from attrib_audit.audit.saved import read_results
 from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.errors import SpecError, UsageError, saved_layout
 from attrib_audit.files.outdir import run_id_of

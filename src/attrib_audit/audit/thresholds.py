@@ -20,7 +20,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.audit.results import AuditResults, ToolInfo, read_results, tool_info
+from attrib_audit.audit.results import AuditResults, ToolInfo, tool_info
+from attrib_audit.audit.saved import read_results
 from attrib_audit.data.records import PairTable
 from attrib_audit.errors import InputError, UsageError
 from attrib_audit.files.jsonfile import SavedDict, read_json, sealed_json

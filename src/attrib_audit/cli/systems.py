@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from attrib_audit.audit.results import read_results
+from attrib_audit.audit.saved import read_results
 from attrib_audit.audit.systems import systems_from_results
 from attrib_audit.cli.audit import check_caches
 from attrib_audit.cli.convert import log_for, spec_from_args

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attrib_audit.audit.results import AuditResults, results_file, results_record
+from attrib_audit.audit.results import AuditResults, results_file
+from attrib_audit.audit.saved import results_record
 from attrib_audit.audit.thresholds import thresholds_file
 from attrib_audit.data.errors import DataError
 from attrib_audit.files.jsonfile import is_sealed, read_json

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from attrib_audit.audit.results import read_results
+from attrib_audit.audit.saved import read_results
 from attrib_audit.audit.thresholds import scored_from_results, slice_data
 from attrib_audit.errors import UsageError
 from attrib_audit.files.records import to_record

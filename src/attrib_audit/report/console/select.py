@@ -9,7 +9,7 @@ from attrib_audit.report.console.grid import _ci, grid
 
 
 def format_recommendation(r: Mapping[str, Any]) -> str:
-    """One `select` recommendation (audit.select.Recommendation as files.records.to_record writes it)."""
+    """One `select` recommendation (audit.recommend.Recommendation as files.records.to_record writes it)."""
     lines = [f"construct '{r['construct']}' ({len(r['datasets'])} datasets: {', '.join(r['datasets'])})"]
     statistic = r.get("statistic", "auroc")
     if statistic != "auroc":
