@@ -12,6 +12,7 @@ import json
 import sqlite3
 import time
 from dataclasses import asdict, dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Callable
 
@@ -168,9 +169,9 @@ class FlipLog:
 
 
 @dataclass(frozen=True)
-class Report:
-    """Where a session stands: the prediction-powered AUROCs with both kinds of interval, the decision and its
-    guarantee, and the counts (labels, flips, non-response) it rests on."""
+class Setup:
+    """What a session (or a simulated one) runs on and for: the pool, the metrics, the proxy and what was done to
+    it, the claim's δ and α, the label budget. The head of both `Report` and `UntilSurePlan`."""
 
     pool: str
     metrics: tuple[str, ...]
@@ -179,6 +180,17 @@ class Report:
     delta: float
     alpha: float
     budget: int
+
+    def fields(self) -> dict[str, Any]:
+        """The setup as keywords, to build a report that extends it."""
+        return {f.name: getattr(self, f.name) for f in dataclass_fields(Setup)}
+
+
+@dataclass(frozen=True)
+class Report(Setup):
+    """Where a session stands: the prediction-powered AUROCs with both kinds of interval, the decision and its
+    guarantee, and the counts (labels, flips, non-response) it rests on."""
+
     sampling: str
     aurocs: tuple[float, ...]
     lams: tuple[float, ...]
@@ -306,9 +318,10 @@ class UntilSure:
             caveats.append(f"{s.non_response} shown pair(s) got no answer (skipped): they are left out, which assumes "
                            "they resemble the answered ones")
         n_pos = int(sum(s.labels))
-        return Report(pool=str(self.pool.path), metrics=s.names, proxy=self.spec.proxy,
+        setup = Setup(pool=str(self.pool.path), metrics=s.names, proxy=self.spec.proxy,
                       proxy_note=self.spec.proxy_note, delta=self.spec.delta, alpha=self.spec.alpha,
-                      budget=self.spec.budget, sampling="active" if self.spec.active else "uniform", aurocs=aurocs,
+                      budget=self.spec.budget)
+        return Report(**setup.fields(), sampling="active" if self.spec.active else "uniform", aurocs=aurocs,
                       lams=lams, fixed=fixed, pairs=pairs, fixed_pairs=fixed_pairs, decision=kind, best=best,
                       message=message, n_labels=len(s.rows), n_supported=n_pos, visited=s.visited,
                       pool_size=s.pool_size, non_response=s.non_response, caveats=tuple(caveats))
@@ -365,6 +378,17 @@ def pool_scores(pool: Pool, metrics: tuple[str, ...] | None, score_cols: tuple[t
     return names, np.vstack([scored[n] for n in names]), p_hat, proxy_name, note
 
 
+def check_claim(delta: float, alpha: float, budget: int, sims: int | None = None) -> None:
+    """The settings `label --until-sure` and `plan --until-sure` share.
+
+    Raises:
+        UsageError: α outside (0, 1), δ < 0, a budget (or a number of simulated sessions) below 1.
+    """
+    if not 0 < alpha < 1 or delta < 0 or budget < 1 or (sims is not None and sims < 1):
+        need = ["0 < --alpha < 1", "--delta ≥ 0", "--budget ≥ 1"] + (["--sims ≥ 1"] if sims is not None else [])
+        raise UsageError(f"need {', '.join(need[:-1])} and {need[-1]}")
+
+
 def open_session(pool_file: str | Path, *, metrics: tuple[str, ...] | None = None,
                  score_cols: tuple[tuple[str, str, bool], ...] = (), proxy: str | None = None,
                  proxy_col: tuple[str, bool] | None = None, delta: float = 0.02, alpha: float = 0.05,
@@ -396,8 +420,7 @@ def open_session(pool_file: str | Path, *, metrics: tuple[str, ...] | None = Non
         return UntilSure(pool, spec, names, scores, p_hat, flips, store, annotator)
     if saved is None and metrics is None and not score_cols:
         raise UsageError(f"{pool.path} has no until-sure session (its store {path.name} holds none)")
-    if not 0 < alpha < 1 or delta < 0 or budget < 1:
-        raise UsageError("need 0 < --alpha < 1, --delta ≥ 0 and --budget ≥ 1")
+    check_claim(delta, alpha, budget)
     names, scores, p_hat, proxy_name, note = pool_scores(pool, metrics, score_cols, proxy, proxy_col, config_for, log)
     spec = SessionSpec(names, proxy_name, note, float(delta), float(alpha), int(budget), bool(active), int(seed),
                        pool_digest(pool), cluster_by)
@@ -459,16 +482,9 @@ class PlanArm:
 
 
 @dataclass(frozen=True)
-class UntilSurePlan:
+class UntilSurePlan(Setup):
     """`plan --until-sure`: expected labels to a decision, uniform vs active, from the pool's scores and proxy."""
 
-    pool: str
-    metrics: tuple[str, ...]
-    proxy: str
-    proxy_note: str
-    delta: float
-    alpha: float
-    budget: int
     sims: int
     arms: tuple[PlanArm, ...]
     fixed_n: tuple[int | None, ...]  # per simulated pool: the fixed uniform sample the same claim needs
@@ -503,8 +519,7 @@ def plan_until_sure(pool_file: str | Path, *, metrics: tuple[str, ...] | None = 
     Raises:
         UsageError: bad settings (as `open_session`).
     """
-    if not 0 < alpha < 1 or delta < 0 or budget < 1 or sims < 1:
-        raise UsageError("need 0 < --alpha < 1, --delta ≥ 0, --budget ≥ 1 and --sims ≥ 1")
+    check_claim(delta, alpha, budget, sims)
     pool = read_pool(pool_file)
     names, scores, p_hat, proxy_name, note = pool_scores(pool, metrics, score_cols, proxy, proxy_col, config_for, log)
     rng = np.random.default_rng([seed, 17])
@@ -512,4 +527,6 @@ def plan_until_sure(pool_file: str | Path, *, metrics: tuple[str, ...] | None = 
     arms = tuple(simulate_arm(names, scores, p_hat, Settings(delta=delta, alpha=alpha, budget=budget, active=a,
                                                              seed=seed), label_sets) for a in (False, True))
     fixed = tuple(fixed_sample_size(scores, y, delta, alpha) if 0 < y.sum() < y.size else None for y in label_sets)
-    return UntilSurePlan(str(pool.path), names, proxy_name, note, delta, alpha, budget, sims, arms, fixed)
+    setup = Setup(pool=str(pool.path), metrics=names, proxy=proxy_name, proxy_note=note, delta=delta, alpha=alpha,
+                  budget=budget)
+    return UntilSurePlan(**setup.fields(), sims=sims, arms=arms, fixed_n=fixed)
