@@ -144,3 +144,19 @@ def test_fixed_sample_size_is_the_wald_formula_with_and_without_the_finite_pool(
     assert fixed_sample_size(scores, y, 0.02, 0.05, finite_pool=True) == int(np.ceil(n0 * n / (n - 1 + n0)))
     small = fixed_sample_size(scores[:, :150], y[:150], 0.0, 0.05, finite_pool=True)
     assert small is not None and small <= 150
+
+
+def test_a_session_calibrates_a_proxy_that_is_not_a_probability() -> None:
+    """With `calibrate`, the proxy (a percentile rank here) is cross-fitted once the labels allow: the pool's p̂
+    moves off the rank and every labelled pair gets an out-of-fold p̂; the session still decides."""
+    rng = np.random.default_rng(41)
+    scores, y, _ = binormal_pool(600, (0.9, 0.7, 0.65), rng, "good")
+    raw = 2.0 * y + rng.normal(size=y.size)
+    u = (np.argsort(np.argsort(raw)) + 1) / (y.size + 1)
+    s = Session(("a", "b", "c"), scores, u, Settings(budget=300, seed=3, calibrate=True))
+    st = run_oracle(s, y)
+    assert st is not None and st.decision.kind == "best" and st.decision.best == 0
+    assert s.p_lab is not None and s.p_lab.size == len(s.rows)
+    assert not np.allclose(s.p_pool, u)
+    # the calibrated p̂ tracks the labels better than the rank does
+    assert np.mean((s.p_pool - y) ** 2) < np.mean((u - y) ** 2)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from attrib_audit.stats.calibrate import cross_fit
 from attrib_audit.stats.confseq import Decision, PairInterval, best_rho2, decide, margin, wor_interval
 from attrib_audit.stats.ppauroc import Draws, PPFit, RankIndex, fit, make_draws, visited_variance
 
@@ -34,7 +35,8 @@ def proposal_probs(p_hat: np.ndarray, ell: np.ndarray, b: float, eta: float, tau
 
 @dataclass(frozen=True)
 class Settings:
-    """A session's fixed choices: δ and α of the claim, label budget, active or uniform sampling, the seed."""
+    """A session's fixed choices: δ and α of the claim, label budget, active or uniform sampling, the seed, and
+    whether the proxy is calibrated on the labels (`stats.calibrate.cross_fit`)."""
 
     delta: float = 0.02
     alpha: float = 0.05
@@ -42,6 +44,7 @@ class Settings:
     active: bool = True
     tau: float = 0.3
     seed: int = 0
+    calibrate: bool = False  # the proxy is a fixed map into (0, 1), not a probability: cross-fit it on the labels
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ class Session:
     scores: np.ndarray
     p_hat: np.ndarray
     settings: Settings
+    p_pool: np.ndarray = field(init=False)  # p̂ the estimates use on the pool: p_hat, or its cross-fitted calibration
+    p_lab: np.ndarray | None = field(init=False, default=None)  # out-of-fold p̂ of the labelled pairs (calibrated)
     order: np.ndarray = field(init=False)
     indexes: tuple[RankIndex, ...] = field(init=False)
     rho2: float = field(init=False)
@@ -108,6 +113,7 @@ class Session:
         # the one-sided unit margin at every t the walk can reach, solved once (it is a root per t)
         self.margins = np.asarray(margin(np.arange(n + 1), self.rho2, self.settings.alpha / (k - 1), one_sided=True))
         self.gain = np.ones(n)
+        self.p_pool = self.p_hat
         self._weight = np.sqrt(self.p_hat * (1.0 - self.p_hat))
         self._rest_sum = float(self._weight.sum())
 
@@ -131,7 +137,7 @@ class Session:
         """The labelled pairs so far as `Draws` (the walk's prefix: the pairs visited)."""
         # built by this class from checked flips: make_draws' checks would only repeat themselves every label
         return Draws(np.asarray(self.rows, dtype=np.int64), np.asarray(self.labels, dtype=np.float64),
-                     np.asarray(self.pis), self.pool_size, max(self.visited, len(self.rows)))
+                     np.asarray(self.pis), self.pool_size, max(self.visited, len(self.rows)), self.p_lab)
 
     def probability(self, row: int) -> float:
         """π of `row` now, from the state before its coin (so it is predictable)."""
@@ -211,10 +217,11 @@ class Session:
         self.non_response += 1
 
     def fit(self, lam: float | None = None) -> PPFit:
-        return fit(self.indexes, self.p_hat, self.draws(), lam)
+        return fit(self.indexes, self.p_pool, self.draws(), lam)
 
     def update(self) -> Standings:
         """Re-estimate every AUROC, the paired confidence sequences, the decision and the next proposal's ℓ."""
+        self._calibrate()
         f = self.fit()
         k = len(self.names)
         t = max(self.visited, len(self.rows))
@@ -246,8 +253,17 @@ class Session:
         open_pairs = [p for p in pairs if p.low <= -d and p.high >= d] or pairs
         moves = [inf.up - inf.down for inf in f.influences]
         self.gain = np.max(np.abs(np.vstack([moves[p.a] - moves[p.b] for p in open_pairs])), axis=0)
-        self._weight = np.sqrt(self.p_hat * (1.0 - self.p_hat)) * self.gain
+        self._weight = np.sqrt(self.p_pool * (1.0 - self.p_pool)) * self.gain
         self._rest_sum = float(self._weight[self.order[self.visited:]].sum())
+
+    def _calibrate(self) -> None:
+        """Refit the cross-fitted calibration from the labels so far (when asked for and both classes allow)."""
+        got = cross_fit(self.p_hat, np.asarray(self.rows), np.asarray(self.labels), np.asarray(self.pis)) \
+            if self.settings.calibrate and self.rows else None
+        if got is None:
+            self.p_pool, self.p_lab = self.p_hat, None
+        else:
+            self.p_pool, self.p_lab = (np.clip(v, 1e-6, 1 - 1e-6) for v in got)
 
     def budget_spent(self) -> bool:
         return self.spent >= self.settings.budget or self.visited >= self.pool_size

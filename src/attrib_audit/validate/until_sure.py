@@ -56,9 +56,11 @@ class SessionSpec:
     seed: int
     pool_digest: str
     cluster_by: str | None = None
+    calibrate: bool = False
 
     def settings(self) -> Settings:
-        return Settings(delta=self.delta, alpha=self.alpha, budget=self.budget, active=self.active, seed=self.seed)
+        return Settings(delta=self.delta, alpha=self.alpha, budget=self.budget, active=self.active, seed=self.seed,
+                        calibrate=self.calibrate)
 
 
 def pool_digest(pool: Pool) -> str:
@@ -69,17 +71,19 @@ def pool_digest(pool: Pool) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def proxy_probability(values: np.ndarray) -> tuple[np.ndarray, str]:
-    """The proxy as a probability of "supported", and a note saying what was done to it.
+def proxy_probability(values: np.ndarray) -> tuple[np.ndarray, str, bool]:
+    """The proxy as a probability of "supported", a note saying what was done to it, and whether the session
+    calibrates it on the labels.
 
-    A score already in [0, 1] is used as it is. Any other score is mapped to its pool percentile rank: a monotone
-    map fixed before any label is seen, so the estimates stay unbiased; how much the proxy is trusted is then
-    left to the power-tuned λ (no labels are used to calibrate it, which would make p̂ depend on the labels).
+    A score already in [0, 1] is used as it is. Any other score is mapped to its pool percentile rank (a monotone
+    map fixed before any label, the fallback) and, once the labels allow, calibrated on them with cross-fitting,
+    so no labelled pair's p̂ depends on its own label (`stats.calibrate.cross_fit`).
     """
     v = np.asarray(values, dtype=np.float64)
     if ((v >= 0) & (v <= 1)).all():
-        return v, "used as the probability of supported (its values lie in [0, 1])"
-    return average_ranks(v) / (v.size + 1), "not a probability: mapped to its pool percentile rank (no labels used)"
+        return v, "used as the probability of supported (its values lie in [0, 1])", False
+    return (average_ranks(v) / (v.size + 1), "not a probability: its pool percentile rank, calibrated on the labels "
+            "with 5-fold cross-fitting once each fold's complement holds 2 of each class", True)
 
 
 def column_scores(pool: Pool, column: str, lower: bool = False) -> np.ndarray:
@@ -300,7 +304,7 @@ class UntilSure:
             fixed = tuple(FixedInterval(float("nan"), float("nan"), float("nan"), 0, 0) for _ in range(k))
             return self._report(nan, nan, fixed, (), (), "burn-in", None, "no labels yet")
         draws = s.draws()
-        reps = bootstrap_fit(s.indexes, s.p_hat, draws, st.lams, self.codes, n_boot,
+        reps = bootstrap_fit(s.indexes, s.p_pool, draws, st.lams, self.codes, n_boot,
                              np.random.default_rng([self.spec.seed, 99, len(s.rows)]))
         fixed = fixed_intervals(st.aurocs, reps, 0.95)
         diffs = fixed_intervals(np.array([p.estimate for p in st.pairs]),
@@ -349,8 +353,8 @@ def _saved_scores(raw: Any, path: Path, n: int) -> tuple[tuple[str, ...], np.nda
 def pool_scores(pool: Pool, metrics: tuple[str, ...] | None, score_cols: tuple[tuple[str, str, bool], ...],
                 proxy: str | None, proxy_col: tuple[str, bool] | None,
                 config_for: Callable[[tuple[str, ...]], ScoringConfig] | None,
-                log: Callable[[str], None]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, str, str]:
-    """(metric names, their (K, N) pool scores, p̂, the proxy's name, what was done to it).
+                log: Callable[[str], None]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, str, str, bool]:
+    """(metric names, their (K, N) pool scores, p̂, the proxy's name, what was done to it, whether to calibrate it).
 
     Raises:
         UsageError: no proxy, fewer than two distinct metrics, or scoring without a configuration.
@@ -374,8 +378,8 @@ def pool_scores(pool: Pool, metrics: tuple[str, ...] | None, score_cols: tuple[t
     else:
         assert proxy_col is not None
         raw_proxy, proxy_name = column_scores(pool, *proxy_col), f"column {proxy_col[0]}"
-    p_hat, note = proxy_probability(raw_proxy)
-    return names, np.vstack([scored[n] for n in names]), p_hat, proxy_name, note
+    p_hat, note, calibrate = proxy_probability(raw_proxy)
+    return names, np.vstack([scored[n] for n in names]), p_hat, proxy_name, note, calibrate
 
 
 def check_claim(delta: float, alpha: float, budget: int, sims: int | None = None) -> None:
@@ -421,9 +425,10 @@ def open_session(pool_file: str | Path, *, metrics: tuple[str, ...] | None = Non
     if saved is None and metrics is None and not score_cols:
         raise UsageError(f"{pool.path} has no until-sure session (its store {path.name} holds none)")
     check_claim(delta, alpha, budget)
-    names, scores, p_hat, proxy_name, note = pool_scores(pool, metrics, score_cols, proxy, proxy_col, config_for, log)
+    names, scores, p_hat, proxy_name, note, calibrate = pool_scores(pool, metrics, score_cols, proxy, proxy_col,
+                                                                    config_for, log)
     spec = SessionSpec(names, proxy_name, note, float(delta), float(alpha), int(budget), bool(active), int(seed),
-                       pool_digest(pool), cluster_by)
+                       pool_digest(pool), cluster_by, calibrate)
     if saved is not None:
         old = _saved_spec(saved, path)
         if old != spec:
@@ -521,11 +526,13 @@ def plan_until_sure(pool_file: str | Path, *, metrics: tuple[str, ...] | None = 
     """
     check_claim(delta, alpha, budget, sims)
     pool = read_pool(pool_file)
-    names, scores, p_hat, proxy_name, note = pool_scores(pool, metrics, score_cols, proxy, proxy_col, config_for, log)
+    names, scores, p_hat, proxy_name, note, calibrate = pool_scores(pool, metrics, score_cols, proxy, proxy_col,
+                                                                    config_for, log)
     rng = np.random.default_rng([seed, 17])
     label_sets = [(rng.random(p_hat.size) < p_hat).astype(np.int64) for _ in range(sims)]
     arms = tuple(simulate_arm(names, scores, p_hat, Settings(delta=delta, alpha=alpha, budget=budget, active=a,
-                                                             seed=seed), label_sets) for a in (False, True))
+                                                             seed=seed, calibrate=calibrate), label_sets)
+                 for a in (False, True))
     fixed = tuple(fixed_sample_size(scores, y, delta, alpha) if 0 < y.sum() < y.size else None for y in label_sets)
     setup = Setup(pool=str(pool.path), metrics=names, proxy=proxy_name, proxy_note=note, delta=delta, alpha=alpha,
                   budget=budget)
