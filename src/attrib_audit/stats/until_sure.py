@@ -108,8 +108,10 @@ class Session:
             raise ValueError("budget ≥ 1, 0 < alpha < 1 and delta ≥ 0 are required")
         self.order = np.random.default_rng([self.settings.seed, 41]).permutation(n)
         self.indexes = tuple(RankIndex.of(row) for row in self.scores)
-        # tuned to the walk's end, when the budget runs out
-        self.rho2 = best_rho2(n, self.settings.alpha / (k - 1), one_sided=True)
+        # tuned to the walk's end, when the budget runs out; walking the whole pool, to its middle instead (the
+        # finite-population sequence narrows towards the end by itself, so tightness there is worth less)
+        t_star = max(n / 2, 1.0) if self.without_replacement else n
+        self.rho2 = best_rho2(t_star, self.settings.alpha / (k - 1), one_sided=True)
         # the one-sided unit margin at every t the walk can reach, solved once (it is a root per t)
         self.margins = np.asarray(margin(np.arange(n + 1), self.rho2, self.settings.alpha / (k - 1), one_sided=True))
         self.gain = np.ones(n)
