@@ -54,7 +54,7 @@ def test_stop_rules_in_order() -> None:
     ("inverted proxy", True),
     ("noise proxy", True),
     ("near-tie", False),
-    ("near-tie, whole pool", True),  # budget = pool: the without-replacement sequence
+    ("near-tie whole-pool", True),  # budget = pool: the without-replacement sequence
 ])
 def test_wrong_decisions_under_optional_stopping_stay_rare(name: str, active: bool) -> None:
     """Sessions stopped by the rules; a decision is wrong if its claim is false on the pool. Few sessions here, so

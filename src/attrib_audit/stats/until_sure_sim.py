@@ -34,7 +34,7 @@ SCENARIOS: dict[str, Scenario] = {
     "near-tie": Scenario((0.80, 0.77, 0.70), "good"),
     "inverted proxy": Scenario((0.80, 0.77, 0.70), "inverted"),
     "noise proxy": Scenario((0.80, 0.77, 0.70), "noise"),
-    "near-tie, whole pool": Scenario((0.80, 0.77, 0.70), "good", pool=250, budget=250),
+    "near-tie whole-pool": Scenario((0.80, 0.77, 0.70), "good", pool=250, budget=250),
 }
 
 
