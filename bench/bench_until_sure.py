@@ -1,16 +1,19 @@
 """Label until sure on the shared human-labelled files: labels to a decision, uniform vs active vs the fixed plan.
 
-For each pool (every AttributionBench source, WiCE, BEGIN; labels hidden behind `--oracle`) this runs the real
-command `label POOL --until-sure --metrics lexical,minilm,bertscore --proxy blend --oracle POOL` once (which scores
-the pool through the engine and its cache and stores the session), then replays `--seeds` more sessions per design
-from the stored scores with the same code (`Session`, `run_oracle`). It compares the decisions with the full-data
-best (and whether the full data separate the metrics: the paired bootstrap CI of best − runner-up excludes 0), and
-the labels with the fixed uniform sample the same claim needs (`fixed_sample_size`, sized with the pool's true
-AUROCs: the most favourable fixed plan). Then the per-label update time on a 10k-pair pool with 4 metrics.
+For each pool (every AttributionBench source, all of AttributionBench, WiCE, BEGIN; labels hidden behind
+`--oracle`) this runs the real command `label POOL --until-sure --metrics lexical,minilm,bertscore --proxy blend
+--oracle POOL` once (which scores the pool through the engine and its cache and stores the session), then replays
+`--seeds` more sessions per design from the stored scores with the same code (`Session`, `run_oracle`). It compares
+the decisions with the full-data best (and whether the full data separate the metrics: the paired bootstrap CI of
+best − runner-up excludes 0), and the labels with the fixed uniform sample the same claim needs
+(`fixed_sample_size`, sized with the pool's true AUROCs: the most favourable fixed plan), both as `plan` sizes
+it (no finite-population correction; none when the pool is too small) and with the correction a sample drawn
+without replacement from the pool earns. Then the per-label update time on a 10k-pair pool with 4 metrics.
 
     python bench/bench_until_sure.py [--data ../shared/data] [--seeds 20] [--budget 400]
 
-Ends with `ratio: X` = median over pools of (active median labels ÷ fixed plan size); the target is ≤ 0.6.
+Ends with `ratio: X` = median over pools with a finite plan of (active median labels ÷ fixed plan size, as `plan`
+sizes it); the target is ≤ 0.6.
 """
 from __future__ import annotations
 
@@ -43,6 +46,9 @@ def pools(data: Path, out: Path) -> list[Path]:
         p = out / f"ab-{src}.jsonl"
         p.write_text("".join(json.dumps(r) + "\n" for r in rows if r["source"] == src))
         made.append(p)
+    p = out / "ab-all.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    made.append(p)
     for name in ("wice.jsonl", "begin_wow.jsonl"):
         p = out / name
         p.write_text((data / name).read_text())
@@ -88,11 +94,11 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--budget", type=int, default=400)
     args = ap.parse_args()
-    ratios = []
+    ratios, ratios_fpc = [], []
     print(f"metrics {METRICS}; proxy blend; δ {DELTA}, α {ALPHA}, budget {args.budget}; {args.seeds} sessions per "
           "design\n")
     header = (f"{'pool':<26} {'n':>4} {'full-data best':<16} {'sep':>4} {'cli: decision, labels':<28} "
-              f"{'uniform med':>11} {'active med':>10} {'fixed':>6} {'active decisions':<26}")
+              f"{'uniform med':>11} {'active med':>10} {'fixed':>6} {'fpc':>4} {'active decisions':<26}")
     print(header)
     with tempfile.TemporaryDirectory() as tmp:
         for pool in pools(Path(args.data), Path(tmp)):
@@ -127,13 +133,16 @@ def main() -> None:
                 kinds[key] = kinds.get(key, 0) + 1
             fixed = fixed_sample_size(scores, y, DELTA, ALPHA)
             fixed_txt = str(fixed) if fixed is not None else f">{y.size}"
+            fpc = fixed_sample_size(scores, y, DELTA, ALPHA, finite_pool=True)
+            assert fpc is not None
+            ratios_fpc.append(med[True] / fpc)
             if fixed is not None:
                 ratios.append(med[True] / fixed)
             short = decision.replace(" is the best for this data within 0.02 AUROC, at confidence 95%", " best")
             short = "no decision (budget/pool spent)" if short.startswith("budget") else short.split(":")[0]
             best_txt = names[best] + f" {true[best]:.3f}"
             print(f"{pool.stem:<26} {y.size:>4} {best_txt:<16} {'yes' if separated else 'no':>4} "
-                  f"{short + f', {used}':<28} {med[False]:>11.0f} {med[True]:>10.0f} {fixed_txt:>6} "
+                  f"{short + f', {used}':<28} {med[False]:>11.0f} {med[True]:>10.0f} {fixed_txt:>6} {fpc:>4} "
                   f"{', '.join(f'{k} {v}' for k, v in sorted(kinds.items())):<26}")
             wrong = [r for r in arms[True] if r is not None and r.decision.kind == "best"
                      and true[r.decision.best] < true.max() - DELTA]
@@ -142,6 +151,8 @@ def main() -> None:
     ms = update_time()
     print(f"\nper-label update (estimates, anytime intervals, next proposal), 10k pairs, 4 metrics: {ms:.1f} ms "
           "(target < 200 ms)")
+    print(f"active labels ÷ fixed sample with the finite-population correction, per pool: "
+          f"{', '.join(f'{r:.2f}' for r in ratios_fpc)} (median {float(np.median(ratios_fpc)):.2f})")
     if ratios:
         print(f"active labels ÷ fixed plan, per pool with a finite fixed plan: "
               f"{', '.join(f'{r:.2f}' for r in ratios)}")

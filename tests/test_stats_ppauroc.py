@@ -9,9 +9,7 @@ import pytest
 from attrib_audit.stats.auroc import auroc, ht_auroc
 from attrib_audit.stats.ppauroc import (
     RankIndex,
-    bootstrap_fit,
     fit,
-    fixed_intervals,
     kernel_sum,
     kernel_sums,
     kernel_sums_linear,
@@ -19,6 +17,7 @@ from attrib_audit.stats.ppauroc import (
     pp_auroc,
     pp_mean,
 )
+from attrib_audit.stats.until_sure_sim import fixed_n_coverage
 
 
 def loop_sum(s: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
@@ -125,22 +124,9 @@ def test_tuned_lambda_uses_a_good_proxy_and_drops_a_noise_one() -> None:
 
 
 def test_fixed_sample_interval_covers_at_nominal_rate() -> None:
-    """Coverage of the pool AUROC by the 95% bootstrap interval at 50, 100, 250, 500 labels ≥ nominal − 2 MC s.e."""
-    rng = np.random.default_rng(6)
-    n_pool, reps = 1000, 60
-    y = (rng.random(n_pool) < 0.4).astype(int)
-    s = y * 1.0 + rng.normal(size=n_pool)
-    p_hat = 1 / (1 + np.exp(-(2.0 * y - 1 + rng.normal(size=n_pool))))
-    index = (RankIndex.of(s),)
-    truth = auroc(s, y)
+    """Coverage of the pool AUROC by the 95% bootstrap interval at 50, 100, 250, 500 labels ≥ nominal − 2 MC s.e.
+    (the bench's function, fewer samples)."""
+    reps = 60
     for n_lab in (50, 100, 250, 500):
-        pi = np.full(n_pool, n_lab / n_pool)
-        hits = 0
-        for _ in range(reps):
-            d = poisson_draws(y, pi, rng)
-            f = fit(index, p_hat, d)
-            reps_b = bootstrap_fit(index, p_hat, d, f.lams, np.arange(n_pool), 150, rng)
-            iv = fixed_intervals(f.aurocs, reps_b, 0.95)[0]
-            hits += iv.low <= truth <= iv.high
-        cover = hits / reps
+        cover = fixed_n_coverage(n_lab, reps, seed=6, n_pool=1000, n_boot=150)
         assert cover >= 0.95 - 2 * np.sqrt(0.95 * 0.05 / reps), (n_lab, cover)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.special import lambertw, ndtri
+from scipy.special import lambertw, ndtr, ndtri
 
-from attrib_audit.stats.auroc import auroc
-from attrib_audit.stats.confseq import PairInterval, best_rho2, decide, margin
-from attrib_audit.stats.until_sure import Session, Settings, proposal_probs, run_oracle
+from attrib_audit.stats.confseq import PairInterval, best_rho2, decide, margin, wor_interval
+from attrib_audit.stats.until_sure import Session, Settings, fixed_sample_size, proposal_probs, run_oracle
+from attrib_audit.stats.until_sure_sim import SCENARIOS, binormal_pool, simulate_session
 
 
 def test_margin_is_the_normal_mixture_formula_and_rho_its_minimiser() -> None:
@@ -48,44 +48,52 @@ def test_stop_rules_in_order() -> None:
     assert decide(names, a, open_, 0.02, 0.05, 80, (40, 40), True).kind == "budget"
 
 
-def binormal_pool(n: int, aucs: tuple[float, ...], rng: np.random.Generator,
-                  proxy: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    y = (rng.random(n) < 0.4).astype(int)
-    d = np.sqrt(2) * ndtri(np.asarray(aucs))
-    common = rng.normal(size=n)
-    scores = d[:, None] * y + np.sqrt(0.5) * common + np.sqrt(0.5) * rng.normal(size=(len(aucs), n))
-    z = 2.0 * y - 1 + rng.normal(size=n)
-    z = {"good": z, "inverted": -z, "noise": rng.normal(size=n)}[proxy]
-    return scores, y, 1 / (1 + np.exp(-z))
-
-
-def wrong(kind: str, best: int | None, true: np.ndarray, delta: float) -> bool:
-    if kind == "best":
-        return bool(true[best] < true.max() - delta)
-    if kind == "tie":
-        return bool(true.max() - true.min() > delta)
-    return False
-
-
-@pytest.mark.parametrize("aucs,proxy,active", [
-    ((0.80, 0.80, 0.80), "good", True),  # a tie
-    ((0.80, 0.77, 0.70), "good", True),  # a near-tie: 0.03 apart, δ = 0.02
-    ((0.80, 0.77, 0.70), "inverted", True),
-    ((0.80, 0.77, 0.70), "noise", True),
-    ((0.80, 0.77, 0.70), "good", False),
+@pytest.mark.parametrize("name,active", [
+    ("tie", True),
+    ("near-tie", True),  # 0.03 apart, δ = 0.02
+    ("inverted proxy", True),
+    ("noise proxy", True),
+    ("near-tie", False),
+    ("near-tie whole-pool", True),  # budget = pool: the without-replacement sequence
 ])
-def test_wrong_decisions_under_optional_stopping_stay_rare(aucs: tuple[float, ...], proxy: str, active: bool) -> None:
+def test_wrong_decisions_under_optional_stopping_stay_rare(name: str, active: bool) -> None:
     """Sessions stopped by the rules; a decision is wrong if its claim is false on the pool. Few sessions here, so
-    the bound is α plus 2 binomial s.e. (bench/bench_until_sure.py runs 1,000 per scenario)."""
-    rng = np.random.default_rng(hash((aucs, proxy, active)) % 2**32)
-    sessions, errors = 8, 0
-    for r in range(sessions):
-        scores, y, p_hat = binormal_pool(400, aucs, rng, proxy)
-        true = np.array([auroc(s, y) for s in scores])
-        st = run_oracle(Session(("a", "b", "c"), scores, p_hat, Settings(budget=250, active=active, seed=r)), y)
-        assert st is not None
-        errors += wrong(st.decision.kind, st.decision.best, true, 0.02)
+    the bound is α plus 2 binomial s.e. (bench/bench_until_sure_sim.py runs 1,000 per scenario, same function)."""
+    sessions = 8
+    errors = sum(simulate_session(SCENARIOS[name], 100 + r, active).wrong for r in range(sessions))
     assert errors / sessions <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / sessions)
+
+
+def test_whole_pool_sequence_is_exact_at_the_end_and_covers_on_the_way() -> None:
+    """The without-replacement sequence of a pool mean: at t = N its centre is within its width of the exact mean,
+    and over random walks it holds the mean at every t (simultaneously) at least as often as 1 − α − 2 s.e."""
+    rng = np.random.default_rng(21)
+    n, walks, alpha = 120, 200, 0.1
+    pool = rng.exponential(size=n)
+    rho2 = best_rho2(n, alpha, one_sided=True)
+    misses = 0
+    for _ in range(walks):
+        x = rng.permutation(pool)
+        for t in range(10, n + 1, 5):
+            shift, half = wor_interval(x[:t], n, float(margin(t, rho2, alpha, one_sided=True)))
+            if x[:t].mean() + shift + half < pool.mean():  # the one side this sequence guards
+                misses += 1
+                break
+    assert misses / walks <= alpha + 2 * np.sqrt(alpha * (1 - alpha) / walks)
+    shift, half = wor_interval(pool, n, float(margin(n, rho2, alpha)))
+    assert abs(pool.mean() + shift - pool.mean()) <= half
+    _, half_wr = wor_interval(pool[:60], 10**9, float(margin(60, rho2, alpha)))
+    assert wor_interval(pool[:60], n, float(margin(60, rho2, alpha)))[1] < half_wr  # narrower than with replacement
+
+
+def test_one_sided_margin_solves_the_half_normal_mixture_and_lies_between() -> None:
+    t, rho2, alpha = 200.0, 0.02, 0.025
+    m1 = margin(t, rho2, alpha, one_sided=True)
+    v = t * rho2 + 1
+    s = m1 * t  # the unit-variance sum at the boundary
+    mix = 2 / np.sqrt(v) * np.exp(rho2 * s**2 / (2 * v)) * ndtr(np.sqrt(rho2) * s / np.sqrt(v))
+    assert mix == pytest.approx(1 / alpha, rel=1e-9)
+    assert margin(t, rho2, 2 * alpha) < m1 < margin(t, rho2, alpha)
 
 
 def test_clear_winner_is_found_with_fewer_labels_than_the_pool() -> None:
@@ -117,3 +125,38 @@ def test_session_rejects_bad_input() -> None:
         Session(("a",), np.zeros((1, 5)), np.full(5, 0.5), Settings())
     with pytest.raises(ValueError, match="proxy"):
         Session(("a", "b"), np.zeros((2, 5)), np.full(4, 0.5), Settings())
+
+
+def test_fixed_sample_size_is_the_wald_formula_with_and_without_the_finite_pool() -> None:
+    """n₀ = ((z_{1−α/(2(K−1))} + z_0.8)·sd(ψ_best − ψ_k)/(d_k + δ))², max over k; with the pool's correction
+    n = n₀N/(N − 1 + n₀), which never exceeds the pool."""
+    from attrib_audit.stats.ppauroc import RankIndex, fit, make_draws
+
+    rng = np.random.default_rng(31)
+    scores, y, _ = binormal_pool(3000, (0.8, 0.76, 0.7), rng, "good")
+    n = y.size
+    f = fit(tuple(RankIndex.of(s) for s in scores), np.full(n, 0.5), make_draws(np.arange(n), y, np.ones(n), n), 0.0)
+    best = int(np.argmax(f.aurocs))
+    z = ndtri(1 - 0.05 / 2 / 2) + ndtri(0.8)
+    n0 = max((z * float((f.influences[best].at(y, np.arange(n)) - f.influences[j].at(y, np.arange(n))).std())
+              / (f.aurocs[best] - f.aurocs[j] + 0.02)) ** 2 for j in range(3) if j != best)
+    assert fixed_sample_size(scores, y, 0.02, 0.05) == int(np.ceil(n0))
+    assert fixed_sample_size(scores, y, 0.02, 0.05, finite_pool=True) == int(np.ceil(n0 * n / (n - 1 + n0)))
+    small = fixed_sample_size(scores[:, :150], y[:150], 0.0, 0.05, finite_pool=True)
+    assert small is not None and small <= 150
+
+
+def test_a_session_calibrates_a_proxy_that_is_not_a_probability() -> None:
+    """With `calibrate`, the proxy (a percentile rank here) is cross-fitted once the labels allow: the pool's p̂
+    moves off the rank and every labelled pair gets an out-of-fold p̂; the session still decides."""
+    rng = np.random.default_rng(41)
+    scores, y, _ = binormal_pool(600, (0.9, 0.7, 0.65), rng, "good")
+    raw = 2.0 * y + rng.normal(size=y.size)
+    u = (np.argsort(np.argsort(raw)) + 1) / (y.size + 1)
+    s = Session(("a", "b", "c"), scores, u, Settings(budget=300, seed=3, calibrate=True))
+    st = run_oracle(s, y)
+    assert st is not None and st.decision.kind == "best" and st.decision.best == 0
+    assert s.p_lab is not None and s.p_lab.size == len(s.rows)
+    assert not np.allclose(s.p_pool, u)
+    # the calibrated p̂ tracks the labels better than the rank does
+    assert np.mean((s.p_pool - y) ** 2) < np.mean((u - y) ** 2)

@@ -24,8 +24,8 @@ def until_sure_text(r: Report) -> str:
         lines.append(f"  {r.metrics[i]:<{width}}  {ci(r.aurocs[i], f.low, f.high):<22}  {num(r.lams[i], 2)}")
     if r.pairs:
         level = r.alpha / max(k - 1, 1)
-        lines += ["", f"  paired differences: anytime-valid {1 - level:.1%} confidence sequence (valid under optional "
-                      "stopping) | fixed-sample 95% CI (not for stopping)"]
+        lines += ["", "  paired differences: anytime-valid confidence sequence, each bound one-sided at "
+                      f"{1 - level:.1%} (valid under optional stopping) | fixed-sample 95% CI (not for stopping)"]
         for p, f in zip(r.pairs, r.fixed_pairs):
             name = f"{r.metrics[p.a]} − {r.metrics[p.b]}"
             lines.append(f"  {name:<{2 * width + 3}}  {ci(p.estimate, p.low, p.high, signed=True):<26}  "

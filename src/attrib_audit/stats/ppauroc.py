@@ -11,6 +11,8 @@ is unbiased for Nk for any λ and any p̂ fixed before the labels (Wang, Huo, Pe
 with active inference", arXiv 2605.11638; Zou, Witten, Williamson, arXiv 2602.10332). c = N(N−1)/(t(t−1))
 when only the first t pairs of a uniformly random walk of the pool have had their coin flipped (the walk's
 prefix is a simple random sample), 1 once the whole pool has. λ = 0 is the Horvitz–Thompson estimate.
+A proxy calibrated on the labels enters with cross-fitting: `Draws.proxy` holds each labelled pair's p̂ from a
+fit without its label, the pool sums use the folds' average (`stats.calibrate`).
 
 Every sum is one sort per metric (shared by all λ, labels and resamples) and cumulative sums: O(N log N).
 """
@@ -121,12 +123,21 @@ class Draws:
     pi: np.ndarray  # (n,) probability its coin had of coming up
     pool_size: int
     visited: int
+    # p̂ of each labelled pair when it differs from the pool's (cross-fitted: scored without its own label)
+    proxy: np.ndarray | None = None
 
     @property
     def scale(self) -> float:
         """c = N(N−1) / (t(t−1)): the inverse probability that both pairs of a pair lie in the walk's prefix."""
         n, t = self.pool_size, self.visited
         return (n * (n - 1)) / (t * (t - 1)) if t > 1 else float("nan")
+
+
+def labelled_proxy(p_hat: np.ndarray, draws: Draws) -> np.ndarray:
+    """p̂ of the labelled pairs: `draws.proxy` where given (cross-fitted), else the pool's p̂ at those rows."""
+    if draws.proxy is not None:
+        return draws.proxy
+    return np.asarray(p_hat, dtype=np.float64)[draws.labelled]
 
 
 def make_draws(labelled: np.ndarray, labels: np.ndarray, pi: np.ndarray, pool_size: int,
@@ -170,8 +181,9 @@ def _parts(p_hat: np.ndarray, draws: Draws) -> tuple[np.ndarray, np.ndarray, np.
     w = 1.0 / draws.pi
     wy[draws.labelled] = w * draws.labels
     wn[draws.labelled] = w * (1.0 - draws.labels)
-    wp[draws.labelled] = w * p_hat[draws.labelled]
-    wq[draws.labelled] = w * (1.0 - p_hat[draws.labelled])
+    p_lab = labelled_proxy(p_hat, draws)
+    wp[draws.labelled] = w * p_lab
+    wq[draws.labelled] = w * (1.0 - p_lab)
     return wy, wn, wp, wq
 
 
@@ -208,7 +220,7 @@ def pp_mean(p_hat: np.ndarray, draws: Draws, lam: float) -> float:
     """
     p = np.asarray(p_hat, dtype=np.float64)
     n = draws.pool_size
-    corr = ((draws.labels - lam * p[draws.labelled]) / draws.pi).sum() * n / draws.visited
+    corr = ((draws.labels - lam * labelled_proxy(p, draws)) / draws.pi).sum() * n / draws.visited
     return float((lam * p.sum() + corr) / n)
 
 
@@ -240,8 +252,9 @@ def influence(index: RankIndex, p_hat: np.ndarray, draws: Draws, lam: float, aur
     pos = lam * p
     neg = lam * (1.0 - p)
     w = scale1 / draws.pi
-    pos[draws.labelled] += w * (draws.labels - lam * p[draws.labelled])
-    neg[draws.labelled] += w * ((1.0 - draws.labels) - lam * (1.0 - p[draws.labelled]))
+    p_lab = labelled_proxy(p, draws)
+    pos[draws.labelled] += w * (draws.labels - lam * p_lab)
+    neg[draws.labelled] += w * ((1.0 - draws.labels) - lam * (1.0 - p_lab))
     pos_b = np.bincount(index.bins, weights=pos, minlength=index.n_bins)
     neg_b = np.bincount(index.bins, weights=neg, minlength=index.n_bins)
     f_neg = ((np.cumsum(neg_b) - 0.5 * neg_b) / n)[index.bins]
@@ -263,7 +276,7 @@ def tuned_lambda(psi: Influence, p_hat: np.ndarray, draws: Draws) -> float:
     idx = draws.labelled
     w = 1.0 / draws.pi**2
     true_psi = psi.at(draws.labels, idx)
-    proxy_psi = psi.at(np.asarray(p_hat, dtype=np.float64)[idx], idx)
+    proxy_psi = psi.at(labelled_proxy(p_hat, draws), idx)
     den = float((w * proxy_psi**2).sum())
     return float(np.clip((w * true_psi * proxy_psi).sum() / den, 0.0, 1.0)) if den > 0 else 0.0
 
@@ -276,7 +289,7 @@ def draw_terms(psi: Influence, p_hat: np.ndarray, draws: Draws, lam: float) -> n
     """
     idx = draws.labelled
     true_psi = psi.at(draws.labels, idx)
-    proxy_psi = psi.at(np.asarray(p_hat, dtype=np.float64)[idx], idx)
+    proxy_psi = psi.at(labelled_proxy(p_hat, draws), idx)
     return (true_psi - lam * proxy_psi) / draws.pi
 
 
@@ -353,7 +366,8 @@ def bootstrap_fit(indexes: tuple[RankIndex, ...], p_hat: np.ndarray, draws: Draw
     rows = draws.labelled
     w = 1.0 / draws.pi
     wy, wn = w * draws.labels, w * (1.0 - draws.labels)
-    wp, wq = w * p[rows], w * (1.0 - p[rows])
+    p_lab = labelled_proxy(p, draws)
+    wp, wq = w * p_lab, w * (1.0 - p_lab)
     k_pool = int(codes.max()) + 1
     # the visited clusters: the labelled ones plus one empty cluster per pair the walk skipped
     lab_inv = np.unique(codes[rows], return_inverse=True)[1].reshape(-1)

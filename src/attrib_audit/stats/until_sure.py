@@ -7,9 +7,10 @@ Pair i is shown with probability (Poisson sampling, the pool walked in a seeded 
 
     π_i = clip((1−τ)·η·√(p̂_i(1−p̂_i))·|ℓ_i| + τ·b, π_min, 1)
 
-b = remaining budget ÷ remaining pool, ℓ_i = the largest |Δψ_a(i) − Δψ_b(i)| over the pairs of metrics not yet
-separated (Δψ_k(i) = ψ_k(1) − ψ_k(0), how much pair i's label moves metric k's AUROC, so ℓ_i is large where the
-metrics rank i differently), and η = b ÷ the mean of √(p̂(1−p̂))|ℓ| over the pairs left, so both terms average b.
+b = remaining budget ÷ remaining pool (π_i = 1 while b ≥ 1: no pair the budget covers is skipped), ℓ_i = the
+largest |Δψ_a(i) − Δψ_b(i)| over the pairs of metrics not yet separated (Δψ_k(i) = ψ_k(1) − ψ_k(0), how much pair
+i's label moves metric k's AUROC, so ℓ_i is large where the metrics rank i differently), and η = b ÷ the mean of
+√(p̂(1−p̂))|ℓ| over the pairs left, so both terms average b.
 Uniform sampling is η = 0 with τ = 1 (π_i = b).
 """
 from __future__ import annotations
@@ -18,7 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attrib_audit.stats.confseq import Decision, PairInterval, best_rho2, cs_halfwidth, decide
+from attrib_audit.stats.calibrate import cross_fit
+from attrib_audit.stats.confseq import Decision, PairInterval, best_rho2, decide, margin, wor_interval
 from attrib_audit.stats.ppauroc import Draws, PPFit, RankIndex, fit, make_draws, visited_variance
 
 PI_MIN = 1e-3
@@ -33,7 +35,8 @@ def proposal_probs(p_hat: np.ndarray, ell: np.ndarray, b: float, eta: float, tau
 
 @dataclass(frozen=True)
 class Settings:
-    """A session's fixed choices: δ and α of the claim, label budget, active or uniform sampling, the seed."""
+    """A session's fixed choices: δ and α of the claim, label budget, active or uniform sampling, the seed, and
+    whether the proxy is calibrated on the labels (`stats.calibrate.cross_fit`)."""
 
     delta: float = 0.02
     alpha: float = 0.05
@@ -41,6 +44,7 @@ class Settings:
     active: bool = True
     tau: float = 0.3
     seed: int = 0
+    calibrate: bool = False  # the proxy is a fixed map into (0, 1), not a probability: cross-fit it on the labels
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,12 @@ class Session:
     scores: np.ndarray
     p_hat: np.ndarray
     settings: Settings
+    p_pool: np.ndarray = field(init=False)  # p̂ the estimates use on the pool: p_hat, or its cross-fitted calibration
+    p_lab: np.ndarray | None = field(init=False, default=None)  # out-of-fold p̂ of the labelled pairs (calibrated)
     order: np.ndarray = field(init=False)
     indexes: tuple[RankIndex, ...] = field(init=False)
     rho2: float = field(init=False)
+    margins: np.ndarray = field(init=False, repr=False)
     rows: list[int] = field(init=False, default_factory=list)
     labels: list[int] = field(init=False, default_factory=list)
     pis: list[float] = field(init=False, default_factory=list)
@@ -101,8 +108,14 @@ class Session:
             raise ValueError("budget ≥ 1, 0 < alpha < 1 and delta ≥ 0 are required")
         self.order = np.random.default_rng([self.settings.seed, 41]).permutation(n)
         self.indexes = tuple(RankIndex.of(row) for row in self.scores)
-        self.rho2 = best_rho2(n, self.settings.alpha / (k - 1))  # tuned to the walk's end, when the budget runs out
+        # tuned to the walk's end, when the budget runs out; walking the whole pool, to its middle instead (the
+        # finite-population sequence narrows towards the end by itself, so tightness there is worth less)
+        t_star = max(n / 2, 1.0) if self.without_replacement else n
+        self.rho2 = best_rho2(t_star, self.settings.alpha / (k - 1), one_sided=True)
+        # the one-sided unit margin at every t the walk can reach, solved once (it is a root per t)
+        self.margins = np.asarray(margin(np.arange(n + 1), self.rho2, self.settings.alpha / (k - 1), one_sided=True))
         self.gain = np.ones(n)
+        self.p_pool = self.p_hat
         self._weight = np.sqrt(self.p_hat * (1.0 - self.p_hat))
         self._rest_sum = float(self._weight.sum())
 
@@ -115,11 +128,18 @@ class Session:
         """Pairs shown (labelled or not answered): the budget counts what a person was asked to do."""
         return len(self.rows) + self.non_response
 
+    @property
+    def without_replacement(self) -> bool:
+        """A budget of at least the pool: every visited pair is shown (π = 1), so the labels are a uniformly random
+        order of the pool and the finite-population sequence applies (`wor_interval`). Skipped pairs are left out
+        of that pool, as they are of the estimates."""
+        return self.settings.budget >= self.pool_size
+
     def draws(self) -> Draws:
         """The labelled pairs so far as `Draws` (the walk's prefix: the pairs visited)."""
         # built by this class from checked flips: make_draws' checks would only repeat themselves every label
         return Draws(np.asarray(self.rows, dtype=np.int64), np.asarray(self.labels, dtype=np.float64),
-                     np.asarray(self.pis), self.pool_size, max(self.visited, len(self.rows)))
+                     np.asarray(self.pis), self.pool_size, max(self.visited, len(self.rows)), self.p_lab)
 
     def probability(self, row: int) -> float:
         """π of `row` now, from the state before its coin (so it is predictable)."""
@@ -127,6 +147,8 @@ class Session:
         b = max(self.settings.budget - self.spent, 0) / max(left_pool, 1)
         if b <= 0:
             return 0.0
+        if b >= 1:  # the budget covers every pair left: show each (so a budget ≥ the pool walks it without replacement)
+            return 1.0
         if not self.settings.active:
             return float(min(1.0, b))
         mean_g = self._rest_sum / left_pool if left_pool else 0.0
@@ -197,21 +219,27 @@ class Session:
         self.non_response += 1
 
     def fit(self, lam: float | None = None) -> PPFit:
-        return fit(self.indexes, self.p_hat, self.draws(), lam)
+        return fit(self.indexes, self.p_pool, self.draws(), lam)
 
     def update(self) -> Standings:
         """Re-estimate every AUROC, the paired confidence sequences, the decision and the next proposal's ℓ."""
+        self._calibrate()
         f = self.fit()
         k = len(self.names)
-        level = self.settings.alpha / (k - 1)
         t = max(self.visited, len(self.rows))
         a = f.aurocs
         pairs = []
+        exhaustive = self.without_replacement
         for i in range(k):
             for j in range(i + 1, k):
-                half = cs_halfwidth(visited_variance(f.terms[i] - f.terms[j], t), t, self.rho2, level)
                 est = float(a[i] - a[j])
-                pairs.append(PairInterval(i, j, est, est - half, est + half))
+                if exhaustive:
+                    x = f.terms[i] - f.terms[j]
+                    shift, half = wor_interval(x, self.pool_size - self.non_response, float(self.margins[x.size]))
+                else:
+                    var = visited_variance(f.terms[i] - f.terms[j], t)
+                    shift, half = 0.0, float(np.sqrt(var) * self.margins[t]) if t >= 2 and np.isfinite(var) else np.inf
+                pairs.append(PairInterval(i, j, est, est + shift - half, est + shift + half))
         n_pos = int(sum(self.labels))
         exhausted = self.spent >= self.settings.budget or self.visited >= self.pool_size
         decision = decide(self.names, a, tuple(pairs), self.settings.delta, self.settings.alpha, len(self.labels),
@@ -227,8 +255,17 @@ class Session:
         open_pairs = [p for p in pairs if p.low <= -d and p.high >= d] or pairs
         moves = [inf.up - inf.down for inf in f.influences]
         self.gain = np.max(np.abs(np.vstack([moves[p.a] - moves[p.b] for p in open_pairs])), axis=0)
-        self._weight = np.sqrt(self.p_hat * (1.0 - self.p_hat)) * self.gain
+        self._weight = np.sqrt(self.p_pool * (1.0 - self.p_pool)) * self.gain
         self._rest_sum = float(self._weight[self.order[self.visited:]].sum())
+
+    def _calibrate(self) -> None:
+        """Refit the cross-fitted calibration from the labels so far (when asked for and both classes allow)."""
+        got = cross_fit(self.p_hat, np.asarray(self.rows), np.asarray(self.labels), np.asarray(self.pis)) \
+            if self.settings.calibrate and self.rows else None
+        if got is None:
+            self.p_pool, self.p_lab = self.p_hat, None
+        else:
+            self.p_pool, self.p_lab = (np.clip(v, 1e-6, 1 - 1e-6) for v in got)
 
     def budget_spent(self) -> bool:
         return self.spent >= self.settings.budget or self.visited >= self.pool_size
@@ -251,14 +288,16 @@ def run_oracle(session: Session, answer: np.ndarray) -> Standings | None:
 
 
 def fixed_sample_size(scores: np.ndarray, labels: np.ndarray, delta: float, alpha: float,
-                      power: float = 0.8) -> int | None:
+                      power: float = 0.8, finite_pool: bool = False) -> int | None:
     """Labels a fixed uniform sample needs to reach the same claim with power `power`, from the pool's labels.
 
     The claim "the best is within δ of every other metric" at level α/(K−1) per pair holds at n when each
     Wald interval d_k ± z·σ_k/√n has its lower end above −δ, d_k = AUROC_best − AUROC_k and σ_k² the variance of
-    ψ_best − ψ_k over the pool (the Hájek terms, as the sequential intervals use): n = ((z + z_power)σ_k/(d_k + δ))².
-    A fixed design picks n before any label, so this uses the true pool values: the most favourable plan possible.
-    None when even the whole pool would not do.
+    ψ_best − ψ_k over the pool (the Hájek terms, as the sequential intervals use): n₀ = ((z + z_power)σ_k/(d_k + δ))²,
+    None when n₀ exceeds the pool (as `plan` sizes it: samples as if from an infinite population). With
+    `finite_pool` the standard error carries the finite-population correction √((N − n)/(N − 1)) of a sample
+    drawn without replacement, so n = n₀N/(N − 1 + n₀) (never more than the pool). A fixed design picks n before
+    any label, so this uses the true pool values: the most favourable plan possible.
     """
     from scipy.special import ndtri  # deferred like the rest of scipy
 
@@ -277,4 +316,6 @@ def fixed_sample_size(scores: np.ndarray, labels: np.ndarray, delta: float, alph
             continue
         psi = f.influences[best].at(y, np.arange(n)) - f.influences[j].at(y, np.arange(n))
         need = max(need, (z * float(psi.std()) / (a[best] - a[j] + delta)) ** 2)
+    if finite_pool:
+        return int(np.ceil(need * n / (n - 1 + need))) if n > 1 else n
     return int(np.ceil(need)) if need <= n else None

@@ -12,6 +12,7 @@ import json
 import sqlite3
 import time
 from dataclasses import asdict, dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Callable
 
@@ -55,9 +56,11 @@ class SessionSpec:
     seed: int
     pool_digest: str
     cluster_by: str | None = None
+    calibrate: bool = False
 
     def settings(self) -> Settings:
-        return Settings(delta=self.delta, alpha=self.alpha, budget=self.budget, active=self.active, seed=self.seed)
+        return Settings(delta=self.delta, alpha=self.alpha, budget=self.budget, active=self.active, seed=self.seed,
+                        calibrate=self.calibrate)
 
 
 def pool_digest(pool: Pool) -> str:
@@ -68,17 +71,19 @@ def pool_digest(pool: Pool) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def proxy_probability(values: np.ndarray) -> tuple[np.ndarray, str]:
-    """The proxy as a probability of "supported", and a note saying what was done to it.
+def proxy_probability(values: np.ndarray) -> tuple[np.ndarray, str, bool]:
+    """The proxy as a probability of "supported", a note saying what was done to it, and whether the session
+    calibrates it on the labels.
 
-    A score already in [0, 1] is used as it is. Any other score is mapped to its pool percentile rank: a monotone
-    map fixed before any label is seen, so the estimates stay unbiased; how much the proxy is trusted is then
-    left to the power-tuned λ (no labels are used to calibrate it, which would make p̂ depend on the labels).
+    A score already in [0, 1] is used as it is. Any other score is mapped to its pool percentile rank (a monotone
+    map fixed before any label, the fallback) and, once the labels allow, calibrated on them with cross-fitting,
+    so no labelled pair's p̂ depends on its own label (`stats.calibrate.cross_fit`).
     """
     v = np.asarray(values, dtype=np.float64)
     if ((v >= 0) & (v <= 1)).all():
-        return v, "used as the probability of supported (its values lie in [0, 1])"
-    return average_ranks(v) / (v.size + 1), "not a probability: mapped to its pool percentile rank (no labels used)"
+        return v, "used as the probability of supported (its values lie in [0, 1])", False
+    return (average_ranks(v) / (v.size + 1), "not a probability: its pool percentile rank, calibrated on the labels "
+            "with 5-fold cross-fitting once each fold's complement holds 2 of each class", True)
 
 
 def column_scores(pool: Pool, column: str, lower: bool = False) -> np.ndarray:
@@ -168,9 +173,9 @@ class FlipLog:
 
 
 @dataclass(frozen=True)
-class Report:
-    """Where a session stands: the prediction-powered AUROCs with both kinds of interval, the decision and its
-    guarantee, and the counts (labels, flips, non-response) it rests on."""
+class Setup:
+    """What a session (or a simulated one) runs on and for: the pool, the metrics, the proxy and what was done to
+    it, the claim's δ and α, the label budget. The head of both `Report` and `UntilSurePlan`."""
 
     pool: str
     metrics: tuple[str, ...]
@@ -179,6 +184,17 @@ class Report:
     delta: float
     alpha: float
     budget: int
+
+    def fields(self) -> dict[str, Any]:
+        """The setup as keywords, to build a report that extends it."""
+        return {f.name: getattr(self, f.name) for f in dataclass_fields(Setup)}
+
+
+@dataclass(frozen=True)
+class Report(Setup):
+    """Where a session stands: the prediction-powered AUROCs with both kinds of interval, the decision and its
+    guarantee, and the counts (labels, flips, non-response) it rests on."""
+
     sampling: str
     aurocs: tuple[float, ...]
     lams: tuple[float, ...]
@@ -288,7 +304,7 @@ class UntilSure:
             fixed = tuple(FixedInterval(float("nan"), float("nan"), float("nan"), 0, 0) for _ in range(k))
             return self._report(nan, nan, fixed, (), (), "burn-in", None, "no labels yet")
         draws = s.draws()
-        reps = bootstrap_fit(s.indexes, s.p_hat, draws, st.lams, self.codes, n_boot,
+        reps = bootstrap_fit(s.indexes, s.p_pool, draws, st.lams, self.codes, n_boot,
                              np.random.default_rng([self.spec.seed, 99, len(s.rows)]))
         fixed = fixed_intervals(st.aurocs, reps, 0.95)
         diffs = fixed_intervals(np.array([p.estimate for p in st.pairs]),
@@ -306,9 +322,10 @@ class UntilSure:
             caveats.append(f"{s.non_response} shown pair(s) got no answer (skipped): they are left out, which assumes "
                            "they resemble the answered ones")
         n_pos = int(sum(s.labels))
-        return Report(pool=str(self.pool.path), metrics=s.names, proxy=self.spec.proxy,
+        setup = Setup(pool=str(self.pool.path), metrics=s.names, proxy=self.spec.proxy,
                       proxy_note=self.spec.proxy_note, delta=self.spec.delta, alpha=self.spec.alpha,
-                      budget=self.spec.budget, sampling="active" if self.spec.active else "uniform", aurocs=aurocs,
+                      budget=self.spec.budget)
+        return Report(**setup.fields(), sampling="active" if self.spec.active else "uniform", aurocs=aurocs,
                       lams=lams, fixed=fixed, pairs=pairs, fixed_pairs=fixed_pairs, decision=kind, best=best,
                       message=message, n_labels=len(s.rows), n_supported=n_pos, visited=s.visited,
                       pool_size=s.pool_size, non_response=s.non_response, caveats=tuple(caveats))
@@ -336,8 +353,8 @@ def _saved_scores(raw: Any, path: Path, n: int) -> tuple[tuple[str, ...], np.nda
 def pool_scores(pool: Pool, metrics: tuple[str, ...] | None, score_cols: tuple[tuple[str, str, bool], ...],
                 proxy: str | None, proxy_col: tuple[str, bool] | None,
                 config_for: Callable[[tuple[str, ...]], ScoringConfig] | None,
-                log: Callable[[str], None]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, str, str]:
-    """(metric names, their (K, N) pool scores, p̂, the proxy's name, what was done to it).
+                log: Callable[[str], None]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, str, str, bool]:
+    """(metric names, their (K, N) pool scores, p̂, the proxy's name, what was done to it, whether to calibrate it).
 
     Raises:
         UsageError: no proxy, fewer than two distinct metrics, or scoring without a configuration.
@@ -361,8 +378,19 @@ def pool_scores(pool: Pool, metrics: tuple[str, ...] | None, score_cols: tuple[t
     else:
         assert proxy_col is not None
         raw_proxy, proxy_name = column_scores(pool, *proxy_col), f"column {proxy_col[0]}"
-    p_hat, note = proxy_probability(raw_proxy)
-    return names, np.vstack([scored[n] for n in names]), p_hat, proxy_name, note
+    p_hat, note, calibrate = proxy_probability(raw_proxy)
+    return names, np.vstack([scored[n] for n in names]), p_hat, proxy_name, note, calibrate
+
+
+def check_claim(delta: float, alpha: float, budget: int, sims: int | None = None) -> None:
+    """The settings `label --until-sure` and `plan --until-sure` share.
+
+    Raises:
+        UsageError: α outside (0, 1), δ < 0, a budget (or a number of simulated sessions) below 1.
+    """
+    if not 0 < alpha < 1 or delta < 0 or budget < 1 or (sims is not None and sims < 1):
+        need = ["0 < --alpha < 1", "--delta ≥ 0", "--budget ≥ 1"] + (["--sims ≥ 1"] if sims is not None else [])
+        raise UsageError(f"need {', '.join(need[:-1])} and {need[-1]}")
 
 
 def open_session(pool_file: str | Path, *, metrics: tuple[str, ...] | None = None,
@@ -396,11 +424,11 @@ def open_session(pool_file: str | Path, *, metrics: tuple[str, ...] | None = Non
         return UntilSure(pool, spec, names, scores, p_hat, flips, store, annotator)
     if saved is None and metrics is None and not score_cols:
         raise UsageError(f"{pool.path} has no until-sure session (its store {path.name} holds none)")
-    if not 0 < alpha < 1 or delta < 0 or budget < 1:
-        raise UsageError("need 0 < --alpha < 1, --delta ≥ 0 and --budget ≥ 1")
-    names, scores, p_hat, proxy_name, note = pool_scores(pool, metrics, score_cols, proxy, proxy_col, config_for, log)
+    check_claim(delta, alpha, budget)
+    names, scores, p_hat, proxy_name, note, calibrate = pool_scores(pool, metrics, score_cols, proxy, proxy_col,
+                                                                    config_for, log)
     spec = SessionSpec(names, proxy_name, note, float(delta), float(alpha), int(budget), bool(active), int(seed),
-                       pool_digest(pool), cluster_by)
+                       pool_digest(pool), cluster_by, calibrate)
     if saved is not None:
         old = _saved_spec(saved, path)
         if old != spec:
@@ -459,16 +487,9 @@ class PlanArm:
 
 
 @dataclass(frozen=True)
-class UntilSurePlan:
+class UntilSurePlan(Setup):
     """`plan --until-sure`: expected labels to a decision, uniform vs active, from the pool's scores and proxy."""
 
-    pool: str
-    metrics: tuple[str, ...]
-    proxy: str
-    proxy_note: str
-    delta: float
-    alpha: float
-    budget: int
     sims: int
     arms: tuple[PlanArm, ...]
     fixed_n: tuple[int | None, ...]  # per simulated pool: the fixed uniform sample the same claim needs
@@ -503,13 +524,16 @@ def plan_until_sure(pool_file: str | Path, *, metrics: tuple[str, ...] | None = 
     Raises:
         UsageError: bad settings (as `open_session`).
     """
-    if not 0 < alpha < 1 or delta < 0 or budget < 1 or sims < 1:
-        raise UsageError("need 0 < --alpha < 1, --delta ≥ 0, --budget ≥ 1 and --sims ≥ 1")
+    check_claim(delta, alpha, budget, sims)
     pool = read_pool(pool_file)
-    names, scores, p_hat, proxy_name, note = pool_scores(pool, metrics, score_cols, proxy, proxy_col, config_for, log)
+    names, scores, p_hat, proxy_name, note, calibrate = pool_scores(pool, metrics, score_cols, proxy, proxy_col,
+                                                                    config_for, log)
     rng = np.random.default_rng([seed, 17])
     label_sets = [(rng.random(p_hat.size) < p_hat).astype(np.int64) for _ in range(sims)]
     arms = tuple(simulate_arm(names, scores, p_hat, Settings(delta=delta, alpha=alpha, budget=budget, active=a,
-                                                             seed=seed), label_sets) for a in (False, True))
+                                                             seed=seed, calibrate=calibrate), label_sets)
+                 for a in (False, True))
     fixed = tuple(fixed_sample_size(scores, y, delta, alpha) if 0 < y.sum() < y.size else None for y in label_sets)
-    return UntilSurePlan(str(pool.path), names, proxy_name, note, delta, alpha, budget, sims, arms, fixed)
+    setup = Setup(pool=str(pool.path), metrics=names, proxy=proxy_name, proxy_note=note, delta=delta, alpha=alpha,
+                  budget=budget)
+    return UntilSurePlan(**setup.fields(), sims=sims, arms=arms, fixed_n=fixed)
