@@ -171,14 +171,39 @@ def test_docstring_examples_run():
     assert doctest.testmod(C, raise_on_error=False).failed == 0
 
 
+@pytest.mark.parametrize("missing", [False, True])
 @pytest.mark.parametrize("statistic", ["pearson", "spearman"])
-def test_shared_fast_path_equals_the_per_metric_replicates(statistic):
-    """Over all rows the metrics share moment sums (Pearson) or the rating's ranks (Spearman): same numbers."""
+def test_shared_fast_path_equals_the_per_metric_replicates(statistic, missing):
+    """Over all rows the metrics share moment sums (Pearson) or the rating's ranks (Spearman): same numbers.
+
+    Tied and untied scores take different branches; a metric with missing scores uses its own rows.
+    """
     y, x, items, systems = _data(6)
     x2 = 1e6 + 1e-3 * (x + np.random.default_rng(1).normal(size=x.size))  # a large mean loses no digits
+    if missing:
+        x = x.copy()
+        x[[0, 1, 2, 3, 4, 40]] = np.nan  # item 0 loses all its rows for this metric
     res = C.correlation_bootstrap(y, {"a": x, "b": x2}, items=items, statistic=statistic, n_boot=40, rng=3)
     d = C._design(y, items, None)
     blocks = list(C.cluster_count_blocks(d.n_items, 40, np.random.default_rng(3), width=y.size))
-    want = np.concatenate([np.vstack([C._replicates(statistic, "none", v, d, c) for v in (x, x2)]) for c in blocks],
-                          axis=1)
-    np.testing.assert_allclose(res.replicates, want, rtol=0, atol=1e-9)
+    per = []
+    for v in (x, x2):
+        keep = np.isfinite(v)
+        per.append(np.concatenate([C._replicates(statistic, "none", v[keep], C._subset(d, keep), c) for c in blocks]))
+    np.testing.assert_allclose(res.replicates, np.vstack(per), rtol=0, atol=1e-9)
+
+
+def test_fast_spearman_equals_scipy_on_large_resamples():
+    """Thousands of rows, heavy duplication: the integer cumulative weights stay exact."""
+    g = np.random.default_rng(8)
+    n_items, n_sys = 400, 8
+    items = np.repeat(np.arange(n_items), n_sys)
+    y = np.round(g.normal(size=items.size) * 2) / 2
+    xs = {"untied": g.normal(size=items.size), "tied": np.round(g.normal(size=items.size), 1)}
+    res = C.correlation_bootstrap(y, xs, items=items, statistic="spearman", n_boot=5, rng=2)
+    counts = next(iter(C.cluster_count_blocks(n_items, 5, np.random.default_rng(2), width=items.size)))
+    codes = C._design(y, items, None).items  # item codes as the bootstrap numbers them
+    for b in range(5):
+        rows = np.concatenate([np.flatnonzero(codes == c) for c in range(n_items) for _ in range(int(counts[b, c]))])
+        for j, v in enumerate(xs.values()):
+            assert res.replicates[j, b] == pytest.approx(stats.spearmanr(v[rows], y[rows])[0], abs=1e-12)

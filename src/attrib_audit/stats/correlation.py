@@ -152,63 +152,116 @@ def _incidence(items: np.ndarray, runs: np.ndarray, n_items: int, n_runs: int) -
     return out
 
 
-def _run_ranks(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Midrank of each tie run given run weights (b, R), with Σ w·rank, Σ w·rank² and N per resample."""
+def _square_sums(big_n: np.ndarray) -> np.ndarray:
+    """Σ k² for k = 1..N: the sum of squared ranks before the tie correction."""
+    return big_n * (big_n + 1.0) * (2.0 * big_n + 1.0) / 6.0
+
+
+@dataclass(frozen=True, eq=False)
+class _RatingRanks:
+    """The rating's side of Spearman for one block of resamples: run midranks (b, R), Σ w·rank², N."""
+
+    mid: np.ndarray
+    syy: np.ndarray
+    big_n: np.ndarray
+
+
+def _rating_ranks(counts: np.ndarray, y_inc: np.ndarray) -> _RatingRanks:
+    """Midranks of the rating's tie runs under item multiplicities, from the (items × runs) incidence alone.
+
+    A run of total weight W starting after weight B has midrank B + (W + 1)/2 and takes (W³ − W)/12 off
+    Σ rank² (the tie correction), so no row is touched.
+    """
+    weight = counts @ y_inc
     mid = np.cumsum(weight, axis=1)
     big_n = mid[:, -1].copy() if mid.shape[1] else np.zeros(mid.shape[0])
-    mid -= weight / 2.0  # weight before the run + (run weight + 1) / 2, in place: these arrays are large
-    mid += 0.5
-    return mid, big_n * (big_n + 1.0) / 2.0, np.einsum("bn,bn,bn->b", weight, mid, mid), big_n
+    mid -= (weight - 1.0) / 2.0
+    return _RatingRanks(mid=mid, syy=_square_sums(big_n) - (weight ** 3 - weight).sum(axis=1) / 12.0, big_n=big_n)
 
 
 @dataclass(frozen=True, eq=False)
 class _SortedPlan:
-    """A metric's rows in score order: their items, tie runs (None when all scores differ) and rating runs."""
+    """A metric's rows in score order, for Spearman's resamples from item multiplicities.
+
+    Tie runs of the score are None when all its scores differ (then a row's copies tie only with each
+    other); `y_inc` counts the metric's rows of each item in each rating run, `rows_per_item` its rows per item.
+    """
 
     items: np.ndarray
     starts: np.ndarray | None
     run_of_sorted: np.ndarray | None
     y_run: np.ndarray
+    y_inc: np.ndarray
+    rows_per_item: np.ndarray
 
 
-def _sorted_plan(x: np.ndarray, items: np.ndarray, y_run_of_row: np.ndarray) -> _SortedPlan:
+def _sorted_plan(x: np.ndarray, items: np.ndarray, y_run_of_row: np.ndarray, y_inc: np.ndarray,
+                 n_items: int) -> _SortedPlan:
     order, starts, tie_of_row = _tie_runs(x)
     tied = starts.size < x.size
     return _SortedPlan(items=items[order], starts=starts if tied else None,
-                       run_of_sorted=tie_of_row[order] if tied else None, y_run=y_run_of_row[order])
+                       run_of_sorted=tie_of_row[order] if tied else None, y_run=y_run_of_row[order], y_inc=y_inc,
+                       rows_per_item=np.bincount(items, minlength=n_items).astype(np.float64))
 
 
-def _spearman_sorted(counts: np.ndarray, plan: _SortedPlan, ry_run: np.ndarray, sy: np.ndarray, syy: np.ndarray,
-                     big_n: np.ndarray) -> np.ndarray:
-    """Spearman ρ per resample from item multiplicities, working in the metric's sorted order.
+def _scratch(cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Reusable flat buffers for `_spearman_sorted` (two integer, one float): no page faults per call."""
+    return np.empty(cells, dtype=np.int64), np.empty(cells, dtype=np.int64), np.empty(cells, dtype=np.float64)
 
-    Σ w·rank and Σ w·rank² follow from the run weights alone; only the cross term Σ w·rank_x·rank_y
-    needs the rows, gathered once from the small per-item and per-run tables.
+
+def _spearman_sorted(counts: np.ndarray, plan: _SortedPlan, yr: _RatingRanks,
+                     scratch: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """Spearman ρ per resample from integer item multiplicities (b, K), working in the metric's score order.
+
+    Σ rank, Σ rank² and the rating's ranks follow from run weights alone; only the cross term
+    Σ w·rank_x·rank_y touches the rows. With untied scores a row of weight w at cumulative weight C has
+    midrank C − (w − 1)/2, so the cross term is Σ w·C·rank_y less Σ rank_y·w(w − 1)/2, the latter per item.
+    Cumulative weights are summed in integers: exact, and several times faster than a float cumsum.
     """
-    w = counts[:, plan.items]
-    t = w if plan.starts is None else np.add.reduceat(w, plan.starts, axis=1)
-    rx_run, sx, sxx, _ = _run_ranks(t)
-    rx = rx_run if plan.run_of_sorted is None else rx_run[:, plan.run_of_sorted]
-    sxy = np.einsum("bn,bn,bn->b", w, rx, ry_run[:, plan.y_run])
+    b, n = counts.shape[0], plan.items.size
+    w = scratch[0][:b * n].reshape(b, n)
+    prod = scratch[1][:b * n].reshape(b, n)
+    wx = scratch[2][:b * n].reshape(b, n)
+    np.take(counts, plan.items, axis=1, out=w)
+    big_n = yr.big_n
+    m = counts.astype(np.float64)
+    if plan.starts is None:
+        sxx = _square_sums(big_n) - ((m ** 3 - m) @ plan.rows_per_item) / 12.0
+        np.cumsum(w, axis=1, out=prod)
+        halves = 1.0  # prod holds w·C
+        correction = ((m * (m - 1.0) / 2.0) @ plan.y_inc * yr.mid).sum(axis=1)
+    else:
+        t = np.add.reduceat(w, plan.starts, axis=1)
+        mid2 = 2 * np.cumsum(t, axis=1) - t + 1  # twice the midrank of each tie run, an integer
+        np.take(mid2, plan.run_of_sorted, axis=1, out=prod)
+        tf = t.astype(np.float64)
+        sxx = _square_sums(big_n) - (tf ** 3 - tf).sum(axis=1) / 12.0
+        halves = 2.0  # prod holds w·(2·midrank)
+        correction = np.zeros(b)
+    np.multiply(prod, w, out=wx)  # exact integers, cast to floats on the way out
+    ry = w.view(np.float64)  # w is spent: its buffer takes the rating's midranks
+    np.take(yr.mid, plan.y_run, axis=1, out=ry)
+    sxy = np.einsum("bn,bn->b", wx, ry) / halves - correction
+    sx = big_n * (big_n + 1.0) / 2.0  # Σ rank, the same for both variables
     with np.errstate(invalid="ignore", divide="ignore"):
         cxx = sxx - sx * sx / big_n
-        cyy = syy - sy * sy / big_n
-        r = (sxy - sx * sy / big_n) / np.sqrt(cxx * cyy)
-    ok = (cxx > 1e-9 * sxx) & (cyy > 1e-9 * syy)
+        cyy = yr.syy - sx * sx / big_n
+        r = (sxy - sx * sx / big_n) / np.sqrt(cxx * cyy)
+    ok = (cxx > 1e-9 * sxx) & (cyy > 1e-9 * yr.syy)
     return np.clip(np.where(ok, r, np.nan), -1.0, 1.0)
 
 
-def _moment_sums(x: np.ndarray, d: _Design) -> np.ndarray:
-    """(n_items, 6·k) per-item sums of 1, x, y, x², y², x·y for each metric row of x (k, n)."""
-    k = x.shape[0]
-    x = x - x.mean(axis=1, keepdims=True)  # centred: the moment formulas then lose no digits to a large mean
-    y = d.y - d.y.mean()
-    cols = [np.ones(y.size)[None, :], x, np.broadcast_to(y, x.shape), x * x, np.broadcast_to(y ** 2, x.shape), x * y]
-    per_row = np.vstack(cols)  # (6k - ... ) rows stacked as [1; x_1..x_k; y..; x²..; y²..; xy..]
-    out = np.zeros((d.n_items, per_row.shape[0]))
-    np.add.at(out, d.items, per_row.T)
-    ones = np.repeat(out[:, :1], k, axis=1)
-    return np.concatenate([ones, out[:, 1:]], axis=1)
+def _moment_sums(x: np.ndarray, use: np.ndarray, d: _Design) -> np.ndarray:
+    """(n_items, 6·k) per-item sums of 1, x, y, x², y², x·y over each metric's usable rows (x, use: (k, n))."""
+    u = use.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n = np.maximum(u.sum(axis=1, keepdims=True), 1.0)
+        xc = np.where(use, x - np.where(use, x, 0.0).sum(axis=1, keepdims=True) / n, 0.0)
+    yc = np.where(use, d.y - (u * d.y).sum(axis=1, keepdims=True) / n, 0.0)  # centred: no digits lost to a mean
+    per_row = np.vstack([u, xc, yc, xc * xc, yc * yc, xc * yc])
+    order = np.argsort(d.items, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(d.items[order]) != 0])  # every item code has a row
+    return np.add.reduceat(per_row[:, order], starts, axis=1).T
 
 
 def _pearson_from_moments(m: np.ndarray) -> np.ndarray:
@@ -451,26 +504,35 @@ def correlation_bootstrap(rating: Sequence[float] | np.ndarray, scores: Mapping[
         per_metric.append(dj)
         point[j] = _replicates(statistic, grouping, x_all[j, use[j]], dj, np.ones((1, d.n_items)))[0]
     reps = np.full((len(names), n_boot), np.nan)
-    whole = use.all(axis=1) if grouping == "none" and statistic != "kendall" else np.zeros(len(names), dtype=bool)
-    sums = _moment_sums(x_all[whole], d) if statistic == "pearson" and whole.any() else None
-    y_runs = _tie_runs(d.y) if statistic == "spearman" and whole.any() else None
-    y_inc = _incidence(d.items, y_runs[2], d.n_items, y_runs[1].size) if y_runs is not None else None
-    x_plan = ({j: _sorted_plan(x_all[j], d.items, y_runs[2]) for j in np.flatnonzero(whole).tolist()}
-              if y_runs is not None else {})
+    fast = grouping == "none" and statistic != "kendall"  # from item multiplicities, no (B, rows) weights
+    sums = _moment_sums(x_all, use, d) if fast and statistic == "pearson" and names else None
+    plans: dict[int, _SortedPlan] = {}
+    incidence: dict[bytes, np.ndarray] = {}  # rating runs × items, shared by the metrics with the same rows
+    keys = [np.packbits(use[j]).tobytes() for j in range(len(names))]
+    if fast and statistic == "spearman":
+        _, _, y_run = _tie_runs(d.y)
+        n_runs = int(y_run.max()) + 1 if y_run.size else 0
+        for j in range(len(names)):
+            if keys[j] not in incidence:
+                incidence[keys[j]] = _incidence(d.items[use[j]], y_run[use[j]], d.n_items, n_runs)
+            plans[j] = _sorted_plan(x_all[j, use[j]], d.items[use[j]], y_run[use[j]], incidence[keys[j]], d.n_items)
+    sub = max(1, _CACHE_CELLS // max(d.y.size, 1))  # Spearman: a few resamples at a time, the arrays stay in cache
+    scratch = _scratch(sub * d.y.size) if plans else None
     start = 0
     for counts in _count_blocks(d.n_items, n_boot, gen, width=d.y.size):
         b = counts.shape[0]
         if sums is not None:  # Pearson over all rows: five moment sums per item, one product per block
-            reps[whole, start:start + b] = _pearson_from_moments(counts @ sums)
-        if y_runs is not None:  # Spearman over all rows: the rating's ranks once per block, shared by the metrics
-            sub = max(1, _CACHE_CELLS // max(d.y.size, 1))  # a few resamples at a time: the arrays stay in cache
+            reps[:, start:start + b] = _pearson_from_moments(counts @ sums)
+        elif scratch is not None:  # Spearman over all rows: the rating's ranks once per block and row set
             for a in range(0, b, sub):
                 c = counts[a:a + sub]
-                ry_run, sy, syy, big_n = _run_ranks(c @ y_inc)
-                for j in np.flatnonzero(whole).tolist():
-                    reps[j, start + a:start + a + c.shape[0]] = _spearman_sorted(c, x_plan[j], ry_run, sy, syy, big_n)
-        for j in np.flatnonzero(~whole).tolist():
-            reps[j, start:start + b] = _replicates(statistic, grouping, x_all[j, use[j]], per_metric[j], counts)
+                ranks = {key: _rating_ranks(c, inc) for key, inc in incidence.items()}
+                ci = c.astype(np.int64)
+                for j, plan in plans.items():
+                    reps[j, start + a:start + a + c.shape[0]] = _spearman_sorted(ci, plan, ranks[keys[j]], scratch)
+        else:
+            for j in range(len(names)):
+                reps[j, start:start + b] = _replicates(statistic, grouping, x_all[j, use[j]], per_metric[j], counts)
         start += b
     return CorrelationBootstrap(metrics=names, statistic=statistic, grouping=grouping, point=point, replicates=reps,
                                 rows=use, n_items=d.n_items, n_systems=d.n_systems, level=level)
