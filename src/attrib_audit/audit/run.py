@@ -254,7 +254,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
     sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window, counts[0])
     systems = system_level(table, keys, scores, auroc_rows, config, log) if table.labelled.all() else None
     correlations = correlation_section(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
-                                       level=config.level, seed=config.seed)
+                                       level=config.level, seed=config.seed, n_perm=config.n_perm)
     cuts = cut_sensitivity(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
                            level=config.level, seed=config.seed)
     results = AuditResults(
