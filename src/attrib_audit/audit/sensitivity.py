@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.config import STATISTIC_LABELS, AuditConfig
 from attrib_audit.audit.select import recommend
 from attrib_audit.audit.transfer import LEVEL, build_matrix, construct_groups, evidence_words
 from attrib_audit.data.records import PairTable
@@ -288,6 +288,33 @@ def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str], boots: M
     return out
 
 
+@dataclass(frozen=True)
+class _StatisticSlice:
+    """A slice's graded-statistic bootstrap where `lodo_section` reads a slice's `.boot`."""
+
+    boot: Any
+
+
+def statistic_lodo_section(slices: Sequence[Mapping[str, Any]], names: Sequence[str], graded: Mapping[str, Any],
+                           statistic: str) -> list[dict]:
+    """The leave-one-dataset-out verdicts under a graded transfer statistic (`--statistic`), so that they drop
+    datasets from the same matrix the transfer section recommends from; each row names its statistic.
+
+    Args:
+        slices: the audit's slice records.
+        names: the metrics.
+        graded: slice → its StatisticBoot (slices without one are left out, as the transfer section leaves them).
+        statistic: the transfer statistic.
+
+    Returns:
+        `lodo_section`'s rows, each with `statistic`.
+    """
+    groups, _ = construct_groups(slices, {s["slice"]: "" if s["slice"] in graded else "no graded statistic"
+                                          for s in slices})
+    rows = lodo_section(groups, names, {d: _StatisticSlice(graded[d]) for d in graded})
+    return [{**r, "statistic": statistic} for r in rows]
+
+
 def exchangeability_section(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapping[str, ScoreBatch],
                             groups: Mapping[str, list[str]], transfer: Mapping[str, Any],
                             config: AuditConfig) -> list[dict]:
@@ -317,9 +344,10 @@ def sensitivity_section(table: PairTable, keys: Sequence[str], scores: Mapping[s
                         boots: Mapping[str, Any],
                         slices: Sequence[Mapping[str, Any]], transfer: Mapping[str, Any], config: AuditConfig,
                         window: WindowRescore | None = None,
-                        words: np.ndarray | None = None) -> dict:
+                        words: np.ndarray | None = None, graded: Mapping[str, Any] | None = None) -> dict:
     """The `sensitivity` block of results.json; `window` is the audit's rescoring at another token window; `words`:
-    evidence_words of every row, when the caller counted them already."""
+    evidence_words of every row, when the caller counted them already; `graded`: slice → StatisticBoot under a
+    graded `--statistic`, which the leave-one-dataset-out verdicts then use (the other parts stay AUROC-based)."""
     groups, _ = construct_groups(slices)
     key_arr = np.asarray(keys, dtype=object)
     rows = {s["slice"]: np.flatnonzero(key_arr == s["slice"]) for s in slices if s["slice"] in boots}
@@ -341,6 +369,21 @@ def sensitivity_section(table: PairTable, keys: Sequence[str], scores: Mapping[s
         out["chunking"] = chunk_section(table, rows, scores, boots, groups, pairs, config)
     out["length"] = length_section(table, rows, scores, groups, words, config)
     out["length_spearman"] = spearman_rows(table, rows, scores, words)
-    out["lodo"] = lodo_section(groups, list(scores), boots)
-    out["exchangeability"] = exchangeability_section(table, rows, scores, groups, transfer, config)
+    if config.statistic != "auroc" and graded is not None:
+        out["statistic"] = config.statistic
+        out["notes"].append(graded_note(config.statistic))
+        out["lodo"] = statistic_lodo_section(slices, list(scores), graded, config.statistic)
+        out["exchangeability"] = []
+    else:
+        out["lodo"] = lodo_section(groups, list(scores), boots)
+        out["exchangeability"] = exchangeability_section(table, rows, scores, groups, transfer, config)
     return plain(out)
+
+
+def graded_note(statistic: str) -> str:
+    """Which parts of the section a graded `--statistic` changes, and which stay AUROC-based."""
+    label = STATISTIC_LABELS.get(statistic, statistic)
+    return (f"the leave-one-dataset-out verdicts compare the metrics by their {label}, as the transfer section does; "
+            "window, chunking, matched length and the length correlation compare AUROCs of the binary label (where "
+            "there is one); the exchangeability permutation is defined on AUROCs and is not run under --statistic "
+            f"{statistic} (the transfer section's residual permutation tests the interaction on the statistic)")

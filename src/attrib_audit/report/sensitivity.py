@@ -8,6 +8,7 @@ import numpy as np
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
+from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.figcache import cached_figure
 
 _FLAGS = ("recommended_changed", "verdict_changed", "portability_changed")
@@ -102,7 +103,8 @@ def lodo_blocks(rows: list[dict]) -> list:
                            ", ".join(f["portable"]) or fmt.DASH, ""]]
                          + [[d["dropped"], d["recommended"], d["verdict"], ", ".join(d["portable"]) or fmt.DASH,
                              _changed(d)] for d in x["drops"]],
-                         f"{x['construct']}: the recommended metric and portable metrics with each dataset dropped — "
+                         f"{x['construct']}: the recommended metric and portable metrics with each dataset dropped"
+                         + (f" (by {statistic_label(x['statistic'])})" if x.get("statistic") else "") + " — "
                          + ("stable under every drop." if x["stable"] else "the recommendation or verdict changes.")))
     return out
 

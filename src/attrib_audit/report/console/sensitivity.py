@@ -5,6 +5,7 @@ from typing import Any, Mapping
 
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _num, _signed, grid, short_names
+from attrib_audit.report.correlations import statistic_label
 
 
 def _diff(r: Mapping[str, Any]) -> str:
@@ -33,6 +34,8 @@ def format_sensitivity(results: Mapping[str, Any]) -> str:
     if not sen:
         return ""
     out = ["== sensitivity: length, truncation and single-dataset robustness (* = 95% CI excludes 0) =="]
+    if sen.get("statistic"):  # a graded --statistic: which parts use it
+        out.append(f"note: {sen['notes'][-1]}")
     w = sen.get("window")
     if w:
         out.append(f"Window sensitivity: scorers rescored at {w['window']} tokens (AUROC at own window → at "
@@ -83,7 +86,8 @@ def format_sensitivity(results: Mapping[str, Any]) -> str:
             out.append(f"Leave-one-dataset-out verdict, '{x['construct']}': not computed ({x['reason']})")
             continue
         f = x["full"]
-        out.append(f"Leave-one-dataset-out verdict, '{x['construct']}': all datasets → {f['recommended']} "
+        by = f" by {statistic_label(x['statistic'])}" if x.get("statistic") else ""
+        out.append(f"Leave-one-dataset-out verdict{by}, '{x['construct']}': all datasets → {f['recommended']} "
                    f"[{f['verdict']}], portable {', '.join(f['portable']) or 'none'}; "
                    + ("stable under every drop" if x["stable"] else "CHANGES when a dataset is dropped"))
         out += grid(["dropped", "recommended", "verdict", "portable", "changed"],
