@@ -295,3 +295,16 @@ def test_permutation_test_holds_its_level_under_the_null():
         rejected += p <= 0.05
     se = np.sqrt(0.05 * 0.95 / reps)
     assert rejected / reps <= 0.05 + 2.5 * se, rejected / reps
+
+
+def test_section_lists_the_cells_kendall_cannot_compute(monkeypatch):
+    from attrib_audit.audit.correlations import slice_correlations
+
+    y, x, items, systems = _data(14)
+    monkeypatch.setattr(C, "KENDALL_MAX_ROWS", 30)  # as if the slice were too large for τ-b over all rows
+    sc = slice_correlations("s", y, {"a": x, "b": -x}, [str(i) for i in items], [str(s) for s in systems],
+                            n_boot=20, level=0.95, seed=0, n_perm=10)
+    assert len(sc.skipped) == 1 and sc.skipped[0].startswith("kendall all rows: Kendall τ-b's bootstrap is quadratic")
+    cells = {(c.statistic, c.grouping) for c in sc.correlations}
+    assert ("kendall", "none") not in cells and ("kendall", "system") in cells
+    assert {(d.statistic, d.grouping) for d in sc.differences} == cells  # every reported cell is compared
