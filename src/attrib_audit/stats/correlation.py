@@ -228,7 +228,7 @@ def _spearman_sorted(counts: np.ndarray, plan: _SortedPlan, yr: _RatingRanks,
     np.take(counts, plan.items, axis=1, out=w)
     big_n = yr.big_n
     m = counts.astype(np.float64)
-    if plan.starts is None:
+    if plan.starts is None or plan.run_of_sorted is None:
         sxx = _square_sums(big_n) - ((m ** 3 - m) @ plan.rows_per_item) / 12.0
         np.cumsum(w, axis=1, out=prod)
         halves = 1.0  # prod holds w·C
