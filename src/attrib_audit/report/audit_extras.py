@@ -51,7 +51,8 @@ def headline(inputs, plots: Path) -> Section | None:
     sec = Section("headline", "Headline")
     heavy = heavy_truncation(view)
     if isinstance(results.get("transfer"), dict):
-        sec.add(*headline_blocks(results["transfer"], heavy, results["auroc"], results.get("paired", [])))
+        sec.add(*headline_blocks(results["transfer"], heavy, results["auroc"], results.get("paired", []),
+                                 results.get("correlations")))
     else:
         sec.add(Note("These results hold no transfer statistics (portability verdicts, leave-one-dataset-out "
                      "regret), so this report cannot say which metric is safe to use on a new dataset; it "

@@ -8,7 +8,7 @@ from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.verdict import chance_caveat, on_slice, pick
+from attrib_audit.report.verdict import chance_caveat, one_dataset, pick
 
 
 def _ok(transfer: dict) -> dict[str, dict]:
@@ -53,9 +53,11 @@ def verdict(construct: str, e: dict, caveats: dict[tuple[str, str], str] | None 
 
 
 def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None = None,
-                    auroc: list[dict] | None = None, paired: list[dict] | None = None) -> list:
+                    auroc: list[dict] | None = None, paired: list[dict] | None = None,
+                    correlations: dict | None = None) -> list:
     """The headline's paragraphs: per construct the transfer verdict, or with one dataset the on-target verdict
-    (`auroc`/`paired`: results.json's rows, which also carry the chance tests)."""
+    (`auroc`/`paired`: results.json's rows, which also carry the chance tests; `correlations`: its correlation
+    block, which a graded transfer statistic's on-target verdict reads)."""
     out = []
     for c, e in transfer["constructs"].items():
         if e.get("status") == "ok":
@@ -63,7 +65,8 @@ def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None =
                 Para(verdict(c, e, caveats) + chance_caveat(pick(e).metric, e["datasets"], auroc or []))])
         elif len(e.get("datasets", [])) == 1 and auroc is not None:
             out += guard(f"The verdict for {c}", lambda e=e, c=c: [
-                Para(on_slice(c, e["datasets"][0], auroc, paired or []).text)])
+                Para(one_dataset(c, e["datasets"][0], {"transfer": transfer, "auroc": auroc, "paired": paired or [],
+                                                      "correlations": correlations}).text)])
         else:
             out.append(Note(f"{c}: transfer not computed — {e.get('reason', e.get('status', 'no reason given'))}."))
     for x in transfer.get("excluded_slices", []):

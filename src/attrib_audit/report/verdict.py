@@ -6,7 +6,9 @@ It chooses among recorded numbers only; nothing is recomputed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.report import fmt
 
 
@@ -114,6 +116,62 @@ def on_slice(construct: str, sl: str, auroc: list[dict], paired: list[dict]) -> 
     return SliceVerdict(construct, sl, "tied" if tied else "best", m, top, tied, weak, text + "." + second)
 
 
+def on_slice_graded(construct: str, sl: str, correlations: dict, statistic: str) -> SliceVerdict:
+    """The one-dataset headline under a graded `--statistic`: the metric with the highest correlation whose CI
+    lies above 0, the paired differences with the others (the correlation section's, same draws), and what a
+    second dataset would add — the same rule as the AUROC's `on_slice`, on the statistic `select` compares by.
+
+    Args:
+        construct: the construct's name.
+        sl: its only slice.
+        correlations: results.json's `correlations` block.
+        statistic: the transfer statistic (pearson, spearman, kendall, partial-pearson, partial-spearman).
+
+    Returns:
+        The verdict; `metric` is None when no correlation's CI lies above 0.
+    """
+    name, grouping = (statistic[len("partial-"):], "partial") if statistic.startswith("partial-") else (statistic,
+                                                                                                       "none")
+    unit = STATISTIC_LABELS.get(statistic, statistic)
+    entry = next((e for e in correlations.get("slices", []) if e["slice"] == sl), None)
+    rows = {c["metric"]: c for c in (entry or {}).get("correlations", [])
+            if c["statistic"] == name and c["grouping"] == grouping and fmt.finite(c.get("estimate"))}
+    head = f"{construct} (one dataset, {sl}; by {unit})"
+    if not rows:
+        return SliceVerdict(construct, sl, "undefined", None, None, [], [], f"{head}: no metric has a {unit} here.")
+    top = max(rows, key=lambda n: rows[n]["estimate"])
+    good = [n for n in rows if fmt.finite(rows[n]["ci_low"]) and rows[n]["ci_low"] > 0]
+    weak = [n for n in rows if n not in good]
+    second = (" A second dataset of this construct would say whether the choice transfers to data not audited "
+              "(portability, held-out regret).")
+    if not good:
+        t = rows[top]
+        return SliceVerdict(construct, sl, "at-chance", None, top, [], weak,
+                            f"{head}: no metric's {unit} is above 0 by its 95% CI (best: {top}, "
+                            f"{fmt.ci(t['estimate'], t['ci_low'], t['ci_high'])}). None is recommended." + second)
+    m = max(good, key=lambda n: rows[n]["estimate"])
+    diffs: dict[str, dict] = {}
+    for d in (entry or {}).get("differences", []):
+        if d["statistic"] != name or d["grouping"] != grouping or m not in (d["metric_a"], d["metric_b"]):
+            continue
+        if d["metric_a"] == m:
+            diffs[d["metric_b"]] = d
+        else:
+            diffs[d["metric_a"]] = {**d, "difference": -d["difference"], "ci_low": -d["ci_high"],
+                                    "ci_high": -d["ci_low"]}
+    tied = [n for n in good if n != m and n in diffs and diffs[n]["ci_low"] <= 0 <= diffs[n]["ci_high"]]
+    r = rows[m]
+    text = f"{head}: use {m} — {unit} {fmt.ci(r['estimate'], r['ci_low'], r['ci_high'])}, above 0 by its 95% CI"
+    shown = [f"{n} {fmt.ci(d['difference'], d['ci_low'], d['ci_high'], signed=True)}" for n, d in diffs.items()]
+    if shown:
+        text += f"; paired difference {m} − other [95% CI]: " + ", ".join(shown)
+    if tied:
+        text += f". Tied with {', '.join(tied)} (the paired CI holds 0): any of these will do (choose the cheapest)"
+    if weak:
+        text += f". Not above 0: {', '.join(weak)}"
+    return SliceVerdict(construct, sl, "tied" if tied else "best", m, top, tied, weak, text + "." + second)
+
+
 def chance_caveat(metric: str, datasets: list[str], auroc: list[dict]) -> str:
     """A sentence naming the datasets where the recommended metric is not better than chance ('' when none).
 
@@ -150,3 +208,12 @@ def chance_warning(metric: str, datasets: list[str], auroc: list[dict], names: d
                       f"{_chance_p(r)}" for r in weak)
     every = " on any dataset: do not deploy it" if len(weak) == len(rows) else ""
     return f"{metric} is not better than chance{every} ({where}; Holm-adjusted over the construct's slices)"
+
+
+def one_dataset(construct: str, sl: str, results: dict | Any) -> SliceVerdict:
+    """The one-dataset headline by the audit's transfer statistic: the AUROC's `on_slice`, or under a graded
+    `--statistic` with a correlation block `on_slice_graded`, so the audit says what `select` says."""
+    statistic = (results.get("transfer") or {}).get("statistic", "auroc")
+    if statistic != "auroc" and results.get("correlations"):
+        return on_slice_graded(construct, sl, results["correlations"], statistic)
+    return on_slice(construct, sl, results["auroc"], results.get("paired", []))

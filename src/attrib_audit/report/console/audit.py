@@ -9,7 +9,7 @@ from attrib_audit.report.console.sensitivity import format_sensitivity
 from attrib_audit.report.console.systems import format_systems, format_systems_brief
 from attrib_audit.report.console.transfer import format_transfer
 from attrib_audit.report.correlations import statistic_label
-from attrib_audit.report.verdict import chance_warning, on_slice, pick
+from attrib_audit.report.verdict import chance_warning, one_dataset, pick
 
 
 def format_verdicts(results: Mapping[str, Any]) -> str:
@@ -22,7 +22,7 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
            "naive selector: held-out regret, picked without that dataset):"]
     for c, e in tr["constructs"].items():
         if e["status"] != "ok" and len(e["datasets"]) == 1:
-            out.append("  " + on_slice(c, e["datasets"][0], results["auroc"], results["paired"]).text)
+            out.append("  " + one_dataset(c, e["datasets"][0], results).text)
             continue
         if e["status"] != "ok":
             out.append(f"  {c}: no verdict — {e['reason']}")
