@@ -2,7 +2,7 @@
 CI, ties from the paired differences (either order), the partial statistic from the partial rows."""
 from __future__ import annotations
 
-from attrib_audit.report.verdict import on_slice_graded, one_dataset
+from attrib_audit.report.verdict import on_slice_graded, one_dataset, statistic_chance_warning
 
 
 def _corr(metric, statistic, grouping, est, lo, hi):
@@ -45,3 +45,15 @@ def test_one_dataset_follows_the_transfer_statistic():
     assert one_dataset("k", "s", res).metric == "a"
     res["transfer"]["statistic"] = "auroc"
     assert one_dataset("k", "s", res).metric == "c"
+
+
+def test_chance_caution_follows_the_transfer_statistic():
+    block = {"slices": [{"slice": d, "correlations": [_corr("a", "spearman", "none", est, lo, hi)], "differences": []}
+                        for d, est, lo, hi in (("x", 0.3, 0.2, 0.4), ("y", 0.05, -0.02, 0.12))]}
+    auroc = [{"slice": d, "scorer": "a", "auroc": 0.55, "ci_low": 0.45, "ci_high": 0.65, "beats_chance": False,
+              "p_chance_holm": 0.3} for d in ("x", "y")]
+    res = {"transfer": {"statistic": "spearman"}, "auroc": auroc, "correlations": block}
+    text = statistic_chance_warning("a", ["x", "y"], res)
+    assert text == "a's Spearman ρ is not above 0 by its 95% CI (y: Spearman ρ 0.050 [-0.020, 0.120])"
+    res["transfer"]["statistic"] = "auroc"
+    assert "not better than chance on any dataset" in statistic_chance_warning("a", ["x", "y"], res)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from attrib_audit.audit.select import recommend
+from attrib_audit.audit.sensitivity import lodo_section
 from attrib_audit.report.console.sensitivity import format_sensitivity
 from attrib_audit.report.sensitivity import lodo_blocks
 from attrib_audit.stats.sensitivity import drop_dataset
@@ -86,3 +87,27 @@ def test_graded_statistic_names_the_auroc_only_parts_and_skips_exchangeability(t
     assert "(by Spearman ρ)" in lodo_blocks(sen["lodo"])[0].caption
     auroc = _audit(tmp_path, "auroc")["sensitivity"]
     assert "statistic" not in auroc and auroc["exchangeability"]
+
+
+class _Boot:
+    """What build_matrix reads of a slice's statistic bootstrap."""
+
+    def __init__(self, point: np.ndarray, g: np.random.Generator) -> None:
+        self.point = point
+        self.replicates = point[:, None] + g.normal(0, 0.02, (point.size, 200))
+        self.n_rows = 40
+
+    def aligned(self, idx):
+        idx = list(idx)
+        return type("Aligned", (), {"point": self.point[idx], "replicates": self.replicates[idx], "n": 40,
+                                    "dropped": np.zeros(len(idx), dtype=int)})()
+
+
+def test_lodo_tests_chance_against_the_statistic_s_own_null():
+    """Correlations near 0.3 beat a correlation's chance level (0) but not the AUROC's (0.5)."""
+    g = np.random.default_rng(0)
+    boots = {d: type("S", (), {"boot": _Boot(np.array([0.35, 0.25]), g)})() for d in "xyz"}
+    [as_corr] = lodo_section({"k": ["x", "y", "z"]}, ["a", "b"], boots, "Spearman ρ")
+    [as_auroc] = lodo_section({"k": ["x", "y", "z"]}, ["a", "b"], boots)
+    assert as_corr["full"]["recommended"] == "a" and as_corr["full"]["verdict"] != "no-better-than-chance"
+    assert as_auroc["full"]["recommended"] is None and as_auroc["full"]["verdict"] == "no-better-than-chance"

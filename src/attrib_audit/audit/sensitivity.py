@@ -92,8 +92,8 @@ def world_verdicts(groups: Mapping[str, list[str]], metrics: Sequence[str],
     return out
 
 
-def _verdict(construct: str, mat: AurocMatrix) -> dict:
-    r = recommend(construct, mat)
+def _verdict(construct: str, mat: AurocMatrix, unit: str = "AUROC") -> dict:
+    r = recommend(construct, mat, unit=unit)  # the unit sets the chance level: 0.5 for AUROC, 0 for a correlation
     return {"recommended": r.metric, "verdict": r.verdict, "portable": list(r.portable_metrics)}
 
 
@@ -267,8 +267,10 @@ def spearman_rows(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapp
 
 # ---- 4 + 5: dataset-level stability ----
 
-def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str], boots: Mapping[str, Any]) -> list[dict]:
-    """Per construct: the recommendation on all datasets, then with each one dropped."""
+def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str], boots: Mapping[str, Any],
+                 unit: str = "AUROC") -> list[dict]:
+    """Per construct: the recommendation on all datasets, then with each one dropped (`unit`: the statistic's
+    label, AUROC or a correlation's)."""
     out: list[dict[str, Any]] = []
     for c, datasets in sorted(groups.items()):
         mat = construct_matrix(datasets, names, {d: boots[d].boot for d in datasets})
@@ -276,10 +278,10 @@ def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str], boots: M
             out.append({"construct": c, "status": "insufficient",
                         "reason": "needs three datasets (dropping one must leave two) and two metrics defined on all"})
             continue
-        full = _verdict(c, mat)
+        full = _verdict(c, mat, unit)
         drops = []
         for d in datasets:
-            v = _verdict(c, drop_dataset(mat, d))
+            v = _verdict(c, drop_dataset(mat, d), unit)
             drops.append({"dropped": d, **v, "recommended_changed": v["recommended"] != full["recommended"],
                           "verdict_changed": v["verdict"] != full["verdict"],
                           "portability_changed": sorted(v["portable"]) != sorted(full["portable"])})
@@ -311,7 +313,8 @@ def statistic_lodo_section(slices: Sequence[Mapping[str, Any]], names: Sequence[
     """
     groups, _ = construct_groups(slices, {s["slice"]: "" if s["slice"] in graded else "no graded statistic"
                                           for s in slices})
-    rows = lodo_section(groups, names, {d: _StatisticSlice(graded[d]) for d in graded})
+    rows = lodo_section(groups, names, {d: _StatisticSlice(graded[d]) for d in graded},
+                        STATISTIC_LABELS.get(statistic, statistic))
     return [{**r, "statistic": statistic} for r in rows]
 
 

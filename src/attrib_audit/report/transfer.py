@@ -8,7 +8,7 @@ from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.verdict import chance_caveat, one_dataset, pick
+from attrib_audit.report.verdict import one_dataset, pick, statistic_chance_warning
 
 
 def _ok(transfer: dict) -> dict[str, dict]:
@@ -52,6 +52,10 @@ def verdict(construct: str, e: dict, caveats: dict[tuple[str, str], str] | None 
     return head
 
 
+def _caveat(text: str) -> str:
+    return f" Caution: {text}." if text else ""
+
+
 def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None = None,
                     auroc: list[dict] | None = None, paired: list[dict] | None = None,
                     correlations: dict | None = None) -> list:
@@ -62,7 +66,9 @@ def headline_blocks(transfer: dict, caveats: dict[tuple[str, str], str] | None =
     for c, e in transfer["constructs"].items():
         if e.get("status") == "ok":
             out += guard(f"The verdict for {c}", lambda e=e, c=c: [
-                Para(verdict(c, e, caveats) + chance_caveat(pick(e).metric, e["datasets"], auroc or []))])
+                Para(verdict(c, e, caveats) + _caveat(statistic_chance_warning(
+                    pick(e).metric, e["datasets"], {"transfer": transfer, "auroc": auroc or [],
+                                                    "correlations": correlations})))])
         elif len(e.get("datasets", [])) == 1 and auroc is not None:
             out += guard(f"The verdict for {c}", lambda e=e, c=c: [
                 Para(one_dataset(c, e["datasets"][0], {"transfer": transfer, "auroc": auroc, "paired": paired or [],

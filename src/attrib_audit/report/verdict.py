@@ -172,21 +172,6 @@ def on_slice_graded(construct: str, sl: str, correlations: dict, statistic: str)
     return SliceVerdict(construct, sl, "tied" if tied else "best", m, top, tied, weak, text + "." + second)
 
 
-def chance_caveat(metric: str, datasets: list[str], auroc: list[dict]) -> str:
-    """A sentence naming the datasets where the recommended metric is not better than chance ('' when none).
-
-    Args:
-        metric: the recommended metric.
-        datasets: the construct's datasets.
-        auroc: results.json `auroc` rows (chance p-values Holm-adjusted over each metric's slices).
-
-    Returns:
-        The warning, or an empty string.
-    """
-    text = chance_warning(metric, datasets, auroc)
-    return f" Caution: {text}." if text else ""
-
-
 def chance_warning(metric: str, datasets: list[str], auroc: list[dict], names: dict[str, str] | None = None) -> str:
     """Where the recommended metric is not better than chance, in words ('' when it beats chance everywhere).
 
@@ -217,3 +202,36 @@ def one_dataset(construct: str, sl: str, results: dict | Any) -> SliceVerdict:
     if statistic != "auroc" and results.get("correlations"):
         return on_slice_graded(construct, sl, results["correlations"], statistic)
     return on_slice(construct, sl, results["auroc"], results.get("paired", []))
+
+
+def statistic_chance_warning(metric: str, datasets: list[str], results: dict | Any,
+                             names: dict[str, str] | None = None) -> str:
+    """`chance_warning` by the audit's transfer statistic: under a graded `--statistic`, the datasets where the
+    metric's correlation is not above 0 by its 95% CI (from the correlation block), not its AUROC's chance test.
+
+    Args:
+        metric: the recommended metric.
+        datasets: the construct's datasets.
+        results: results.json (its `transfer.statistic`, `auroc` rows and `correlations` block).
+        names: shorter dataset names to print, if any.
+
+    Returns:
+        The warning without a leading label or final full stop ('' when there is nothing to warn about).
+    """
+    statistic = (results.get("transfer") or {}).get("statistic", "auroc")
+    if statistic == "auroc" or not results.get("correlations"):
+        return chance_warning(metric, datasets, results.get("auroc") or [], names)
+    name, grouping = (statistic[len("partial-"):], "partial") if statistic.startswith("partial-") else (statistic,
+                                                                                                       "none")
+    unit = STATISTIC_LABELS.get(statistic, statistic)
+    rows = [(e["slice"], c) for e in results["correlations"]["slices"] if e["slice"] in datasets
+            for c in e["correlations"] if c["metric"] == metric and c["statistic"] == name
+            and c["grouping"] == grouping and fmt.finite(c.get("estimate"))]
+    weak = [(sl, c) for sl, c in rows if not (fmt.finite(c["ci_low"]) and c["ci_low"] > 0)]
+    if not weak:
+        return ""
+    short = names or {}
+    where = "; ".join(f"{short.get(sl, sl)}: {unit} {fmt.ci(c['estimate'], c['ci_low'], c['ci_high'])}"
+                      for sl, c in weak)
+    every = " on any dataset: do not deploy it" if len(weak) == len(rows) else ""
+    return f"{metric}'s {unit} is not above 0 by its 95% CI{every} ({where})"

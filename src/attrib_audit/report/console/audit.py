@@ -9,7 +9,7 @@ from attrib_audit.report.console.sensitivity import format_sensitivity
 from attrib_audit.report.console.systems import format_systems, format_systems_brief
 from attrib_audit.report.console.transfer import format_transfer
 from attrib_audit.report.correlations import statistic_label
-from attrib_audit.report.verdict import chance_warning, one_dataset, pick
+from attrib_audit.report.verdict import one_dataset, pick, statistic_chance_warning
 
 
 def format_verdicts(results: Mapping[str, Any]) -> str:
@@ -37,7 +37,7 @@ def format_verdicts(results: Mapping[str, Any]) -> str:
         out.append(f"{head}; regret {fmt.ci(f['mean'], f['ci_low'], f['ci_high'])}, worst {_num(f['max'])} on "
                    f"{short.get(f['worst_dataset'], f['worst_dataset'])}; naive selector "
                    f"{fmt.ci(r['mean'], r['ci_low'], r['ci_high'])}")
-        warning = chance_warning(p.metric, e["datasets"], results["auroc"], short)
+        warning = statistic_chance_warning(p.metric, e["datasets"], results, short)
         if warning:
             out.append(f"    caution: {warning}")
     if tr["excluded_slices"]:
