@@ -2,11 +2,17 @@
 
     python bench/bench_correlation.py [rows] [metrics] [n_boot] [loop_resamples]
 
-Synthetic graded ratings (100,000 rows = 6,250 items × 16 systems by default) and 8 metrics. The
-vectorised side runs `correlation_bootstrap` for Pearson and Spearman over all rows with B = 2000 resamples
-of items. The loop materialises each resample's rows and calls scipy.stats.pearsonr/spearmanr per metric,
-on the same item draws (its first replicates are checked equal to the vectorised ones); it runs
-`loop_resamples` of them (default 20) and its time is scaled to B, which the printed lines say.
+Synthetic graded ratings (100,000 rows = 6,250 items × 16 systems by default; 13 distinct rating values)
+and 8 metrics. The vectorised side runs `correlation_bootstrap` for Pearson and Spearman over all rows
+with B = 2000 resamples of items, point estimates and set-up included. The baseline is the obvious loop:
+per resample, materialise the resampled rows once and call scipy.stats.pearsonr and spearmanr per metric
+on them, on the same item draws (its replicates are checked equal to the vectorised ones); it runs
+`loop_resamples` of them (default 20) and its time is scaled to B, which the printed lines say. Both
+sides run in one process, one after the other, so they see the same machine load.
+
+Kendall τ-b is not in the measured set: over all rows its resamples are quadratic forms over row pairs,
+refused above `KENDALL_MAX_ROWS` rows (a scipy loop would take ~O(n log n) per resample and metric);
+by input item its per-item values are fixed and only the averaging weights are resampled.
 Last line: `ratio: X` (loop time for B resamples over vectorised time).
 """
 from __future__ import annotations

@@ -171,14 +171,140 @@ def test_docstring_examples_run():
     assert doctest.testmod(C, raise_on_error=False).failed == 0
 
 
+@pytest.mark.parametrize("missing", [False, True])
 @pytest.mark.parametrize("statistic", ["pearson", "spearman"])
-def test_shared_fast_path_equals_the_per_metric_replicates(statistic):
-    """Over all rows the metrics share moment sums (Pearson) or the rating's ranks (Spearman): same numbers."""
+def test_shared_fast_path_equals_the_per_metric_replicates(statistic, missing):
+    """Over all rows the metrics share moment sums (Pearson) or the rating's ranks (Spearman): same numbers.
+
+    Tied and untied scores take different branches; a metric with missing scores uses its own rows.
+    """
     y, x, items, systems = _data(6)
     x2 = 1e6 + 1e-3 * (x + np.random.default_rng(1).normal(size=x.size))  # a large mean loses no digits
+    if missing:
+        x = x.copy()
+        x[[0, 1, 2, 3, 4, 40]] = np.nan  # item 0 loses all its rows for this metric
     res = C.correlation_bootstrap(y, {"a": x, "b": x2}, items=items, statistic=statistic, n_boot=40, rng=3)
     d = C._design(y, items, None)
     blocks = list(C.cluster_count_blocks(d.n_items, 40, np.random.default_rng(3), width=y.size))
-    want = np.concatenate([np.vstack([C._replicates(statistic, "none", v, d, c) for v in (x, x2)]) for c in blocks],
-                          axis=1)
-    np.testing.assert_allclose(res.replicates, want, rtol=0, atol=1e-9)
+    per = []
+    for v in (x, x2):
+        keep = np.isfinite(v)
+        per.append(np.concatenate([C._replicates(statistic, "none", v[keep], C._subset(d, keep), c) for c in blocks]))
+    np.testing.assert_allclose(res.replicates, np.vstack(per), rtol=0, atol=1e-9)
+
+
+def test_fast_spearman_equals_scipy_on_large_resamples():
+    """Thousands of rows, heavy duplication: the integer cumulative weights stay exact."""
+    g = np.random.default_rng(8)
+    n_items, n_sys = 400, 8
+    items = np.repeat(np.arange(n_items), n_sys)
+    y = np.round(g.normal(size=items.size) * 2) / 2
+    xs = {"untied": g.normal(size=items.size), "tied": np.round(g.normal(size=items.size), 1)}
+    res = C.correlation_bootstrap(y, xs, items=items, statistic="spearman", n_boot=5, rng=2)
+    counts = next(iter(C.cluster_count_blocks(n_items, 5, np.random.default_rng(2), width=items.size)))
+    codes = C._design(y, items, None).items  # item codes as the bootstrap numbers them
+    for b in range(5):
+        rows = np.concatenate([np.flatnonzero(codes == c) for c in range(n_items) for _ in range(int(counts[b, c]))])
+        for j, v in enumerate(xs.values()):
+            assert res.replicates[j, b] == pytest.approx(stats.spearmanr(v[rows], y[rows])[0], abs=1e-12)
+
+
+@pytest.mark.parametrize(("statistic", "grouping"), CASES)
+def test_permutation_test_equals_a_loop_over_the_same_swaps(statistic, grouping):
+    """All permutations of a block at once give the p a scipy loop over the same row swaps gives."""
+    y, x, items, systems = _data(7, n_items=8, n_sys=4, ties=grouping != "partial")
+    x2 = np.round(x + np.random.default_rng(2).normal(scale=1.0, size=x.size), 1)
+    d = C._design(y, items, systems)
+    za, zb = C._standardise(x), C._standardise(x2)
+    n_perm = 60
+    got = C._permutation_p(statistic, grouping, za, zb, d, n_perm, np.random.default_rng(4))
+    flips = np.random.default_rng(4).random((n_perm, x.size)) < 0.5
+
+    def stat(v):
+        return _loop(statistic, grouping, v, y, items, systems)
+
+    delta = abs(stat(za) - stat(zb))
+    hits = sum(abs(stat(np.where(f, zb, za)) - stat(np.where(f, za, zb))) >= delta - 1e-12 for f in flips)
+    assert got == pytest.approx((1 + hits) / (1 + n_perm), abs=1e-12)
+
+
+def test_batch_statistics_equal_scipy_row_by_row():
+    for statistic, grouping in CASES:
+        y, x, items, systems = _data(9, ties=grouping != "partial")  # sklearn's residuals break ties in the last bit
+        d = C._design(y, items, systems)
+        rows = np.vstack([x, -x, np.round(x, 0 if grouping != "partial" else 6), np.arange(x.size, dtype=float)])
+        got = C._batch_statistic(statistic, grouping, rows, d)
+        want = [_loop(statistic, grouping, r, y, items, systems) for r in rows]
+        np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f"{statistic}/{grouping}")
+
+
+def _steiger_t(r12, r13, r23, n):
+    """Steiger (1980), eq. 7 (Williams' T2), written out independently of the package."""
+    det_r = 1 - r12 * r12 - r13 * r13 - r23 * r23 + 2 * r12 * r13 * r23
+    rbar = 0.5 * (r12 + r13)
+    t = (r12 - r13) * np.sqrt(((n - 1) * (1 + r23)) / (2 * ((n - 1) / (n - 3)) * det_r + rbar ** 2 * (1 - r23) ** 3))
+    return t, stats.t.sf(t, n - 3)
+
+
+@pytest.mark.parametrize("grouping", ["none", "partial"])
+def test_williams_on_spearman_is_steiger_on_the_spearman_correlations(grouping):
+    y, x, items, systems = _data(10, n_items=30, n_sys=5, ties=grouping == "none")
+    x2 = x + np.random.default_rng(3).normal(scale=1.5, size=x.size)
+    d = C.compare_correlations(y, x, x2, items=items, systems=systems, statistic="spearman", grouping=grouping,
+                               n_boot=20, n_perm=20)
+    if grouping == "partial":
+        q = OneHotEncoder().fit_transform(systems.reshape(-1, 1))
+        yy, aa, bb = (v - LinearRegression().fit(q, v).predict(q) for v in (y, x, x2))
+    else:
+        yy, aa, bb = y, x, x2
+    r12, r13, r23 = stats.spearmanr(yy, aa)[0], stats.spearmanr(yy, bb)[0], stats.spearmanr(aa, bb)[0]
+    hi, lo = max(r12, r13), min(r12, r13)
+    t, p = _steiger_t(hi, lo, r23, x.size)
+    assert d.williams_t == pytest.approx(t, rel=1e-9)
+    assert d.williams_p == pytest.approx(p, rel=1e-7)
+    assert np.isnan(C.compare_correlations(y, x, x2, items=items, systems=systems, statistic="kendall",
+                                           n_boot=20, n_perm=20).williams_p)
+
+
+def test_compare_all_shares_draws_and_equals_each_pair_alone():
+    y, x, items, systems = _data(11)
+    g = np.random.default_rng(12)
+    scores = {"a": x, "b": x + g.normal(size=x.size), "c": np.where(g.random(x.size) < 0.1, np.nan, -x)}
+    for statistic, grouping in [("spearman", "none"), ("kendall", "system"), ("pearson", "partial")]:
+        allp = C.compare_all(y, scores, items=items, systems=systems, statistic=statistic, grouping=grouping,
+                             n_boot=60, n_perm=40, rng=5)
+        assert [(d.metric_a, d.metric_b) for d in allp] == [("a", "b"), ("a", "c"), ("b", "c")]
+        for d in allp:
+            one = C.compare_correlations(y, scores[d.metric_a], scores[d.metric_b], items=items, systems=systems,
+                                         names=(d.metric_a, d.metric_b), statistic=statistic, grouping=grouping,
+                                         n_boot=60, n_perm=40, rng=5)
+            assert repr(one) == repr(d)  # NaN fields (Williams for Kendall) compare equal as text
+        assert allp[1].n == int(np.isfinite(scores["c"]).sum())
+
+
+def test_permutation_test_holds_its_level_under_the_null():
+    """Two exchangeable metrics: the paired permutation test rejects at 5% about 5% of the time."""
+    reps = 200
+    g = np.random.default_rng(13)
+    rejected = 0
+    for _ in range(reps):
+        y = g.normal(size=40)
+        a, b = y + g.normal(size=40), y + g.normal(size=40)
+        p = C._permutation_p("spearman", "none", C._standardise(a), C._standardise(b),
+                             C._design(y, np.arange(40), None), 199, g)
+        rejected += p <= 0.05
+    se = np.sqrt(0.05 * 0.95 / reps)
+    assert rejected / reps <= 0.05 + 2.5 * se, rejected / reps
+
+
+def test_section_lists_the_cells_kendall_cannot_compute(monkeypatch):
+    from attrib_audit.audit.correlations import slice_correlations
+
+    y, x, items, systems = _data(14)
+    monkeypatch.setattr(C, "KENDALL_MAX_ROWS", 30)  # as if the slice were too large for τ-b over all rows
+    sc = slice_correlations("s", y, {"a": x, "b": -x}, [str(i) for i in items], [str(s) for s in systems],
+                            n_boot=20, level=0.95, seed=0, n_perm=10)
+    assert len(sc.skipped) == 1 and sc.skipped[0].startswith("kendall all rows: Kendall τ-b's bootstrap is quadratic")
+    cells = {(c.statistic, c.grouping) for c in sc.correlations}
+    assert ("kendall", "none") not in cells and ("kendall", "system") in cells
+    assert {(d.statistic, d.grouping) for d in sc.differences} == cells  # every reported cell is compared

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -21,7 +20,7 @@ from attrib_audit.stats.bootstrap import bootstrap_aurocs, percentile_ci, slice_
 from attrib_audit.stats.correlation import (
     Correlation,
     CorrelationDifference,
-    compare_correlations,
+    compare_all,
     correlation_bootstrap,
     correlations,
 )
@@ -29,10 +28,7 @@ from attrib_audit.stats.correlation import (
 # (statistic, grouping) of the table: three groupings per statistic, then the partial correlation by system
 TABLE = tuple((s, g) for s in ("pearson", "spearman", "kendall") for g in ("none", "item", "system")) + (
     ("pearson", "partial"), ("spearman", "partial"))
-# metric-vs-metric tests: each redoes its statistic once per permutation, so the costly ones (Kendall's O(n²) pairs,
-# Spearman's per-system re-ranking for the partial correlation) are left to `stats.correlation.compare_correlations`
-COMPARED = (("pearson", "none"), ("spearman", "none"), ("pearson", "partial"))
-N_PERM = 1000  # permutations per paired test: p is resolved to about 0.001
+N_PERM = 1000  # most permutations per paired test (fewer with a smaller --n-perm): p is resolved to about 0.001
 GROUPING_NAMES = {"none": "all rows", "item": "per input item, averaged", "system": "per system, averaged",
                   "partial": "partial, controlling for system"}
 
@@ -47,6 +43,7 @@ class SliceCorrelations:
     n_systems: int  # 0: rows name no system (no system grouping, no partial correlation)
     correlations: tuple[Correlation, ...]
     differences: tuple[CorrelationDifference, ...]
+    skipped: tuple[str, ...] = ()  # statistic/grouping cells not computed here, each with why
 
 
 @dataclass(frozen=True)
@@ -74,7 +71,7 @@ def rating_column(table: PairTable) -> str:
 def slice_correlations(name: str, rating: np.ndarray, scores: Mapping[str, np.ndarray], items: Sequence[str],
                        systems: Sequence[str] | None, *, n_boot: int, level: float, seed: int,
                        n_perm: int = N_PERM) -> SliceCorrelations:
-    """Every (statistic, grouping) of `TABLE` the slice allows, and the `COMPARED` metric pairs.
+    """Every (statistic, grouping) of `TABLE` the slice allows, and every pair of metrics compared under each.
 
     Args:
         name: the slice (seeds its draws, so a slice's answer does not depend on the others).
@@ -92,26 +89,45 @@ def slice_correlations(name: str, rating: np.ndarray, scores: Mapping[str, np.nd
     """
     rows: list[Correlation] = []
     diffs: list[CorrelationDifference] = []
+    skipped: list[str] = []
     for statistic, grouping in TABLE:
         if grouping in ("system", "partial") and systems is None:
             continue
-        rows += correlations(rating, scores, items=items, systems=systems, statistic=statistic, grouping=grouping,
-                             n_boot=n_boot, level=level, rng=slice_rng(seed, f"{name}:correlation"))
-    for statistic, grouping in COMPARED:
-        if grouping == "partial" and systems is None:
+        try:
+            cell = correlations(rating, scores, items=items, systems=systems, statistic=statistic,
+                                grouping=grouping, n_boot=n_boot, level=level,
+                                rng=slice_rng(seed, f"{name}:correlation"))
+            pairs = compare_all(rating, scores, items=items, systems=systems, statistic=statistic, grouping=grouping,
+                                n_boot=n_boot, n_perm=n_perm, level=level, rng=slice_rng(seed, f"{name}:compare"))
+        except ValueError as exc:  # Kendall τ-b's pair arithmetic on too many rows: said, not computed
+            if statistic != "kendall":
+                raise
+            skipped.append(f"{statistic} {GROUPING_NAMES[grouping]}: {exc}")
             continue
-        for a, b in combinations(list(scores), 2):
-            diffs.append(compare_correlations(rating, scores[a], scores[b], items=items, systems=systems,
-                                              names=(a, b), statistic=statistic, grouping=grouping, n_boot=n_boot,
-                                              n_perm=n_perm, level=level, rng=slice_rng(seed, f"{name}:compare")))
+        rows += cell
+        diffs += pairs
     return SliceCorrelations(slice=name, n=int(rating.size), n_items=len(set(items)),
                              n_systems=0 if systems is None else len(set(systems)),
-                             correlations=tuple(rows), differences=tuple(diffs))
+                             correlations=tuple(rows), differences=tuple(diffs), skipped=tuple(skipped))
 
 
 def correlation_section(table: PairTable, keys: Sequence[str], scores: Mapping[str, np.ndarray], *, n_boot: int,
-                        level: float, seed: int) -> CorrelationSection | None:
-    """The correlation block of results.json, or None when no row has a rating."""
+                        level: float, seed: int, n_perm: int = N_PERM) -> CorrelationSection | None:
+    """The correlation block of results.json, or None when no row has a rating.
+
+    Args:
+        table: the audited rows.
+        keys: the slice of each row.
+        scores: metric → score per row.
+        n_boot: bootstrap resamples.
+        level: interval coverage.
+        seed: the audit's seed.
+        n_perm: permutations per paired test (at most `N_PERM`).
+
+    Returns:
+        The block, or None.
+    """
+    n_perm = max(1, min(int(n_perm), N_PERM))
     if table.ratings is None:
         return None
     key_arr = np.asarray(keys, dtype=object)
@@ -126,17 +142,19 @@ def correlation_section(table: PairTable, keys: Sequence[str], scores: Mapping[s
         out.append(slice_correlations(
             sl, table.ratings[rows], {m: np.asarray(v, dtype=np.float64)[rows] for m, v in scores.items()},
             [table.groups[i] for i in rows], [str(s) for s in systems] if named else None,
-            n_boot=n_boot, level=level, seed=seed))
+            n_boot=n_boot, level=level, seed=seed, n_perm=n_perm))
     notes = (f"{level:.0%} percentile intervals from {n_boot} clustered bootstrap resamples: input items (`group`) "
              "are drawn with replacement, each with all its system outputs",
              "item / system: the correlation within each input item (across its systems) or each system (across "
              "its items), averaged over those where it is defined; partial: score and rating residualised on "
              "one-hot system by least squares, then correlated (FRANK), so telling systems apart earns nothing",
-             "differences are metric a minus metric b on the rows both scored: paired bootstrap CI, two-sided "
-             f"paired permutation p ({N_PERM} permutations of standardised scores), and Williams' one-sided p "
-             "(Pearson only) that the larger correlation is larger",
+             "differences are metric a minus metric b on the rows both scored, for every statistic and grouping: "
+             f"paired bootstrap CI (the same draws), two-sided paired permutation p ({n_perm} row-wise swaps of "
+             "standardised scores), and Williams' one-sided p that the larger correlation is larger (all rows and "
+             "partial; for Spearman applied to the Spearman correlations, as WMT and FRANK do, an approximation; "
+             "none for Kendall or the averaged groupings)",
              "n_missing counts rows a metric has no score for; they are left out of that metric only")
-    section = CorrelationSection(rating=rating_column(table), level=level, n_boot=n_boot, n_perm=N_PERM,
+    section = CorrelationSection(rating=rating_column(table), level=level, n_boot=n_boot, n_perm=n_perm,
                                  groupings=dict(GROUPING_NAMES), notes=notes, slices=tuple(out))
     return section
 

@@ -264,10 +264,11 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         seed=config.seed, n_perm=config.n_perm, weights=table.weights, counts=counts, statistic=config.statistic,
         graded=graded, graded_missing=graded_missing)
     window = rescore_at_window(table, scorers, scores, config, log) if config.window_sensitivity else None
-    sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window, counts[0])
+    sensitivity = sensitivity_section(table, keys, scores, boots, slices, transfer, config, window, counts[0],
+                                      graded=graded)
     systems = system_level(table, keys, scores, auroc_rows, config, log) if table.labelled.all() else None
     correlations = correlation_section(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
-                                       level=config.level, seed=config.seed)
+                                       level=config.level, seed=config.seed, n_perm=config.n_perm)
     cuts = cut_sensitivity(table, keys, {n: b.scores for n, b in scores.items()}, n_boot=config.n_boot,
                            level=config.level, seed=config.seed)
     results = AuditResults(

@@ -20,7 +20,8 @@ from typing import Literal, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.audit.config import AuditConfig
+from attrib_audit.audit.config import STATISTIC_LABELS, AuditConfig
+from attrib_audit.audit.correlations import StatisticBoot
 from attrib_audit.audit.recommend import recommend
 from attrib_audit.audit.results import SliceBoot, SliceRow
 from attrib_audit.audit.transfer import LEVEL, SKIP, TransferSection, build_matrix, construct_groups, evidence_words
@@ -294,6 +295,7 @@ class LodoRow:
     full: Verdict | None = field(default=None, metadata=SKIP)
     drops: list[LodoDrop] | None = field(default=None, metadata=SKIP)
     stable: bool | None = field(default=None, metadata=SKIP)
+    statistic: str | None = field(default=None, metadata=SKIP)  # the graded transfer statistic, when not AUROC
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -320,6 +322,7 @@ class SensitivitySection:
     chunking: ChunkSection | None = field(default=None, metadata=SKIP)
     length: LengthSection
     length_spearman: list[SpearmanRow]
+    statistic: str | None = field(default=None, metadata=SKIP)  # a graded --statistic: what `lodo` compares by
     lodo: list[LodoRow]
     exchangeability: list[ExchangeabilityRow]
 
@@ -327,7 +330,7 @@ class SensitivitySection:
 # ---- verdicts of one "world" of metrics (used by window, chunking and lodo) ----
 
 def construct_matrix(datasets: Sequence[str], metrics: Sequence[str],
-                     boots: Mapping[str, BootstrapAUROC]) -> AurocMatrix | None:
+                     boots: Mapping[str, BootstrapAUROC | StatisticBoot]) -> AurocMatrix | None:
     """The construct's metric × dataset matrix from per-dataset bootstraps whose rows follow `metrics` (or None)."""
     mat, _, _ = build_matrix(datasets, list(metrics), boots)
     return mat if mat is not None and len(mat.metrics) >= 2 else None
@@ -358,8 +361,8 @@ def world_verdicts(groups: Mapping[str, list[str]], metrics: Sequence[str],
     return out
 
 
-def _verdict(construct: str, mat: AurocMatrix) -> Verdict:
-    r = recommend(construct, mat)
+def _verdict(construct: str, mat: AurocMatrix, unit: str = "AUROC") -> Verdict:
+    r = recommend(construct, mat, unit=unit)  # the unit sets the chance level: 0.5 for AUROC, 0 for a correlation
     return Verdict(recommended=r.metric, verdict=r.verdict, portable=list(r.portable_metrics))
 
 
@@ -549,9 +552,38 @@ def spearman_rows(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapp
 
 # ---- 4 + 5: dataset-level stability ----
 
+@dataclass(frozen=True)
+class _StatisticSlice:
+    """A slice's graded-statistic bootstrap where `lodo_section` reads a slice's `.boot`."""
+
+    boot: StatisticBoot
+
+
+def statistic_lodo_section(slices: Sequence[SliceRow], names: Sequence[str], graded: Mapping[str, StatisticBoot],
+                           statistic: str) -> list[LodoRow]:
+    """The leave-one-dataset-out verdicts under a graded transfer statistic (`--statistic`), so that they drop
+    datasets from the same matrix the transfer section recommends from; each row names its statistic.
+
+    Args:
+        slices: the audit's slice rows.
+        names: the metrics.
+        graded: slice → its StatisticBoot (slices without one are left out, as the transfer section leaves them).
+        statistic: the transfer statistic.
+
+    Returns:
+        `lodo_section`'s rows, each with `statistic`.
+    """
+    groups, _ = construct_groups(slices, {s.slice: "" if s.slice in graded else "no graded statistic"
+                                          for s in slices})
+    return lodo_section(groups, names, {d: _StatisticSlice(graded[d]) for d in graded},
+                        STATISTIC_LABELS.get(statistic, statistic), statistic=statistic)
+
+
 def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str],
-                 boots: Mapping[str, SliceBoot]) -> list[LodoRow]:
-    """Per construct: the recommendation on all datasets, then with each one dropped."""
+                 boots: Mapping[str, SliceBoot | _StatisticSlice], unit: str = "AUROC",
+                 statistic: str | None = None) -> list[LodoRow]:
+    """Per construct: the recommendation on all datasets, then with each one dropped (`unit`: the statistic's
+    label, AUROC or a correlation's; `statistic`: the graded transfer statistic the rows are named by, if any)."""
     out: list[LodoRow] = []
     for c, datasets in sorted(groups.items()):
         mat = construct_matrix(datasets, names, {d: boots[d].boot for d in datasets})
@@ -560,15 +592,16 @@ def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str],
                                reason="needs three datasets (dropping one must leave two) and two metrics defined on "
                                       "all"))
             continue
-        full = _verdict(c, mat)
+        full = _verdict(c, mat, unit)
         drops = []
         for d in datasets:
-            v = _verdict(c, drop_dataset(mat, d))
+            v = _verdict(c, drop_dataset(mat, d), unit)
             drops.append(LodoDrop(dropped=d, outcome=v, recommended_changed=v.recommended != full.recommended,
                                   verdict_changed=v.verdict != full.verdict,
                                   portability_changed=sorted(v.portable) != sorted(full.portable)))
         out.append(LodoRow(construct=c, status="ok", full=full, drops=drops,
-                           stable=not any(x.recommended_changed or x.verdict_changed for x in drops)))
+                           stable=not any(x.recommended_changed or x.verdict_changed for x in drops),
+                           statistic=statistic))
     return out
 
 
@@ -610,19 +643,33 @@ def sensitivity_section(table: PairTable, keys: Sequence[str], scores: Mapping[s
                         boots: Mapping[str, SliceBoot],
                         slices: Sequence[SliceRow], transfer: TransferSection, config: AuditConfig,
                         window: WindowRescore | None = None,
-                        words: np.ndarray | None = None) -> SensitivitySection:
+                        words: np.ndarray | None = None,
+                        graded: Mapping[str, StatisticBoot] | None = None) -> SensitivitySection:
     """The `sensitivity` block of results.json; `window` is the audit's rescoring at another token window; `words`:
-    evidence_words of every row, when the caller counted them already."""
+    evidence_words of every row, when the caller counted them already; `graded`: slice → StatisticBoot under a
+    graded `--statistic`, which the leave-one-dataset-out verdicts then use (the other parts stay AUROC-based)."""
     groups, _ = construct_groups(slices)
     key_arr = np.asarray(keys, dtype=object)
     rows = {s.slice: np.flatnonzero(key_arr == s.slice) for s in slices if s.slice in boots}
     words = evidence_words(table.evidences) if words is None else words
     pairs = chunk_pairs(list(scores))
+    by_statistic = config.statistic != "auroc" and graded is not None
     return SensitivitySection(
-        level=LEVEL, notes=list(NOTES),
+        level=LEVEL, notes=list(NOTES) + ([graded_note(config.statistic)] if by_statistic else []),
         window=window_section(table, rows, scores, window, groups, config) if window is not None else None,
         chunking=chunk_section(table, rows, scores, boots, groups, pairs, config) if pairs else None,
         length=length_section(table, rows, scores, groups, words, config),
         length_spearman=spearman_rows(table, rows, scores, words),
-        lodo=lodo_section(groups, list(scores), boots),
-        exchangeability=exchangeability_section(table, rows, scores, groups, transfer, config))
+        statistic=config.statistic if by_statistic else None,
+        lodo=(statistic_lodo_section(slices, list(scores), graded or {}, config.statistic) if by_statistic
+              else lodo_section(groups, list(scores), boots)),
+        exchangeability=[] if by_statistic else exchangeability_section(table, rows, scores, groups, transfer, config))
+
+
+def graded_note(statistic: str) -> str:
+    """Which parts of the section a graded `--statistic` changes, and which stay AUROC-based."""
+    label = STATISTIC_LABELS.get(statistic, statistic)
+    return (f"the leave-one-dataset-out verdicts compare the metrics by their {label}, as the transfer section does; "
+            "window, chunking, matched length and the length correlation compare AUROCs of the binary label (where "
+            "there is one); the exchangeability permutation is defined on AUROCs and is not run under --statistic "
+            f"{statistic} (the transfer section's residual permutation tests the interaction on the statistic)")

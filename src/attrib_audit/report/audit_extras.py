@@ -53,7 +53,7 @@ def headline(inputs, plots: Path) -> Section | None:
     sec = Section("headline", "Headline")
     heavy = heavy_truncation(view)
     if results.transfer is not None:
-        sec.add(*headline_blocks(results.transfer, heavy, results.auroc, results.paired))
+        sec.add(*headline_blocks(results.transfer, heavy, results.auroc, results.paired, results.correlations))
     else:
         sec.add(Note("These results hold no transfer statistics (portability verdicts, leave-one-dataset-out "
                      "regret), so this report cannot say which metric is safe to use on a new dataset; it "

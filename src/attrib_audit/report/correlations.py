@@ -90,6 +90,8 @@ def build(inputs: Any, plots: Path) -> Section | None:
         gap = missing_line(e)
         sec.add(Table(head, rows, caption=f"{e.slice}: {e.n} rows, {e.n_items} input items, "
                                           f"{e.n_systems} systems" + (f"; {gap}" if gap else "")))
+        for why in e.skipped:
+            sec.add(Para(f"{e.slice}: not computed: {why}."))
         if e.differences:
             head, rows = difference_rows(e)
             sec.add(Table(head, rows, caption=f"{e.slice}: metric vs metric, paired on the rows both scored"))

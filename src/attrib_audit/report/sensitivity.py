@@ -9,6 +9,7 @@ import numpy as np
 
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
+from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.inputs import ReportInputs
 
@@ -119,7 +120,8 @@ def lodo_blocks(rows: Sequence[LodoRow]) -> list[Block]:
                            ", ".join(f.portable) or fmt.DASH, ""]]
                          + [[d.dropped, d.outcome.recommended or fmt.DASH, d.outcome.verdict,
                              ", ".join(d.outcome.portable) or fmt.DASH, _changed(d)] for d in x.drops or []],
-                         f"{x.construct}: the recommended metric and portable metrics with each dataset dropped — "
+                         f"{x.construct}: the recommended metric and portable metrics with each dataset dropped"
+                         + (f" (by {statistic_label(x.statistic)})" if x.statistic else "") + " — "
                          + ("stable under every drop." if x.stable else "the recommendation or verdict changes.")))
     return out
 

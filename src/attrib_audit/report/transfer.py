@@ -11,9 +11,10 @@ from attrib_audit.report.blocks import Block, Note, Para, Section, Table, guard
 from attrib_audit.report.correlations import statistic_label
 from attrib_audit.report.figcache import cached_figure
 from attrib_audit.report.inputs import ReportInputs
-from attrib_audit.report.verdict import chance_caveat, on_slice, pick
+from attrib_audit.report.verdict import one_dataset, pick, statistic_chance_warning
 
 if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.correlations import CorrelationSection
     from attrib_audit.audit.transfer import ConstructTransfer, MatrixStatistics, TransferSection
     from attrib_audit.stats.transfer import FixedRegret, SelectorRegret
 
@@ -56,20 +57,28 @@ def verdict(construct: str, e: ConstructTransfer, st: MatrixStatistics,
     return head
 
 
+def _caveat(text: str) -> str:
+    return f" Caution: {text}." if text else ""
+
+
 def headline_blocks(transfer: TransferSection, caveats: dict[tuple[str, str], str] | None = None,
-                    auroc: Sequence[AurocRow] | None = None,
-                    paired: Sequence[PairedRow] | None = None) -> list[Block]:
+                    auroc: Sequence[AurocRow] | None = None, paired: Sequence[PairedRow] | None = None,
+                    correlations: CorrelationSection | None = None) -> list[Block]:
     """The headline's paragraphs: per construct the transfer verdict, or with one dataset the on-target verdict
-    (`auroc`/`paired`: results.json's rows, which also carry the chance tests)."""
+    (`auroc`/`paired`: results.json's rows, which also carry the chance tests; `correlations`: its correlation
+    block, which a graded transfer statistic's on-target verdict reads)."""
     out: list[Block] = []
     for c, e in transfer.constructs.items():
         st = e.statistics if e.status == "ok" else None
         if st is not None:
             out += guard(f"The verdict for {c}", lambda e=e, c=c, st=st: [
-                Para(verdict(c, e, st, caveats) + chance_caveat(pick(st).metric, e.datasets, auroc or []))])
+                Para(verdict(c, e, st, caveats) + _caveat(statistic_chance_warning(
+                    pick(st).metric, e.datasets, statistic=transfer.statistic, auroc=auroc or [],
+                    correlations=correlations)))])
         elif len(e.datasets) == 1 and auroc is not None:
             out += guard(f"The verdict for {c}", lambda e=e, c=c: [
-                Para(on_slice(c, e.datasets[0], auroc, paired or []).text)])
+                Para(one_dataset(c, e.datasets[0], statistic=transfer.statistic, auroc=auroc, paired=paired or [],
+                                 correlations=correlations).text)])
         else:
             out.append(Note(f"{c}: transfer not computed — {e.reason if e.reason is not None else e.status}."))
     for x in transfer.excluded_slices:

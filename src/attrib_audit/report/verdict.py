@@ -9,10 +9,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.audit.results import AurocRow, PairedRow
 from attrib_audit.report import fmt
 
 if TYPE_CHECKING:  # the records' modules import the statistics (scipy): only their types are needed here
+    from attrib_audit.audit.correlations import CorrelationSection
     from attrib_audit.audit.transfer import MatrixStatistics
     from attrib_audit.stats.transfer import FixedRegret
 
@@ -125,19 +127,63 @@ def on_slice(construct: str, sl: str, auroc: Sequence[AurocRow],
     return SliceVerdict(construct, sl, "tied" if tied else "best", m, top, tied, weak, text + "." + second)
 
 
-def chance_caveat(metric: str, datasets: list[str], auroc: Sequence[AurocRow]) -> str:
-    """A sentence naming the datasets where the recommended metric is not better than chance ('' when none).
+def _graded_cell(statistic: str) -> tuple[str, str]:
+    """(statistic, grouping) of a graded transfer statistic: partial-spearman is (spearman, partial)."""
+    return (statistic[len("partial-"):], "partial") if statistic.startswith("partial-") else (statistic, "none")
+
+
+def on_slice_graded(construct: str, sl: str, correlations: CorrelationSection, statistic: str) -> SliceVerdict:
+    """The one-dataset headline under a graded `--statistic`: the metric with the highest correlation whose CI
+    lies above 0, the paired differences with the others (the correlation section's, same draws), and what a
+    second dataset would add — the same rule as the AUROC's `on_slice`, on the statistic `select` compares by.
 
     Args:
-        metric: the recommended metric.
-        datasets: the construct's datasets.
-        auroc: results.json `auroc` rows (chance p-values Holm-adjusted over each metric's slices).
+        construct: the construct's name.
+        sl: its only slice.
+        correlations: results.json's `correlations` block.
+        statistic: the transfer statistic (pearson, spearman, kendall, partial-pearson, partial-spearman).
 
     Returns:
-        The warning, or an empty string.
+        The verdict; `metric` is None when no correlation's CI lies above 0.
     """
-    text = chance_warning(metric, datasets, auroc)
-    return f" Caution: {text}." if text else ""
+    name, grouping = _graded_cell(statistic)
+    unit = STATISTIC_LABELS.get(statistic, statistic)
+    entry = next((e for e in correlations.slices if e.slice == sl), None)
+    rows = {c.metric: c for c in (entry.correlations if entry else ())
+            if c.statistic == name and c.grouping == grouping and fmt.finite(c.estimate)}
+    head = f"{construct} (one dataset, {sl}; by {unit})"
+    if not rows:
+        return SliceVerdict(construct, sl, "undefined", None, None, [], [], f"{head}: no metric has a {unit} here.")
+    top = max(rows, key=lambda n: rows[n].estimate)
+    good = [n for n in rows if fmt.finite(rows[n].ci_low) and rows[n].ci_low > 0]
+    weak = [n for n in rows if n not in good]
+    second = (" A second dataset of this construct would say whether the choice transfers to data not audited "
+              "(portability, held-out regret).")
+    if not good:
+        t = rows[top]
+        return SliceVerdict(construct, sl, "at-chance", None, top, [], weak,
+                            f"{head}: no metric's {unit} is above 0 by its 95% CI (best: {top}, "
+                            f"{fmt.ci(t.estimate, t.ci_low, t.ci_high)}). None is recommended." + second)
+    m = max(good, key=lambda n: rows[n].estimate)
+    diffs: dict[str, tuple[float, float, float]] = {}  # other metric → (m − other, CI low, CI high)
+    for d in (entry.differences if entry else ()):
+        if d.statistic != name or d.grouping != grouping or m not in (d.metric_a, d.metric_b):
+            continue
+        if d.metric_a == m:
+            diffs[d.metric_b] = (d.difference, d.ci_low, d.ci_high)
+        else:
+            diffs[d.metric_a] = (-d.difference, -d.ci_high, -d.ci_low)
+    tied = [n for n in good if n != m and n in diffs and diffs[n][1] <= 0 <= diffs[n][2]]
+    r = rows[m]
+    text = f"{head}: use {m} — {unit} {fmt.ci(r.estimate, r.ci_low, r.ci_high)}, above 0 by its 95% CI"
+    shown = [f"{n} {fmt.ci(*d, signed=True)}" for n, d in diffs.items()]
+    if shown:
+        text += f"; paired difference {m} − other [95% CI]: " + ", ".join(shown)
+    if tied:
+        text += f". Tied with {', '.join(tied)} (the paired CI holds 0): any of these will do (choose the cheapest)"
+    if weak:
+        text += f". Not above 0: {', '.join(weak)}"
+    return SliceVerdict(construct, sl, "tied" if tied else "best", m, top, tied, weak, text + "." + second)
 
 
 def chance_warning(metric: str, datasets: list[str], auroc: Sequence[AurocRow],
@@ -153,8 +199,7 @@ def chance_warning(metric: str, datasets: list[str], auroc: Sequence[AurocRow],
     Returns:
         The warning without a leading label or final full stop.
     """
-    rows = [r for r in auroc if r.scorer == metric and r.slice in datasets
-            and fmt.finite(r.auroc)]
+    rows = [r for r in auroc if r.scorer == metric and r.slice in datasets and fmt.finite(r.auroc)]
     weak = [r for r in rows if not beats_chance(r)]
     if not weak:
         return ""
@@ -163,3 +208,44 @@ def chance_warning(metric: str, datasets: list[str], auroc: Sequence[AurocRow],
                       f"{_chance_p(r)}" for r in weak)
     every = " on any dataset: do not deploy it" if len(weak) == len(rows) else ""
     return f"{metric} is not better than chance{every} ({where}; Holm-adjusted over the construct's slices)"
+
+
+def one_dataset(construct: str, sl: str, *, statistic: str, auroc: Sequence[AurocRow], paired: Sequence[PairedRow],
+                correlations: CorrelationSection | None) -> SliceVerdict:
+    """The one-dataset headline by the audit's transfer statistic: the AUROC's `on_slice`, or under a graded
+    `--statistic` with a correlation block `on_slice_graded`, so the audit says what `select` says."""
+    if statistic != "auroc" and correlations is not None:
+        return on_slice_graded(construct, sl, correlations, statistic)
+    return on_slice(construct, sl, auroc, paired)
+
+
+def statistic_chance_warning(metric: str, datasets: list[str], *, statistic: str, auroc: Sequence[AurocRow],
+                             correlations: CorrelationSection | None, names: dict[str, str] | None = None) -> str:
+    """`chance_warning` by the audit's transfer statistic: under a graded `--statistic`, the datasets where the
+    metric's correlation is not above 0 by its 95% CI (from the correlation block), not its AUROC's chance test.
+
+    Args:
+        metric: the recommended metric.
+        datasets: the construct's datasets.
+        statistic: the transfer statistic (results.json's `transfer.statistic`).
+        auroc: results.json `auroc` rows.
+        correlations: its `correlations` block, if any.
+        names: shorter dataset names to print, if any.
+
+    Returns:
+        The warning without a leading label or final full stop ('' when there is nothing to warn about).
+    """
+    if statistic == "auroc" or correlations is None:
+        return chance_warning(metric, datasets, auroc, names)
+    name, grouping = _graded_cell(statistic)
+    unit = STATISTIC_LABELS.get(statistic, statistic)
+    rows = [(e.slice, c) for e in correlations.slices if e.slice in datasets
+            for c in e.correlations if c.metric == metric and c.statistic == name
+            and c.grouping == grouping and fmt.finite(c.estimate)]
+    weak = [(sl, c) for sl, c in rows if not (fmt.finite(c.ci_low) and c.ci_low > 0)]
+    if not weak:
+        return ""
+    short = names or {}
+    where = "; ".join(f"{short.get(sl, sl)}: {unit} {fmt.ci(c.estimate, c.ci_low, c.ci_high)}" for sl, c in weak)
+    every = " on any dataset: do not deploy it" if len(weak) == len(rows) else ""
+    return f"{metric}'s {unit} is not above 0 by its 95% CI{every} ({where})"

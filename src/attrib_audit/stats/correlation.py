@@ -17,6 +17,8 @@ a block are array operations and several metrics share the same draws (paired di
 """
 from __future__ import annotations
 
+import copy
+import math
 from dataclasses import dataclass, replace
 from typing import Iterator, Mapping, Sequence
 
@@ -24,6 +26,7 @@ import numpy as np
 from scipy.special import stdtr
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, percentile_ci
+from attrib_audit.stats.rng import MAX_CELLS, block_rows
 from attrib_audit.stats.types import group_codes
 
 STATISTICS = ("pearson", "spearman", "kendall")
@@ -152,63 +155,116 @@ def _incidence(items: np.ndarray, runs: np.ndarray, n_items: int, n_runs: int) -
     return out
 
 
-def _run_ranks(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Midrank of each tie run given run weights (b, R), with Σ w·rank, Σ w·rank² and N per resample."""
+def _square_sums(big_n: np.ndarray) -> np.ndarray:
+    """Σ k² for k = 1..N: the sum of squared ranks before the tie correction."""
+    return big_n * (big_n + 1.0) * (2.0 * big_n + 1.0) / 6.0
+
+
+@dataclass(frozen=True, eq=False)
+class _RatingRanks:
+    """The rating's side of Spearman for one block of resamples: run midranks (b, R), Σ w·rank², N."""
+
+    mid: np.ndarray
+    syy: np.ndarray
+    big_n: np.ndarray
+
+
+def _rating_ranks(counts: np.ndarray, y_inc: np.ndarray) -> _RatingRanks:
+    """Midranks of the rating's tie runs under item multiplicities, from the (items × runs) incidence alone.
+
+    A run of total weight W starting after weight B has midrank B + (W + 1)/2 and takes (W³ − W)/12 off
+    Σ rank² (the tie correction), so no row is touched.
+    """
+    weight = counts @ y_inc
     mid = np.cumsum(weight, axis=1)
     big_n = mid[:, -1].copy() if mid.shape[1] else np.zeros(mid.shape[0])
-    mid -= weight / 2.0  # weight before the run + (run weight + 1) / 2, in place: these arrays are large
-    mid += 0.5
-    return mid, big_n * (big_n + 1.0) / 2.0, np.einsum("bn,bn,bn->b", weight, mid, mid), big_n
+    mid -= (weight - 1.0) / 2.0
+    return _RatingRanks(mid=mid, syy=_square_sums(big_n) - (weight ** 3 - weight).sum(axis=1) / 12.0, big_n=big_n)
 
 
 @dataclass(frozen=True, eq=False)
 class _SortedPlan:
-    """A metric's rows in score order: their items, tie runs (None when all scores differ) and rating runs."""
+    """A metric's rows in score order, for Spearman's resamples from item multiplicities.
+
+    Tie runs of the score are None when all its scores differ (then a row's copies tie only with each
+    other); `y_inc` counts the metric's rows of each item in each rating run, `rows_per_item` its rows per item.
+    """
 
     items: np.ndarray
     starts: np.ndarray | None
     run_of_sorted: np.ndarray | None
     y_run: np.ndarray
+    y_inc: np.ndarray
+    rows_per_item: np.ndarray
 
 
-def _sorted_plan(x: np.ndarray, items: np.ndarray, y_run_of_row: np.ndarray) -> _SortedPlan:
+def _sorted_plan(x: np.ndarray, items: np.ndarray, y_run_of_row: np.ndarray, y_inc: np.ndarray,
+                 n_items: int) -> _SortedPlan:
     order, starts, tie_of_row = _tie_runs(x)
     tied = starts.size < x.size
     return _SortedPlan(items=items[order], starts=starts if tied else None,
-                       run_of_sorted=tie_of_row[order] if tied else None, y_run=y_run_of_row[order])
+                       run_of_sorted=tie_of_row[order] if tied else None, y_run=y_run_of_row[order], y_inc=y_inc,
+                       rows_per_item=np.bincount(items, minlength=n_items).astype(np.float64))
 
 
-def _spearman_sorted(counts: np.ndarray, plan: _SortedPlan, ry_run: np.ndarray, sy: np.ndarray, syy: np.ndarray,
-                     big_n: np.ndarray) -> np.ndarray:
-    """Spearman ρ per resample from item multiplicities, working in the metric's sorted order.
+def _scratch(cells: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Reusable flat buffers for `_spearman_sorted` (two integer, one float): no page faults per call."""
+    return np.empty(cells, dtype=np.int64), np.empty(cells, dtype=np.int64), np.empty(cells, dtype=np.float64)
 
-    Σ w·rank and Σ w·rank² follow from the run weights alone; only the cross term Σ w·rank_x·rank_y
-    needs the rows, gathered once from the small per-item and per-run tables.
+
+def _spearman_sorted(counts: np.ndarray, plan: _SortedPlan, yr: _RatingRanks,
+                     scratch: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """Spearman ρ per resample from integer item multiplicities (b, K), working in the metric's score order.
+
+    Σ rank, Σ rank² and the rating's ranks follow from run weights alone; only the cross term
+    Σ w·rank_x·rank_y touches the rows. With untied scores a row of weight w at cumulative weight C has
+    midrank C − (w − 1)/2, so the cross term is Σ w·C·rank_y less Σ rank_y·w(w − 1)/2, the latter per item.
+    Cumulative weights are summed in integers: exact, and several times faster than a float cumsum.
     """
-    w = counts[:, plan.items]
-    t = w if plan.starts is None else np.add.reduceat(w, plan.starts, axis=1)
-    rx_run, sx, sxx, _ = _run_ranks(t)
-    rx = rx_run if plan.run_of_sorted is None else rx_run[:, plan.run_of_sorted]
-    sxy = np.einsum("bn,bn,bn->b", w, rx, ry_run[:, plan.y_run])
+    b, n = counts.shape[0], plan.items.size
+    w = scratch[0][:b * n].reshape(b, n)
+    prod = scratch[1][:b * n].reshape(b, n)
+    wx = scratch[2][:b * n].reshape(b, n)
+    np.take(counts, plan.items, axis=1, out=w)
+    big_n = yr.big_n
+    m = counts.astype(np.float64)
+    if plan.starts is None or plan.run_of_sorted is None:
+        sxx = _square_sums(big_n) - ((m ** 3 - m) @ plan.rows_per_item) / 12.0
+        np.cumsum(w, axis=1, out=prod)
+        halves = 1.0  # prod holds w·C
+        correction = ((m * (m - 1.0) / 2.0) @ plan.y_inc * yr.mid).sum(axis=1)
+    else:
+        t = np.add.reduceat(w, plan.starts, axis=1)
+        mid2 = 2 * np.cumsum(t, axis=1) - t + 1  # twice the midrank of each tie run, an integer
+        np.take(mid2, plan.run_of_sorted, axis=1, out=prod)
+        tf = t.astype(np.float64)
+        sxx = _square_sums(big_n) - (tf ** 3 - tf).sum(axis=1) / 12.0
+        halves = 2.0  # prod holds w·(2·midrank)
+        correction = np.zeros(b)
+    np.multiply(prod, w, out=wx)  # exact integers, cast to floats on the way out
+    ry = w.view(np.float64)  # w is spent: its buffer takes the rating's midranks
+    np.take(yr.mid, plan.y_run, axis=1, out=ry)
+    sxy = np.einsum("bn,bn->b", wx, ry) / halves - correction
+    sx = big_n * (big_n + 1.0) / 2.0  # Σ rank, the same for both variables
     with np.errstate(invalid="ignore", divide="ignore"):
         cxx = sxx - sx * sx / big_n
-        cyy = syy - sy * sy / big_n
-        r = (sxy - sx * sy / big_n) / np.sqrt(cxx * cyy)
-    ok = (cxx > 1e-9 * sxx) & (cyy > 1e-9 * syy)
+        cyy = yr.syy - sx * sx / big_n
+        r = (sxy - sx * sx / big_n) / np.sqrt(cxx * cyy)
+    ok = (cxx > 1e-9 * sxx) & (cyy > 1e-9 * yr.syy)
     return np.clip(np.where(ok, r, np.nan), -1.0, 1.0)
 
 
-def _moment_sums(x: np.ndarray, d: _Design) -> np.ndarray:
-    """(n_items, 6·k) per-item sums of 1, x, y, x², y², x·y for each metric row of x (k, n)."""
-    k = x.shape[0]
-    x = x - x.mean(axis=1, keepdims=True)  # centred: the moment formulas then lose no digits to a large mean
-    y = d.y - d.y.mean()
-    cols = [np.ones(y.size)[None, :], x, np.broadcast_to(y, x.shape), x * x, np.broadcast_to(y ** 2, x.shape), x * y]
-    per_row = np.vstack(cols)  # (6k - ... ) rows stacked as [1; x_1..x_k; y..; x²..; y²..; xy..]
-    out = np.zeros((d.n_items, per_row.shape[0]))
-    np.add.at(out, d.items, per_row.T)
-    ones = np.repeat(out[:, :1], k, axis=1)
-    return np.concatenate([ones, out[:, 1:]], axis=1)
+def _moment_sums(x: np.ndarray, use: np.ndarray, d: _Design) -> np.ndarray:
+    """(n_items, 6·k) per-item sums of 1, x, y, x², y², x·y over each metric's usable rows (x, use: (k, n))."""
+    u = use.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n = np.maximum(u.sum(axis=1, keepdims=True), 1.0)
+        xc = np.where(use, x - np.where(use, x, 0.0).sum(axis=1, keepdims=True) / n, 0.0)
+    yc = np.where(use, d.y - (u * d.y).sum(axis=1, keepdims=True) / n, 0.0)  # centred: no digits lost to a mean
+    per_row = np.vstack([u, xc, yc, xc * xc, yc * yc, xc * yc])
+    order = np.argsort(d.items, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(d.items[order]) != 0])  # every item code has a row
+    return np.add.reduceat(per_row[:, order], starts, axis=1).T
 
 
 def _pearson_from_moments(m: np.ndarray) -> np.ndarray:
@@ -260,6 +316,8 @@ def _one(statistic: str, w: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndar
         return _weighted_pearson(w, x, y)
     if statistic == "spearman":
         return _weighted_spearman(w, x, y)
+    if w.shape[0] == 1 and (w == 1).all():  # the point estimate: every row once
+        return _kendall_last(x, y)[None]
     codes = np.arange(x.size)
     return _kendall_from_counts(w, _pair_matrices(x, y, codes, x.size), np.ones(x.size))
 
@@ -451,26 +509,35 @@ def correlation_bootstrap(rating: Sequence[float] | np.ndarray, scores: Mapping[
         per_metric.append(dj)
         point[j] = _replicates(statistic, grouping, x_all[j, use[j]], dj, np.ones((1, d.n_items)))[0]
     reps = np.full((len(names), n_boot), np.nan)
-    whole = use.all(axis=1) if grouping == "none" and statistic != "kendall" else np.zeros(len(names), dtype=bool)
-    sums = _moment_sums(x_all[whole], d) if statistic == "pearson" and whole.any() else None
-    y_runs = _tie_runs(d.y) if statistic == "spearman" and whole.any() else None
-    y_inc = _incidence(d.items, y_runs[2], d.n_items, y_runs[1].size) if y_runs is not None else None
-    x_plan = ({j: _sorted_plan(x_all[j], d.items, y_runs[2]) for j in np.flatnonzero(whole).tolist()}
-              if y_runs is not None else {})
+    fast = grouping == "none" and statistic != "kendall"  # from item multiplicities, no (B, rows) weights
+    sums = _moment_sums(x_all, use, d) if fast and statistic == "pearson" and names else None
+    plans: dict[int, _SortedPlan] = {}
+    incidence: dict[bytes, np.ndarray] = {}  # rating runs × items, shared by the metrics with the same rows
+    keys = [np.packbits(use[j]).tobytes() for j in range(len(names))]
+    if fast and statistic == "spearman":
+        _, _, y_run = _tie_runs(d.y)
+        n_runs = int(y_run.max()) + 1 if y_run.size else 0
+        for j in range(len(names)):
+            if keys[j] not in incidence:
+                incidence[keys[j]] = _incidence(d.items[use[j]], y_run[use[j]], d.n_items, n_runs)
+            plans[j] = _sorted_plan(x_all[j, use[j]], d.items[use[j]], y_run[use[j]], incidence[keys[j]], d.n_items)
+    sub = max(1, _CACHE_CELLS // max(d.y.size, 1))  # Spearman: a few resamples at a time, the arrays stay in cache
+    scratch = _scratch(sub * d.y.size) if plans else None
     start = 0
     for counts in _count_blocks(d.n_items, n_boot, gen, width=d.y.size):
         b = counts.shape[0]
         if sums is not None:  # Pearson over all rows: five moment sums per item, one product per block
-            reps[whole, start:start + b] = _pearson_from_moments(counts @ sums)
-        if y_runs is not None:  # Spearman over all rows: the rating's ranks once per block, shared by the metrics
-            sub = max(1, _CACHE_CELLS // max(d.y.size, 1))  # a few resamples at a time: the arrays stay in cache
+            reps[:, start:start + b] = _pearson_from_moments(counts @ sums)
+        elif scratch is not None:  # Spearman over all rows: the rating's ranks once per block and row set
             for a in range(0, b, sub):
                 c = counts[a:a + sub]
-                ry_run, sy, syy, big_n = _run_ranks(c @ y_inc)
-                for j in np.flatnonzero(whole).tolist():
-                    reps[j, start + a:start + a + c.shape[0]] = _spearman_sorted(c, x_plan[j], ry_run, sy, syy, big_n)
-        for j in np.flatnonzero(~whole).tolist():
-            reps[j, start:start + b] = _replicates(statistic, grouping, x_all[j, use[j]], per_metric[j], counts)
+                ranks = {key: _rating_ranks(c, inc) for key, inc in incidence.items()}
+                ci = c.astype(np.int64)
+                for j, plan in plans.items():
+                    reps[j, start + a:start + a + c.shape[0]] = _spearman_sorted(ci, plan, ranks[keys[j]], scratch)
+        else:
+            for j in range(len(names)):
+                reps[j, start:start + b] = _replicates(statistic, grouping, x_all[j, use[j]], per_metric[j], counts)
         start += b
     return CorrelationBootstrap(metrics=names, statistic=statistic, grouping=grouping, point=point, replicates=reps,
                                 rows=use, n_items=d.n_items, n_systems=d.n_systems, level=level)
@@ -525,7 +592,7 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> tuple[float, fl
     """
     if n <= 3:
         raise ValueError(f"Williams' test needs more than 3 rows; got {n}")
-    det = 1.0 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2.0 * r12 * r13 * r23
+    det = max(0.0, 1.0 - r12 ** 2 - r13 ** 2 - r23 ** 2 + 2.0 * r12 * r13 * r23)  # |R| ≥ 0 up to rounding
     rbar = (r12 + r13) / 2.0
     den = np.sqrt(2.0 * det * (n - 1) / (n - 3) + rbar ** 2 * (1.0 - r23) ** 3)
     t = float((r12 - r13) * np.sqrt((n - 1) * (1.0 + r23)) / den) if den > 0 else float("nan")
@@ -537,6 +604,269 @@ def _standardise(v: np.ndarray) -> np.ndarray:
     return (v - v.mean()) / sd if sd > 0 else v - v.mean()
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Many score vectors on the same rows at once (the permutation test): statistics along the last axis.
+
+
+def _rank_last(x: np.ndarray) -> np.ndarray:
+    """Average ranks (from 1) along the last axis, ties sharing their mean rank, as scipy's rankdata."""
+    m = x.shape[-1]
+    order = np.argsort(x, axis=-1, kind="stable")
+    xs = np.take_along_axis(x, order, axis=-1)
+    pos = np.broadcast_to(np.arange(m), xs.shape)
+    new = np.ones(xs.shape, dtype=bool)
+    new[..., 1:] = xs[..., 1:] != xs[..., :-1]
+    last = np.ones(xs.shape, dtype=bool)
+    last[..., :-1] = new[..., 1:]
+    first_pos = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
+    last_pos = np.flip(np.minimum.accumulate(np.flip(np.where(last, pos, m - 1), axis=-1), axis=-1), axis=-1)
+    out = np.empty(xs.shape)
+    np.put_along_axis(out, order, (first_pos + last_pos) / 2.0 + 1.0, axis=-1)
+    return out
+
+
+def _pearson_last(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r along the last axis (x and y broadcast); NaN where either side is constant."""
+    xc = x - x.mean(axis=-1, keepdims=True)
+    yc = y - y.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (xc * yc).sum(axis=-1) / np.sqrt((xc * xc).sum(axis=-1) * (yc * yc).sum(axis=-1))
+    defined = (np.ptp(x, axis=-1) > 0) & (np.ptp(y, axis=-1) > 0)
+    return np.clip(np.where(defined, r, np.nan), -1.0, 1.0)
+
+
+def _kendall_last(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall τ-b along the last axis from all pairs (short groups: an item's systems, a system's items).
+
+    x is (..., m) and y (m,) or the trailing shape of x without its leading axes (the rating is the same for
+    every score vector). Over ordered pairs, Σ sign(x_i − x_j)·sign(y_i − y_j) = 2·Σ [x_i > x_j]·sign(y_i − y_j):
+    one comparison per pair, summed against the rating's signs by a matrix product.
+    """
+    m = x.shape[-1]
+    sy = np.sign(y[..., :, None] - y[..., None, :]).reshape(*y.shape[:-1], m * m, 1)
+    gt = (x[..., :, None] > x[..., None, :]).reshape(*x.shape[:-1], 1, m * m)
+    s = 2.0 * (gt.astype(np.float64) @ sy)[..., 0, 0]
+    n0 = m * (m - 1.0)  # ordered pairs: the factor 2 cancels
+    n1 = n0 - 2.0 * gt.sum(axis=(-1, -2))  # pairs neither greater nor smaller are ties
+    n2 = (sy == 0).sum(axis=(-1, -2)) - m
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = s / np.sqrt((n0 - n1) * (n0 - n2))
+    return np.clip(np.where((n0 - n1 > 0) & (n0 - n2 > 0), tau, np.nan), -1.0, 1.0)
+
+
+def _stat_last(statistic: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if statistic == "pearson":
+        return _pearson_last(x, y)
+    if statistic == "spearman":
+        return _pearson_last(_rank_last(x), _rank_last(y))
+    return _kendall_last(x, y)
+
+
+def _group_tables(groups: np.ndarray) -> list[np.ndarray]:
+    """Row indices of the groups, stacked by group size: one (groups, size) array per size."""
+    order = np.argsort(groups, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(groups[order]) != 0]) if groups.size else np.zeros(0, dtype=int)
+    sizes = np.diff(np.r_[starts, groups.size])
+    return [np.vstack([order[st:st + size] for st in starts[sizes == size]]) for size in np.unique(sizes) if size >= 2]
+
+
+def _system_residuals(x: np.ndarray, d: _Design) -> np.ndarray:
+    """Each row of x (P, n) minus its system means: least squares on one-hot system."""
+    sums = np.zeros((x.shape[0], d.n_systems))
+    np.add.at(sums.T, d.systems, x.T)
+    counts = np.bincount(d.systems, minlength=d.n_systems).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / counts, 0.0)
+    return x - means[:, d.systems]
+
+
+def _batch_statistic(statistic: str, grouping: str, x: np.ndarray, d: _Design) -> np.ndarray:
+    """The statistic of each row of scores x (P, n) with the rating, every row of the design counted once."""
+    if grouping == "none":
+        return _stat_last(statistic, x, d.y)
+    if grouping == "partial":
+        return _stat_last(statistic, _system_residuals(x, d), _system_residuals(d.y[None, :], d)[0])
+    num = np.zeros(x.shape[0])
+    den = np.zeros(x.shape[0])
+    for idx in _group_tables(d.items if grouping == "item" else d.systems):
+        per = _stat_last(statistic, x[:, idx], d.y[idx])  # (P, groups of this size)
+        ok = np.isfinite(per)
+        num += np.where(ok, per, 0.0).sum(axis=1)
+        den += ok.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+def _pair_sign_form(za: np.ndarray, zb: np.ndarray, y: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float]:
+    """The ordered-pair sum of h over rows, as a quadratic form in the flips f (1: the row's scores swapped).
+
+    h(u_i, v_j) is sign(u_i − v_j)·sign(y_i − y_j) (concordance; y given) or [u_i = v_j] (score ties). With
+    G_ab = h(z_a, z_b) over ordered pairs of distinct rows, the sum for the swapped vector is
+    Σ G00 + 2 f·(G10·1 − G00·1) + f·H·f with H = G00 + G11 − G10 − G10ᵀ, so every permutation is one
+    matrix product. Returns (H, the linear coefficients 2·(G10·1 − G00·1), Σ G00).
+    """
+    sy = np.sign(y[:, None] - y[None, :]) if y is not None else None
+
+    def h(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        out = np.sign(u[:, None] - v[None, :]) if sy is not None else (u[:, None] == v[None, :]).astype(np.float64)
+        if sy is not None:
+            out *= sy
+        np.fill_diagonal(out, 0.0)
+        return out
+
+    g00 = h(za, za)
+    g10 = h(zb, za)
+    lin = 2.0 * (g10.sum(axis=1) - g00.sum(axis=1))
+    total = float(g00.sum())
+    big_h = g00
+    big_h += h(zb, zb)
+    big_h -= g10
+    big_h -= g10.T
+    return big_h, lin, total
+
+
+def _kendall_flipped(za: np.ndarray, zb: np.ndarray, y: np.ndarray, flips: np.ndarray,
+                     forms: tuple[tuple[np.ndarray, np.ndarray, float], ...]) -> tuple[np.ndarray, np.ndarray]:
+    """τ-b of the swapped a-scores and of the swapped b-scores, for each row of flips (P, n)."""
+    n = za.size
+    n0 = n * (n - 1.0)
+    n2 = float((y[:, None] == y[None, :]).sum() - n)
+    f = flips.astype(np.float64)
+    out = []
+    for side in (f, 1.0 - f):  # b's vector is a's with every flip reversed
+        (hs, ls, ts), (ht, lt, tt) = forms
+        s = ts + side @ ls + np.einsum("pn,pn->p", side @ hs, side)
+        n1 = tt + side @ lt + np.einsum("pn,pn->p", side @ ht, side)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = s / np.sqrt((n0 - n1) * (n0 - n2))
+        out.append(np.clip(np.where((n0 - n1 > 0) & (n0 - n2 > 0), tau, np.nan), -1.0, 1.0))
+    return out[0], out[1]
+
+
+def _permutation_p(statistic: str, grouping: str, za: np.ndarray, zb: np.ndarray, d: _Design, n_perm: int,
+                   gen: np.random.Generator) -> float:
+    """Two-sided paired permutation p of the difference a − b: each row's two (standardised) scores swapped
+    with probability 1/2, all permutations of a block computed at once; (1 + hits) / (1 + n_perm)."""
+    n = za.size
+    forms = None
+    if statistic == "kendall" and grouping == "none":
+        if 4 * n * n > MAX_CELLS:  # four (rows × rows) matrices at once
+            raise ValueError(f"the paired permutation test of Kendall τ-b over all rows is quadratic: {n} rows "
+                             f"exceed {math.isqrt(MAX_CELLS // 4)}; use the item or system grouping")
+        forms = (_pair_sign_form(za, zb, d.y), _pair_sign_form(za, zb, None))
+        observed = _kendall_flipped(za, zb, d.y, np.zeros((1, n), dtype=bool), forms)
+    else:
+        observed = (_batch_statistic(statistic, grouping, za[None, :], d),
+                    _batch_statistic(statistic, grouping, zb[None, :], d))
+    delta = abs(float(observed[0][0] - observed[1][0]))
+    if not np.isfinite(delta):
+        return float("nan")
+    if statistic == "kendall" and grouping in ("item", "system"):  # all pairs within each group, a few arrays of them
+        wide = 10 * int((np.bincount(d.items if grouping == "item" else d.systems) ** 2).sum())
+    else:
+        wide = 8 * n
+    step = max(1, min(n_perm, block_rows(wide)))
+    hits = 0
+    for start in range(0, n_perm, step):
+        flips = gen.random((min(step, n_perm - start), n)) < 0.5
+        if forms is not None:
+            sa, sb = _kendall_flipped(za, zb, d.y, flips, forms)
+        else:
+            both = _batch_statistic(statistic, grouping, np.vstack([np.where(flips, zb, za), np.where(flips, za, zb)]),
+                                    d)
+            sa, sb = both[:flips.shape[0]], both[flips.shape[0]:]
+        hits += int((np.abs(sa - sb) >= delta - 1e-12).sum())  # an undefined permutation (NaN) counts as no hit
+    return (1 + hits) / (1 + n_perm)
+
+
+def _williams(statistic: str, grouping: str, ya: np.ndarray, yb: np.ndarray, d: _Design) -> tuple[float, float]:
+    """Williams' test on the common rows for Pearson or Spearman correlations, over all rows or partial."""
+    if statistic == "kendall" or grouping not in ("none", "partial") or ya.size <= 3:
+        return float("nan"), float("nan")
+    vals = np.vstack([d.y, ya, yb])
+    if grouping == "partial":
+        vals = _system_residuals(vals, d)
+    if statistic == "spearman":
+        vals = _rank_last(vals)
+    r = np.corrcoef(vals)
+    if not np.isfinite(r).all():
+        return float("nan"), float("nan")
+    hi_r, lo_r = (r[0, 1], r[0, 2]) if r[0, 1] >= r[0, 2] else (r[0, 2], r[0, 1])
+    return williams_test(float(hi_r), float(lo_r), float(r[1, 2]), int(ya.size))
+
+
+def compare_all(rating: Sequence[float] | np.ndarray, scores: Mapping[str, Sequence[float] | np.ndarray], *,
+                items: Sequence | np.ndarray, systems: Sequence | np.ndarray | None = None,
+                pairs: Sequence[tuple[str, str]] | None = None, statistic: str = "pearson", grouping: str = "none",
+                n_boot: int = DEFAULT_B, n_perm: int = 1000, level: float = 0.95,
+                rng: np.random.Generator | int = 0) -> list[CorrelationDifference]:
+    """Every pair of metrics compared on the rows both scored, under one statistic and grouping.
+
+    Three views of a − b: the paired clustered-bootstrap CI of the difference (every pair on the same item
+    draws); a paired permutation test that swaps the two metrics' standardised scores row by row (Deutsch,
+    Dror and Roth, TACL 2021; standardising puts metrics on one scale), all permutations of a block computed
+    as arrays; and Williams' test for dependent correlations sharing the rating (Steiger 1980, eq. 7), for all
+    rows and the partial correlation, applied to Pearson's r or, as WMT and FRANK do, to Spearman's ρ in
+    place of r (then an approximation: the formula assumes Pearson correlations of normal variables); not
+    for Kendall τ-b nor for averaged groupings, where it is NaN.
+
+    Each pair draws what `compare_correlations` draws for it alone, from a copy of `rng`.
+
+    Args:
+        rating: the human rating per row.
+        scores: metric → score per row (NaN: missing).
+        items: the input item of each row (the bootstrap's cluster).
+        systems: the system of each row (``system`` and ``partial`` groupings).
+        pairs: the (a, b) pairs to compare; every pair in order of `scores` by default.
+        statistic: ``pearson``, ``spearman`` or ``kendall``.
+        grouping: ``none``, ``item``, ``system`` or ``partial``.
+        n_boot: bootstrap resamples.
+        n_perm: permutations per pair.
+        level: the interval's coverage.
+        rng: a seed or generator (copied, not advanced).
+
+    Returns:
+        One CorrelationDifference per pair.
+
+    Raises:
+        ValueError: as `correlation_bootstrap`; Kendall τ-b over all rows beyond its size limits.
+    """
+    _check_choice(statistic, grouping)
+    gen0 = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    names = list(scores)
+    if pairs is None:
+        pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    x = {m: np.asarray(scores[m], dtype=np.float64) for m in names}
+    d_all = _design(rating, items, systems)
+    by_rows: dict[bytes, list[tuple[str, str]]] = {}
+    common: dict[bytes, np.ndarray] = {}
+    for a, b in pairs:
+        both = np.isfinite(x[a]) & np.isfinite(x[b])
+        key = np.packbits(both).tobytes()
+        common.setdefault(key, both)
+        by_rows.setdefault(key, []).append((a, b))
+    found: dict[tuple[str, str], CorrelationDifference] = {}
+    for key, group in by_rows.items():
+        rows = common[key]
+        used = list(dict.fromkeys(m for pair in group for m in pair))
+        gen = copy.deepcopy(gen0)
+        res = correlation_bootstrap(rating, {m: x[m] for m in used}, items=items, systems=systems,
+                                    statistic=statistic, grouping=grouping, n_boot=n_boot, level=level, rng=gen,
+                                    rows=np.broadcast_to(rows, (len(used), rows.size)))
+        d = _subset(d_all, rows)
+        for a, b in group:
+            ia, ib = used.index(a), used.index(b)
+            lo, hi, _ = percentile_ci(res.replicates[ia] - res.replicates[ib], level)
+            za, zb = _standardise(x[a][rows]), _standardise(x[b][rows])
+            perm_p = _permutation_p(statistic, grouping, za, zb, d, n_perm, copy.deepcopy(gen))
+            wt, wp = _williams(statistic, grouping, x[a][rows], x[b][rows], d)
+            found[(a, b)] = CorrelationDifference(
+                metric_a=a, metric_b=b, statistic=statistic, grouping=grouping,
+                difference=float(res.point[ia] - res.point[ib]), ci_low=lo, ci_high=hi, permutation_p=float(perm_p),
+                williams_t=wt, williams_p=wp, n=int(rows.sum()), n_boot=n_boot, n_perm=n_perm)
+    return [found[(a, b)] for a, b in pairs]
+
+
 def compare_correlations(rating: Sequence[float] | np.ndarray, score_a: Sequence[float] | np.ndarray,
                          score_b: Sequence[float] | np.ndarray, *,
                          items: Sequence | np.ndarray, systems: Sequence | np.ndarray | None = None,
@@ -546,10 +876,7 @@ def compare_correlations(rating: Sequence[float] | np.ndarray, score_a: Sequence
                          rng: np.random.Generator | int = 0) -> CorrelationDifference:
     """Is metric a's correlation with the rating different from metric b's? On the rows both scored.
 
-    Three views: the paired clustered bootstrap CI of the difference (same item draws for both), a paired
-    permutation test that swaps the two metrics' standardised scores row by row (Deutsch, Dror and Roth,
-    TACL 2021; standardising puts metrics on one scale), and Williams' test (for no grouping and the
-    partial correlation, where the rows are one sample).
+    The paired bootstrap CI, the paired permutation p and Williams' test of `compare_all`, for one pair.
 
     Example:
         >>> import numpy as np
@@ -559,49 +886,6 @@ def compare_correlations(rating: Sequence[float] | np.ndarray, score_a: Sequence
         >>> d.difference > 0 and d.ci_low > 0 and d.permutation_p < 0.05
         True
     """
-    _check_choice(statistic, grouping)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    xa = np.asarray(score_a, dtype=np.float64)
-    xb = np.asarray(score_b, dtype=np.float64)
-    common = np.isfinite(xa) & np.isfinite(xb)
-    res = correlation_bootstrap(rating, {names[0]: xa, names[1]: xb}, items=items, systems=systems,
-                                statistic=statistic, grouping=grouping, n_boot=n_boot, level=level, rng=gen,
-                                rows=np.vstack([common, common]))
-    diff = res.replicates[0] - res.replicates[1]
-    lo, hi, _ = percentile_ci(diff, level)
-    delta = float(res.point[0] - res.point[1])
-    d = _subset(_design(rating, items, systems), common)
-    za, zb = _standardise(xa[common]), _standardise(xb[common])
-    ones = np.ones((1, d.n_items))
-    hits = 0
-    done = 0
-    step = max(1, _BLOCK_CELLS // max(za.size, 1))
-    while done < n_perm:
-        b = min(step, n_perm - done)
-        flip = gen.random((b, za.size)) < 0.5
-        pa = np.where(flip, zb, za)
-        pb = np.where(flip, za, zb)
-        for i in range(b):
-            da = _replicates(statistic, grouping, pa[i], d, ones)[0]
-            db = _replicates(statistic, grouping, pb[i], d, ones)[0]
-            hits += int(abs(da - db) >= abs(delta) - 1e-12)
-        done += b
-    perm_p = (1 + hits) / (1 + n_perm)
-    wt, wp = float("nan"), float("nan")
-    if grouping in ("none", "partial") and statistic == "pearson" and common.sum() > 3:
-        ya, yb = xa[common], xb[common]
-        yy = d.y
-        if grouping == "partial":
-            one = np.ones((1, yy.size))
-            ya = _residuals(one, ya, d.systems, d.n_systems)[0]
-            yb = _residuals(one, yb, d.systems, d.n_systems)[0]
-            yy = _residuals(one, yy, d.systems, d.n_systems)[0]
-        one = np.ones((1, yy.size))
-        r12 = float(_weighted_pearson(one, yy, ya)[0])
-        r13 = float(_weighted_pearson(one, yy, yb)[0])
-        r23 = float(_weighted_pearson(one, ya, yb)[0])
-        hi_r, lo_r = (r12, r13) if r12 >= r13 else (r13, r12)
-        wt, wp = williams_test(hi_r, lo_r, r23, int(yy.size))
-    return CorrelationDifference(metric_a=names[0], metric_b=names[1], statistic=statistic, grouping=grouping,
-                                 difference=delta, ci_low=lo, ci_high=hi, permutation_p=float(perm_p),
-                                 williams_t=wt, williams_p=wp, n=int(common.sum()), n_boot=n_boot, n_perm=n_perm)
+    return compare_all(rating, {names[0]: score_a, names[1]: score_b}, items=items, systems=systems,
+                       pairs=[names], statistic=statistic, grouping=grouping, n_boot=n_boot, n_perm=n_perm,
+                       level=level, rng=rng)[0]

@@ -10,22 +10,26 @@ from attrib_audit.report.console.sensitivity import format_sensitivity
 from attrib_audit.report.console.systems import format_systems, format_systems_brief
 from attrib_audit.report.console.transfer import format_transfer
 from attrib_audit.report.correlations import statistic_label
-from attrib_audit.report.verdict import chance_warning, on_slice, pick
+from attrib_audit.report.verdict import one_dataset, pick, statistic_chance_warning
 
 if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.correlations import CorrelationSection
     from attrib_audit.audit.transfer import TransferSection
 
 
-def format_verdicts(transfer: TransferSection, auroc: Sequence[AurocRow], paired: Sequence[PairedRow]) -> str:
+def format_verdicts(transfer: TransferSection, auroc: Sequence[AurocRow], paired: Sequence[PairedRow],
+                    correlations: CorrelationSection | None = None) -> str:
     """Per construct: the metric to use, whether it is portable, and what it costs on a new dataset (`auroc`,
-    `paired`: results.json's rows, for a construct of one dataset)."""
+    `paired`: results.json's rows, for a construct of one dataset; `correlations`: its correlation block, read
+    under a graded transfer statistic)."""
     unit = statistic_label(transfer.statistic)
     out = [f"Which metric to use, per construct (regret: {unit} lost to each dataset's best, mean [95% CI], in-sample; "
            "naive selector: held-out regret, picked without that dataset):"]
     for c, e in transfer.constructs.items():
         st = e.statistics if e.status == "ok" else None
         if st is None and len(e.datasets) == 1:
-            out.append("  " + on_slice(c, e.datasets[0], auroc, paired).text)
+            out.append("  " + one_dataset(c, e.datasets[0], statistic=transfer.statistic, auroc=auroc, paired=paired,
+                                          correlations=correlations).text)
             continue
         if st is None:
             out.append(f"  {c}: no verdict — {e.reason}")
@@ -40,7 +44,8 @@ def format_verdicts(transfer: TransferSection, auroc: Sequence[AurocRow], paired
         out.append(f"{head}; regret {fmt.ci(f.mean, f.ci_low, f.ci_high)}, worst {_num(f.max)} on "
                    f"{short.get(f.worst_dataset, f.worst_dataset)}; naive selector "
                    f"{fmt.ci(r.mean, r.ci_low, r.ci_high)}")
-        warning = chance_warning(p.metric, e.datasets, auroc, short)
+        warning = statistic_chance_warning(p.metric, e.datasets, statistic=transfer.statistic, auroc=auroc,
+                                           correlations=correlations, names=short)
         if warning:
             out.append(f"    caution: {warning}")
     if transfer.excluded_slices:
@@ -98,7 +103,8 @@ def weighted_note(slices: Sequence[SliceRow]) -> list[str]:
 def format_answer(results: AuditResults, verbose: bool = False) -> str:
     """What `audit` and `demo` print: the verdicts, the AUROC table, and with `verbose` every other section."""
     transfer = results.transfer
-    parts = [format_verdicts(transfer, results.auroc, results.paired) if transfer is not None else "",
+    parts = [format_verdicts(transfer, results.auroc, results.paired, results.correlations)
+             if transfer is not None else "",
              format_table(results)]
     if results.systems is not None:
         parts.append(format_systems_brief(results.systems))

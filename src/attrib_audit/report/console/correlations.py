@@ -22,8 +22,11 @@ def format_correlations(block: CorrelationSection, verbose: bool = False) -> str
         gap = missing_line(e)
         if gap:
             lines.append(f"    {gap}")
+        for why in e.skipped:
+            lines.append(f"    not computed: {why}")
         if verbose and e.differences:
-            lines.append("    metric vs metric (paired, on common rows):")
+            lines.append("    metric vs metric (paired, on common rows; Williams' test on Pearson r, or on Spearman ρ "
+                         "as WMT and FRANK apply it, for all rows and partial only):")
             head, rows = difference_rows(e)
             lines += grid(head, rows, indent="    ", rule=True)
     lines.append("by item / by system: mean of the per-item (across systems) or per-system correlations; partial by "

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Sequence
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _num, grid, short_names
 from attrib_audit.report.console.transfer import signed_ci
+from attrib_audit.report.correlations import statistic_label
 
 if TYPE_CHECKING:  # the records' module imports the statistics (scipy), which `--help` must not load
     from attrib_audit.audit.sensitivity import (
@@ -44,6 +45,8 @@ def _verdict_lines(rows: Sequence[VerdictChange], what: str) -> list[str]:
 def format_sensitivity(sen: SensitivitySection) -> str:
     """The sensitivity detail: window, chunking, matched length, halves, single datasets, exchangeability."""
     out = ["== sensitivity: length, truncation and single-dataset robustness (* = 95% CI excludes 0) =="]
+    if sen.statistic:  # a graded --statistic: which parts use it
+        out.append(f"note: {sen.notes[-1]}")
     w = sen.window
     if w:
         out.append(f"Window sensitivity: scorers rescored at {w.window} tokens (AUROC at own window → at "
@@ -94,7 +97,8 @@ def format_sensitivity(sen: SensitivitySection) -> str:
             out.append(f"Leave-one-dataset-out verdict, '{lo.construct}': not computed ({lo.reason})")
             continue
         f = lo.full
-        out.append(f"Leave-one-dataset-out verdict, '{lo.construct}': all datasets → {f.recommended} "
+        by = f" by {statistic_label(lo.statistic)}" if lo.statistic else ""
+        out.append(f"Leave-one-dataset-out verdict{by}, '{lo.construct}': all datasets → {f.recommended} "
                    f"[{f.verdict}], portable {', '.join(f.portable) or 'none'}; "
                    + ("stable under every drop" if lo.stable else "CHANGES when a dataset is dropped"))
         out += grid(["dropped", "recommended", "verdict", "portable", "changed"],
