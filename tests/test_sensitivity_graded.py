@@ -9,8 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from attrib_audit.audit.select import recommend
-from attrib_audit.audit.sensitivity import lodo_section
+from attrib_audit.audit.recommend import recommend
+from attrib_audit.audit.sensitivity import SensitivitySection, lodo_section
+from attrib_audit.files.records import from_record
 from attrib_audit.report.console.sensitivity import format_sensitivity
 from attrib_audit.report.sensitivity import lodo_blocks
 from attrib_audit.stats.sensitivity import drop_dataset
@@ -82,9 +83,10 @@ def test_graded_statistic_names_the_auroc_only_parts_and_skips_exchangeability(t
     sen = res["sensitivity"]
     assert sen["statistic"] == "spearman" and sen["exchangeability"] == []
     assert "Spearman ρ" in sen["notes"][-1] and "AUROC" in sen["notes"][-1]
-    text = format_sensitivity(res)
+    record = from_record(SensitivitySection, sen)
+    text = format_sensitivity(record)
     assert "Leave-one-dataset-out verdict by Spearman ρ, 'attribution'" in text and "note: the leave-one" in text
-    assert "(by Spearman ρ)" in lodo_blocks(sen["lodo"])[0].caption
+    assert "(by Spearman ρ)" in lodo_blocks(record.lodo)[0].caption
     auroc = _audit(tmp_path, "auroc")["sensitivity"]
     assert "statistic" not in auroc and auroc["exchangeability"]
 
@@ -109,5 +111,6 @@ def test_lodo_tests_chance_against_the_statistic_s_own_null():
     boots = {d: type("S", (), {"boot": _Boot(np.array([0.35, 0.25]), g)})() for d in "xyz"}
     [as_corr] = lodo_section({"k": ["x", "y", "z"]}, ["a", "b"], boots, "Spearman ρ")
     [as_auroc] = lodo_section({"k": ["x", "y", "z"]}, ["a", "b"], boots)
-    assert as_corr["full"]["recommended"] == "a" and as_corr["full"]["verdict"] != "no-better-than-chance"
-    assert as_auroc["full"]["recommended"] is None and as_auroc["full"]["verdict"] == "no-better-than-chance"
+    assert as_corr.full is not None and as_auroc.full is not None
+    assert as_corr.full.recommended == "a" and as_corr.full.verdict != "no-better-than-chance"
+    assert as_auroc.full.recommended is None and as_auroc.full.verdict == "no-better-than-chance"
