@@ -155,4 +155,4 @@ def test_a_cached_audit_rerun_counts_nothing_and_gives_the_same_results(tmp_path
     nocache = run_audit(table, AuditConfig(scorers=("lexical",), n_boot=50, n_perm=50, cache_path=":memory:",
                                            quiet=True), log=lambda _: None).results
     assert nocache.transfer == first.transfer and first.transfer is not None
-    assert np.isfinite([s["evidence_length"]["words_mean"] for s in first.transfer["slices"]]).all()
+    assert np.isfinite([s.evidence_length.words_mean for s in first.transfer.slices]).all()
