@@ -113,7 +113,7 @@ def test_transfer_statistics_use_rows_all_metrics_scored(tmp_path, weighted):
     assert rec.held_out_regret_ci == pytest.approx((sel["ci_low"], sel["ci_high"]))
     lost = sum(v["dropped_by"]["twin"] for v in a["rows"].values())
     assert f"compared on the rows every candidate scored ({480 - lost} of 480); failures removed twin {lost}" in \
-        format_recommendation(to_record(rec))
+        format_recommendation(rec)
 
 
 def test_a_metric_whose_failures_leave_one_class_is_left_out_with_the_reason():

@@ -1,7 +1,6 @@
 import numpy as np
 
 from attrib_audit.audit.recommend import recommend
-from attrib_audit.files.records import to_record
 from attrib_audit.stats.transfer import AurocMatrix
 
 
@@ -47,7 +46,7 @@ def test_on_target_never_recommends_a_metric_no_better_than_chance():
                     _boot([rng.normal(size=150) for _ in range(3)], y, np.arange(150)))
     assert rec.metric is None and rec.verdict == "no-better-than-chance"
     assert "no candidate is better than chance on wice (best: " in rec.caveat and "one-sided" in rec.caveat
-    assert "will do" not in rec.caveat and "no recommendation" in format_recommendation(to_record(rec))
+    assert "will do" not in rec.caveat and "no recommendation" in format_recommendation(rec)
     assert set(rec.chance) == {"lexical", "minilm", "lenratio"}
     assert not any(v["wice"]["beats_chance"] for v in rec.chance.values())
 

@@ -19,7 +19,6 @@ from sklearn.metrics import average_precision_score, cohen_kappa_score
 
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
-from attrib_audit.files.records import to_record
 from attrib_audit.report.browser import Browser, find_chromium
 from attrib_audit.scorers import get_scorer
 from attrib_audit.stats import ht_auroc
@@ -227,7 +226,7 @@ def test_select_on_the_audited_target_dataset_names_its_best_metric_or_the_ties(
     rec = on_target("attribution", "mine", ["a", "b", "c"], boot)
     assert rec.metric == "a" and rec.verdict == "tied-on-target" and "separate it from c" in rec.caveat
     rec = on_target("attribution", "mine", ["a", "b"], bootstrap_aurocs(scores[:2], y, np.arange(600) // 2, n_boot=500))
-    assert rec.verdict == "best-on-target" and "recommended for mine: a" in format_recommendation(to_record(rec))
+    assert rec.verdict == "best-on-target" and "recommended for mine: a" in format_recommendation(rec)
 
 
 @pytest.mark.parametrize("argv, message", [

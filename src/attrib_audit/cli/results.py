@@ -21,10 +21,9 @@ def cmd_select(args: argparse.Namespace) -> int:
         select_from_results,  # here: the statistics import scipy, and `--help` must not
     )
 
-    recs = [to_record(r) for r in select_from_results(args.results, construct=args.construct, scorers=scorers,
-                                                     eps=args.eps)]
+    recs = select_from_results(args.results, construct=args.construct, scorers=scorers, eps=args.eps)
     if args.json:
-        print(json.dumps(recs, indent=2))
+        print(json.dumps([to_record(r) for r in recs], indent=2))
     elif not recs:
         print("no construct with a usable slice in this audit: declare constructs (--construct) and audit again")
     else:

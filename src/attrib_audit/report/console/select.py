@@ -1,38 +1,40 @@
 """`select` and `agree`: the metric to use per construct, and how well two raters agree."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import _ci, grid
 
+if TYPE_CHECKING:  # audit.recommend imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.recommend import Recommendation
 
-def format_recommendation(r: Mapping[str, Any]) -> str:
-    """One `select` recommendation (audit.recommend.Recommendation as files.records.to_record writes it)."""
-    lines = [f"construct '{r['construct']}' ({len(r['datasets'])} datasets: {', '.join(r['datasets'])})"]
-    statistic = r.get("statistic", "auroc")
-    if statistic != "auroc":
-        lines.append(f"  metrics compared by their {STATISTIC_LABELS.get(statistic, statistic)} with the graded human "
-                     "rating (the audit's --statistic), not by AUROC")
-    if r["metric"] is None:
-        return "\n".join(lines + [f"  no recommendation: {r['caveat']}"])
-    if r["held_out_regret"] is None:  # audited on the target dataset itself
-        return "\n".join(lines + [f"  recommended for {r['datasets'][0]}: {r['metric']}   [{r['verdict']}]",
-                                   f"  candidates: {', '.join(r['candidates'])}", f"  caveat: {r['caveat']}"])
-    lines.append(f"  recommended for a new dataset: {r['metric']}   [{r['verdict']}]")
-    lines.append(f"  candidates: {', '.join(r['candidates'])} (regret is against the best candidate per dataset); "
-                 f"portable: {', '.join(r['portable_metrics']) or 'none'}")
-    ci = r["held_out_regret_ci"]
+
+def format_recommendation(r: Recommendation) -> str:
+    """One `select` recommendation."""
+    lines = [f"construct '{r.construct}' ({len(r.datasets)} datasets: {', '.join(r.datasets)})"]
+    if r.statistic != "auroc":
+        lines.append(f"  metrics compared by their {STATISTIC_LABELS.get(r.statistic, r.statistic)} with the graded "
+                     "human rating (the audit's --statistic), not by AUROC")
+    if r.metric is None:
+        return "\n".join(lines + [f"  no recommendation: {r.caveat}"])
+    if not fmt.finite(r.held_out_regret):  # audited on the target dataset itself (null in its JSON)
+        return "\n".join(lines + [f"  recommended for {r.datasets[0]}: {r.metric}   [{r.verdict}]",
+                                   f"  candidates: {', '.join(r.candidates)}", f"  caveat: {r.caveat}"])
+    lines.append(f"  recommended for a new dataset: {r.metric}   [{r.verdict}]")
+    lines.append(f"  candidates: {', '.join(r.candidates)} (regret is against the best candidate per dataset); "
+                 f"portable: {', '.join(r.portable_metrics) or 'none'}")
+    lo, hi = r.held_out_regret_ci if r.held_out_regret_ci is not None else (None, None)
     lines.append(f"  expected regret on a new dataset (leave-one-dataset-out selector): "
-                 f"{fmt.ci(r['held_out_regret'], ci[0], ci[1])}")
-    rows = r["rows"].values()
-    lost = {m: sum(v["dropped_by"][m] for v in rows) for m in r["candidates"]}
+                 f"{fmt.ci(r.held_out_regret, lo, hi)}")
+    rows = r.rows.values()
+    lost = {m: sum(v.dropped_by[m] for v in rows) for m in r.candidates}
     if any(lost.values()):
-        lines.append(f"  compared on the rows every candidate scored ({sum(v['n_used'] for v in rows)} of "
-                     f"{sum(v['n'] for v in rows)}); failures removed "
+        lines.append(f"  compared on the rows every candidate scored ({sum(v.n_used for v in rows)} of "
+                     f"{sum(v.n for v in rows)}); failures removed "
                      + ", ".join(f"{m} {k}" for m, k in lost.items() if k))
-    lines.append(f"  caveat: {r['caveat']}")
+    lines.append(f"  caveat: {r.caveat}")
     return "\n".join(lines)
 
 
