@@ -6,6 +6,7 @@ import json
 
 from attrib_audit.cli import main
 from attrib_audit.report.console import format_agreement, format_plan, grid
+from attrib_audit.validate.plan import PlanRow, SamplePlan
 
 
 def test_grid_pads_aligns_and_rules():
@@ -20,9 +21,9 @@ def test_a_missing_value_is_always_a_dash():
     text = format_agreement({"a": "x", "a_from": "score >= 0.5", "b": "human", "b_from": "human labels",
                              "overall": row, "slices": [{**row, "slice": "s", "kappa": 0.5, "ci_low": None}]})
     assert "undefined" in text and "0.500" in text and "n/a" not in text
-    plan = {"title": "assumed", "best": "m1", "best_auroc": 0.8, "runner": "m2", "notes": [], "pairs_per_cluster": 1,
-            "icc": 0.0, "sims": 10, "n_boot": 20, "recommended_n": None, "goals": ["g"],
-            "rows": [{"n": 50, "half_width": 0.1, "power": None, "undefined": 2}]}
+    plan = SamplePlan(title="assumed", best="m1", best_auroc=0.8, runner="m2", notes=(), pairs_per_cluster=1,
+                      icc=0.0, sims=10, n_boot=20, recommended_n=None, goals=("g",),
+                      rows=(PlanRow(n=50, half_width=0.1, power=None, undefined=2),))
     text = format_plan(plan)
     assert "—" in text and "(2 one-class samples)" in text and "more than 50 pairs are needed for g" in text
 

@@ -37,7 +37,7 @@ from attrib_audit.report import fmt
 from attrib_audit.report.build import build_report
 from attrib_audit.scorers import get_scorer
 from attrib_audit.stats.threshold import Target, certify, naive_threshold
-from attrib_audit.validate.plan import PlanOptions, plan
+from attrib_audit.validate.plan import GatePlan, PlanOptions, plan
 
 FP10 = ["--max-false-pass", "0.1"]
 
@@ -376,13 +376,14 @@ def test_plan_gives_the_label_counts_of_threshold_and_simulates_them(demo):
     plans = plan(PlanOptions(results=str(demo), gate=Target("false_pass", 0.1), sims=20))
     assert len(plans) == 8
     for p in plans:
-        sl = p["title"].split("slice ", 1)[1].rsplit(", ", 1)[0]
+        assert isinstance(p, GatePlan)
+        sl = p.title.split("slice ", 1)[1].rsplit(", ", 1)[0]
         e = got[("lexical", sl)]
-        assert p["certified_threshold"] == e["certified_threshold"]
-        if p["certified_threshold"] is None:  # one answer to "how many labels": threshold's own counts
-            assert p["fewest_labels"] == e["fewest_labels"] and p["label_need"] == e["label_need"]
-        if p["simulated"]:
-            assert p["simulated"]["n"] == e["fewest_labels"]["labels_needed"]
-            assert 0 <= p["simulated"]["certified_share"] <= 1
+        assert p.certified_threshold == e["certified_threshold"]
+        if p.certified_threshold is None:  # one answer to "how many labels": threshold's own counts
+            assert to_record(p.fewest_labels) == e["fewest_labels"] and to_record(p.label_need) == e["label_need"]
+        if p.simulated:
+            assert p.simulated.n == e["fewest_labels"]["labels_needed"]
+            assert 0 <= p.simulated.certified_share <= 1
     code, out = run("plan", "--results", str(demo), *FP10, "--sims", "10", "--slice", "attributionbench:LFQA")
     assert code == 0 and "label 275 pairs in all (225 more)" in out and "simulated: 10 samples of 275 pairs" in out

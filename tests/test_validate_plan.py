@@ -174,12 +174,12 @@ def test_plan_never_asks_for_more_than_the_pool_and_says_when_it_is_out_of_reach
     assert fpc(150, 150) == 0.0 and abs(fpc(50, 150) - ((100 / 149) ** 0.5)) < 1e-12
     opts = PlanOptions(auroc=(0.7,), prevalence=0.3, half_width=0.05, sims=20, n_boot=100, pool=150)
     (p,) = plan(opts)
-    assert [r["n"] for r in p["rows"]] == [50, 100, 150] and p["recommended_n"] is None
-    assert p["rows"][-1]["half_width_pool"] == 0.0
+    assert [r.n for r in p.rows] == [50, 100, 150] and p.recommended_n is None
+    assert p.rows[-1].half_width_pool == 0.0
     text = format_plan(p)
     assert "out of reach: even labelling the whole pool of 150 pairs" in text and "label 500" not in text
     (easy,) = plan(PlanOptions(auroc=(0.7,), prevalence=0.3, half_width=0.2, sims=20, n_boot=100, pool=150))
-    assert easy["recommended_n"] is not None and easy["recommended_n"] <= 150
+    assert easy.recommended_n is not None and easy.recommended_n <= 150
 
 
 def test_gate_plan_pool_reach_gives_the_best_bound_the_whole_pool_can_certify():
@@ -197,10 +197,10 @@ def test_gate_plan_pool_reach_gives_the_best_bound_the_whole_pool_can_certify():
     need = fewest_labels(data, cert)
     assert cert.threshold is None and need.labels_needed > 100
     r = pool_reach(need, t, 0.1, cert.p_value_method, data.n, 100)
-    assert not r["reachable"] and r["labels"] == 100
+    assert not r.reachable and r.labels == 100
     units = need.units_at_hand * 100 / 60
-    assert r["bound_with_pool"] == float(risk_upper_bound(need.risk, units, 0.1, "binomial")[0]) > 0.05
-    assert pool_reach(need, t, 0.1, cert.p_value_method, data.n, 10 ** 6)["reachable"]
+    assert r.bound_with_pool == float(risk_upper_bound(need.risk, units, 0.1, "binomial")[0]) > 0.05
+    assert pool_reach(need, t, 0.1, cert.p_value_method, data.n, 10 ** 6).reachable
 
 
 def test_plan_without_a_pool_says_its_sizes_are_not_capped(capsys):

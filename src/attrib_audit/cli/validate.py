@@ -25,7 +25,7 @@ from attrib_audit.external.sources import parse_score_col
 from attrib_audit.report.console import format_gate_plan, format_plan
 from attrib_audit.report.until_sure import until_sure_plan_text, until_sure_text
 from attrib_audit.validate.label import DEFAULT_PORT, export, serve
-from attrib_audit.validate.plan import DEFAULT_GRID, GRID_RANGE, TARGET_POWER, PlanOptions, plan
+from attrib_audit.validate.plan import DEFAULT_GRID, GRID_RANGE, TARGET_POWER, GatePlan, PlanOptions, SamplePlan, plan
 from attrib_audit.validate.sample import POOL_FIELDS, STRATEGIES, sample
 from attrib_audit.validate.until_sure import (
     ANNOTATOR,
@@ -109,13 +109,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
                        delta=args.delta, pool=pool_size(args.pool))
     plans = plan(opts)
     if opts.gate is not None:
-        print("\n\n".join(format_gate_plan(p) for p in plans))
+        print("\n\n".join(format_gate_plan(p) for p in plans if isinstance(p, GatePlan)))
         return 0
-    for p in plans:
+    samples = [p for p in plans if isinstance(p, SamplePlan)]
+    for p in samples:
         print(format_plan(p) + "\n")
-    if len(plans) > 1:
-        recs = [p["recommended_n"] for p in plans]
-        need = None if None in recs else max(recs)
+    if len(samples) > 1:
+        recs = [p.recommended_n for p in samples if p.recommended_n is not None]
+        need = max(recs) if len(recs) == len(samples) else None
         overall = (f"label {need} pairs (the most any audited slice needs)" if need
                    else "some slice needs more than the grid allows")
         print(f"overall: {overall}")

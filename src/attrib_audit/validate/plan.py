@@ -17,7 +17,7 @@ A gate target (`--max-false-pass` etc.) asks instead how many labels certify a t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -26,7 +26,6 @@ import numpy as np
 from attrib_audit.audit.saved import read_results
 from attrib_audit.audit.thresholds import scored_from_results, slice_data
 from attrib_audit.errors import UsageError
-from attrib_audit.files.records import to_record
 from attrib_audit.stats.auroc import auroc, average_ranks, ht_auroc
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, percentile_ci
 from attrib_audit.stats.threshold import (
@@ -172,11 +171,42 @@ def estimate_icc(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray) -> 
 
 @dataclass(frozen=True)
 class PlanRow:
+    """One sample size of a plan's curve, from its simulated samples."""
+
     n: int
     half_width: float  # mean over simulated samples of the best metric's 95% CI half-width
     power: float | None  # share of samples whose paired CI of best − runner-up lies above zero
     undefined: int  # samples with one class only (AUROC undefined; counted as not detected)
     half_width_pool: float | None = None  # with a finite pool: the half-width for the pool's own AUROC (FPC)
+
+
+@dataclass(frozen=True)
+class HanleyMcNeil:
+    """The textbook sample size (independent pairs) for the half-width target: a cross-check of the simulation."""
+
+    n: int | None = field(metadata={"json": "hanley_mcneil_n"})  # None: not reached below 100 000 pairs
+
+
+@dataclass(frozen=True)
+class SamplePlan:
+    """One scenario's plan (an audited slice, or the assumed population): the simulated curve and the n it
+    recommends (None: no grid size meets the goals)."""
+
+    title: str
+    best: str
+    best_auroc: float  # the best metric's AUROC on the population simulated
+    runner: str | None  # the runner-up planned for (only with --detect)
+    notes: tuple[str, ...]
+    pairs_per_cluster: int
+    icc: float
+    sims: int
+    n_boot: int
+    rows: tuple[PlanRow, ...]
+    recommended_n: int | None
+    goals: tuple[str, ...]
+    hanley_mcneil: HanleyMcNeil | None = field(default=None, metadata={"skip_default": True, "inline": True})
+    pool: int | None = field(default=None, metadata={"skip_default": True})  # pairs in the pool, when given
+    pool_note: str = field(default="", metadata={"skip_default": True})  # what the pool's half-width is for
 
 
 def fpc(n: int, pool: int) -> float:
@@ -351,23 +381,28 @@ def scenario_from_assumptions(opts: PlanOptions) -> Scenario:
                     gap=None if runner is None else round(aurocs[0] - aurocs[1], 4))
 
 
-def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOptions) -> dict:
-    """One scenario's plan as plain data (what report.console.format_plan prints)."""
+def plan_entry(sc: Scenario, rows: list[PlanRow], rec: int | None, opts: PlanOptions) -> SamplePlan:
+    """One scenario's plan (what report.console.format_plan prints)."""
     truth = sc.pop.true_aurocs()
-    entry = {"title": sc.title, "best": sc.names[sc.best], "best_auroc": float(truth[sc.best]),
-             "runner": sc.names[sc.runner] if sc.runner is not None else None, "notes": list(sc.notes),
-             "pairs_per_cluster": sc.m, "icc": sc.icc, "sims": opts.sims, "n_boot": opts.n_boot,
-             "rows": [to_record(r) for r in rows], "recommended_n": rec,
-             "goals": ([f"95% CI half-width ≤ {opts.half_width}"] if opts.half_width is not None else [])
-             + ([f"power ≥ {TARGET_POWER} to show a {sc.gap} AUROC gap"] if sc.runner is not None else [])}
+    hanley = None
     if sc.title == "assumed" and opts.half_width is not None and sc.m == 1:  # the textbook formula, as a cross-check
         a, p = truth[0], sc.pop.prevalence
-        entry["hanley_mcneil_n"] = next((n for n in range(20, 100_000, 10)
-                                         if 1.96 * hanley_mcneil_se(a, n * p, n * (1 - p)) <= opts.half_width), None)
-    return entry
+        hanley = HanleyMcNeil(next((n for n in range(20, 100_000, 10)
+                                    if 1.96 * hanley_mcneil_se(a, n * p, n * (1 - p)) <= opts.half_width), None))
+    pool_note = "" if opts.pool is None else (
+        f"the pool holds {opts.pool} pairs: no plan asks for more. half-width(pool) is for the pool's own AUROC "
+        "(finite-population correction √((N − n)/(N − 1))); the audit's CI, and the targets, are for data like these "
+        "beyond the pool")
+    return SamplePlan(
+        title=sc.title, best=sc.names[sc.best], best_auroc=float(truth[sc.best]),
+        runner=sc.names[sc.runner] if sc.runner is not None else None, notes=tuple(sc.notes),
+        pairs_per_cluster=sc.m, icc=sc.icc, sims=opts.sims, n_boot=opts.n_boot, rows=tuple(rows), recommended_n=rec,
+        goals=tuple(([f"95% CI half-width ≤ {opts.half_width}"] if opts.half_width is not None else [])
+                    + ([f"power ≥ {TARGET_POWER} to show a {sc.gap} AUROC gap"] if sc.runner is not None else [])),
+        hanley_mcneil=hanley, pool=opts.pool, pool_note=pool_note)
 
 
-def plan(opts: PlanOptions) -> list[dict]:
+def plan(opts: PlanOptions) -> list[SamplePlan] | list[GatePlan]:
     """One plan per scenario: each audited two-class slice of `opts.results`, or the assumed population;
     with a gate target, one per slice and scorer (`gate_plans`)."""
     if opts.gate is not None:
@@ -387,19 +422,13 @@ def plan(opts: PlanOptions) -> list[dict]:
         raise UsageError(f"--pool must be at least 2 pairs, got {opts.pool}")
     scenarios = scenarios_from_results(Path(opts.results), opts) if opts.results else [scenario_from_assumptions(opts)]
     grid = pool_grid(opts.grid, opts.pool)
-    out = []
+    out: list[SamplePlan] = []
     for sc in scenarios:
         rows, rec = plan_curve(sc.pop, grid, best=sc.best, runner=sc.runner, m=sc.m, icc=sc.icc,
                                half_width=opts.half_width, n_sims=opts.sims, n_boot=opts.n_boot, seed=opts.seed)
         if opts.pool is not None:
             rows = [replace(r, half_width_pool=r.half_width * fpc(r.n, opts.pool)) for r in rows]
-        entry = plan_entry(sc, rows, rec, opts)
-        if opts.pool is not None:
-            entry["pool"] = opts.pool
-            entry["pool_note"] = (f"the pool holds {opts.pool} pairs: no plan asks for more. half-width(pool) is for "
-                                  "the pool's own AUROC (finite-population correction √((N − n)/(N − 1))); the audit's "
-                                  "CI, and the targets, are for data like these beyond the pool")
-        out.append(entry)
+        out.append(plan_entry(sc, rows, rec, opts))
     return out
 
 
@@ -411,6 +440,48 @@ def pool_grid(grid: Sequence[int], pool: int | None) -> tuple[int, ...]:
 
 
 # ---- gates: how many labels certify a threshold ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GateSimulation:
+    """Simulated samples of the label count: the share of them on which a threshold is certified."""
+
+    n: int  # pairs per simulated sample (the count, capped at the pool)
+    pairs_per_cluster: int
+    icc: float
+    sims: int
+    certified_share: float
+
+
+@dataclass(frozen=True)
+class PoolReach:
+    """Whether labelling the pool can certify the cheapest threshold, and if not, the best the whole pool shows."""
+
+    reachable: bool
+    labels: int  # the labels needed, or the whole pool when it is not enough
+    bound_with_pool: float  # the (1 − δ) risk bound with the whole pool labelled, at the rates seen
+    rate_with_pool: float  # that bound in the target's terms
+    reachable_target: str  # the target that bound certifies, as the CLI spells it
+
+
+@dataclass(frozen=True)
+class GatePlan:
+    """One slice and scorer under a gate target: certified already, or the labels that would certify a threshold."""
+
+    title: str
+    target: str
+    delta: float
+    unit: str
+    n: int  # labelled pairs of the slice
+    n_failed: int  # pairs the scorer failed on
+    certified_threshold: float | None
+    reason: str
+    label_need: LabelNeed | None  # the loosest threshold under the target
+    fewest_labels: LabelNeed | None  # the cheapest threshold
+    simulated: GateSimulation | None
+    pool: int | None
+    pool_reach: PoolReach | None
+    supported_pass: float | None  # share of supported answers the certified threshold passes
+
 
 def gate_power(pop: EmpiricalPopulation, n: int, *, m: int, icc: float, target: Target, delta: float, unit: str,
                n_sims: int, seed: Sequence[int]) -> float:
@@ -424,7 +495,7 @@ def gate_power(pop: EmpiricalPopulation, n: int, *, m: int, icc: float, target: 
     return hits / n_sims
 
 
-def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
+def gate_plans(folder: Path, opts: PlanOptions) -> list[GatePlan]:
     """Per slice and scorer of an audit: certified already, or the labels that would certify a threshold.
 
     The count is `threshold`'s own (stats.threshold.label_need and fewest_labels on the same data, so both commands
@@ -447,20 +518,15 @@ def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
         for name in names:
             data, n_failed = slice_data(pairs, name, sl)
             cert = certify(data, gate, opts.delta, unit=opts.unit)
-            entry = {"title": f"slice {sl}, {name}", "target": gate.describe(), "delta": opts.delta,
-                     "unit": cert.unit, "n": data.n, "n_failed": n_failed, "certified_threshold": cert.threshold,
-                     "reason": cert.reason, "label_need": None, "fewest_labels": None, "simulated": None,
-                     "pool": opts.pool, "pool_reach": None, "supported_pass": None}
+            supported_pass = need = fewest = reach = simulated = None
             if cert.threshold is not None and data.labels.any():
                 sup = data.labels == 1
                 passed = sup & (data.scores >= cert.threshold)
-                entry["supported_pass"] = float(data.w[passed].sum() / data.w[sup].sum())
+                supported_pass = float(data.w[passed].sum() / data.w[sup].sum())
             if cert.threshold is None and data.n and 0 < data.labels.sum() < data.n:
                 need, fewest = label_need(data, cert), fewest_labels(data, cert)
-                entry.update(label_need=need and to_record(need), fewest_labels=fewest and to_record(fewest))
                 if fewest and opts.pool is not None:
-                    entry["pool_reach"] = pool_reach(fewest, gate, opts.delta, cert.p_value_method, data.n,
-                                                     opts.pool)
+                    reach = pool_reach(fewest, gate, opts.delta, cert.p_value_method, data.n, opts.pool)
                 # a count past the search's (a target like false-pass ≤ 1e-9) is stated, not simulated: no sample fits
                 if fewest and fewest.labels_needed is not None and (fewest.units_needed or 0) <= MAX_UNITS:
                     n_sim = fewest.labels_needed if opts.pool is None else min(fewest.labels_needed, opts.pool)
@@ -471,16 +537,18 @@ def gate_plans(folder: Path, opts: PlanOptions) -> list[dict]:
                         else None) or 0.0 if m > 1 else 0.0
                     prevalence = float((data.w * data.labels).sum() / data.w.sum())
                     pop = EmpiricalPopulation(data.scores[None, :], data.labels, prevalence, data.weights)
-                    entry["simulated"] = {
-                        "n": n_sim, "pairs_per_cluster": m, "icc": icc, "sims": opts.sims,
-                        "certified_share": gate_power(pop, n_sim, m=m, icc=icc, target=gate,
-                                                      delta=opts.delta, unit=cert.unit, n_sims=opts.sims,
-                                                      seed=(opts.seed, n_sim))}
-            out.append(entry)
+                    simulated = GateSimulation(
+                        n=n_sim, pairs_per_cluster=m, icc=icc, sims=opts.sims,
+                        certified_share=gate_power(pop, n_sim, m=m, icc=icc, target=gate, delta=opts.delta,
+                                                   unit=cert.unit, n_sims=opts.sims, seed=(opts.seed, n_sim)))
+            out.append(GatePlan(title=f"slice {sl}, {name}", target=gate.describe(), delta=opts.delta, unit=cert.unit,
+                                n=data.n, n_failed=n_failed, certified_threshold=cert.threshold, reason=cert.reason,
+                                label_need=need, fewest_labels=fewest, simulated=simulated, pool=opts.pool,
+                                pool_reach=reach, supported_pass=supported_pass))
     return out
 
 
-def pool_reach(need: LabelNeed, target: Target, delta: float, method: str, n: int, pool: int) -> dict:
+def pool_reach(need: LabelNeed, target: Target, delta: float, method: str, n: int, pool: int) -> PoolReach:
     """Whether labelling the pool can certify the cheapest threshold, and if not, the best the whole pool can show.
 
     Args:
@@ -492,14 +560,14 @@ def pool_reach(need: LabelNeed, target: Target, delta: float, method: str, n: in
         pool: pairs in the pool.
 
     Returns:
-        {"reachable", "labels": at most the pool, "bound_with_pool": the (1 − δ) risk bound with all of it labelled,
-        "rate_with_pool": that bound in the target's terms}.
+        The reach: at most the pool's labels, and the (1 − δ) risk bound (and rate) with all of it labelled.
     """
     labels = need.labels_needed
     reachable = labels is not None and labels <= pool
     units = need.units_at_hand * pool / max(n, 1)
     bound = float(risk_upper_bound(np.array([need.risk]), np.array([units]), delta, method)[0])
     sign = "≤" if target.kind == "false_pass" else "≥"
-    return {"reachable": reachable, "labels": labels if labels is not None and reachable else pool,
-            "bound_with_pool": bound, "rate_with_pool": target.rate(bound),
-            "reachable_target": f"{target.kind.replace('_', '-')} {sign} {target.rate(bound):.3g} (delta {delta:g})"}
+    return PoolReach(reachable=reachable, labels=labels if labels is not None and reachable else pool,
+                     bound_with_pool=bound, rate_with_pool=target.rate(bound),
+                     reachable_target=f"{target.kind.replace('_', '-')} {sign} {target.rate(bound):.3g} "
+                                      f"(delta {delta:g})")
