@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
+from attrib_audit.audit.agreement import Agreement, Confusion, Kappa
 from attrib_audit.cli import main
 from attrib_audit.report.console import format_agreement, format_plan, grid
 from attrib_audit.validate.plan import PlanRow, SamplePlan
@@ -16,10 +18,12 @@ def test_grid_pads_aligns_and_rules():
 
 
 def test_a_missing_value_is_always_a_dash():
-    row = {"slice": "ALL", "kappa": None, "ci_low": None, "ci_high": None, "n": 0, "n_excluded": 3,
-           "confusion": {"counts": [[0, 0], [0, 0]]}}
-    text = format_agreement({"a": "x", "a_from": "score >= 0.5", "b": "human", "b_from": "human labels",
-                             "overall": row, "slices": [{**row, "slice": "s", "kappa": 0.5, "ci_low": None}]})
+    nan = float("nan")
+    row = Kappa(kappa=nan, ci_low=nan, ci_high=nan, n=0, n_groups=0, n_excluded=3, raw_agreement=None,
+                n_boot_dropped=20, confusion=Confusion(counts=((0, 0), (0, 0))))
+    text = format_agreement(Agreement(run_id=None, a="x", b="human", a_from="score >= 0.5", b_from="human labels",
+                                      n_boot=20, seed=0, ci="95%", overall=row,
+                                      slices=(replace(row, slice="s", kappa=0.5),)))
     assert "undefined" in text and "0.500" in text and "n/a" not in text
     plan = SamplePlan(title="assumed", best="m1", best_auroc=0.8, runner="m2", notes=(), pairs_per_cluster=1,
                       icc=0.0, sims=10, n_boot=20, recommended_n=None, goals=("g",),

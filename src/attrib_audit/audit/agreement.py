@@ -6,14 +6,16 @@ rater has no rating (a failed judgement) are left out and counted.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from attrib_audit.data.errors import DataError
-from attrib_audit.files.jsonfile import plain, read_json, sealed_json
+from attrib_audit.files.jsonfile import read_json, sealed_json
 from attrib_audit.files.outdir import run_id_of, write_text_atomic
+from attrib_audit.files.records import to_record
 from attrib_audit.stats.agreement import clustered_kappa_ci, confusion_matrix
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 
@@ -44,20 +46,61 @@ def ratings(frame: pd.DataFrame, name: str, threshold: float) -> tuple[np.ndarra
     return np.where(np.isfinite(s), (s >= threshold).astype(np.int64), -1), f"score >= {threshold:g}"
 
 
-def _one(a: np.ndarray, b: np.ndarray, groups: np.ndarray, n_boot: int, rng: np.random.Generator) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class Confusion:
+    """Counts of (a's rating, b's rating): rows a, columns b, in the order of `labels`."""
+
+    rows: str = "a"
+    cols: str = "b"
+    labels: tuple[str, str] = ("not_attributable", "attributable")
+    counts: tuple[tuple[int, int], tuple[int, int]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Kappa:
+    """Cohen's κ of two raters on one slice (or all rows), with its clustered-bootstrap 95% CI."""
+
+    slice: str | None = field(default=None, metadata={"skip_default": True})  # None: every row
+    kappa: float  # NaN where chance agreement is 1 (undefined)
+    ci_low: float
+    ci_high: float
+    n: int  # rows both raters rated
+    n_groups: int
+    n_excluded: int  # rows either rater has no rating for
+    raw_agreement: float | None  # None with no rows
+    n_boot_dropped: int
+    confusion: Confusion
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """κ(a, b) overall and per slice: one comparison of agreement.json."""
+
+    run_id: str | None
+    a: str
+    b: str
+    a_from: str  # how a's ratings were derived
+    b_from: str
+    n_boot: int
+    seed: int
+    ci: str
+    overall: Kappa
+    slices: tuple[Kappa, ...]
+
+
+def _one(a: np.ndarray, b: np.ndarray, groups: np.ndarray, n_boot: int, rng: np.random.Generator,
+         sl: str | None = None) -> Kappa:
     ok = (a >= 0) & (b >= 0)
     est = clustered_kappa_ci(a[ok], b[ok], groups[ok], labels=LABELS, n_boot=n_boot, seed=rng)
     _, cm = confusion_matrix(a[ok], b[ok], labels=LABELS)
-    return {"kappa": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
-            "n_groups": est.n_groups, "n_excluded": int((~ok).sum()),
-            "raw_agreement": np.mean(a[ok] == b[ok]) if ok.any() else None,
-            "n_boot_dropped": est.n_boot_dropped,
-            "confusion": {"rows": "a", "cols": "b", "labels": ["not_attributable", "attributable"],
-                          "counts": cm.tolist()}}
+    (c00, c01), (c10, c11) = cm.tolist()
+    return Kappa(slice=sl, kappa=est.estimate, ci_low=est.ci_low, ci_high=est.ci_high, n=est.n, n_groups=est.n_groups,
+                 n_excluded=int((~ok).sum()), raw_agreement=float(np.mean(a[ok] == b[ok])) if ok.any() else None,
+                 n_boot_dropped=est.n_boot_dropped, confusion=Confusion(counts=((c00, c01), (c10, c11))))
 
 
 def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5, n_boot: int = DEFAULT_B,
-              seed: int = 0) -> dict[str, Any]:
+              seed: int = 0) -> Agreement:
     """κ(a, b) overall and per slice of DIR/scores.parquet, added to DIR/agreement.json."""
     import pandas as pd
 
@@ -77,15 +120,12 @@ def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5
     ra, how_a = ratings(frame, a, threshold)
     rb, how_b = ratings(frame, b, threshold)
     slices = frame["slice"].astype(str).to_numpy(object)
-    out: dict[str, Any] = {"run_id": run_id, "a": a, "b": b, "a_from": how_a, "b_from": how_b,
-                           "n_boot": n_boot, "seed": seed,
-                           "ci": "95% percentile, clustered bootstrap over `group`",
-                           "overall": _one(ra, rb, groups, n_boot, slice_rng(seed, "__overall__")), "slices": []}
-    for sl in sorted(set(slices)):
-        rows = slices == sl
-        out["slices"].append({"slice": sl, **_one(ra[rows], rb[rows], groups[rows], n_boot, slice_rng(seed, sl))})
-    out = plain(out)
-    _save(Path(results_dir) / "agreement.json", out)
+    out = Agreement(run_id=run_id, a=a, b=b, a_from=how_a, b_from=how_b, n_boot=n_boot, seed=seed,
+                    ci="95% percentile, clustered bootstrap over `group`",
+                    overall=_one(ra, rb, groups, n_boot, slice_rng(seed, "__overall__")),
+                    slices=tuple(_one(ra[slices == sl], rb[slices == sl], groups[slices == sl], n_boot,
+                                      slice_rng(seed, sl), sl) for sl in sorted(set(slices))))
+    _save(Path(results_dir) / "agreement.json", to_record(out))
     return out
 
 

@@ -1,13 +1,14 @@
 """`select` and `agree`: the metric to use per construct, and how well two raters agree."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING
 
 from attrib_audit.audit.config import STATISTIC_LABELS
 from attrib_audit.report import fmt
-from attrib_audit.report.console.grid import _ci, grid
+from attrib_audit.report.console.grid import grid
 
 if TYPE_CHECKING:  # audit.recommend imports the statistics (scipy), which `--help` must not load
+    from attrib_audit.audit.agreement import Agreement
     from attrib_audit.audit.recommend import Recommendation
 
 
@@ -38,14 +39,15 @@ def format_recommendation(r: Recommendation) -> str:
     return "\n".join(lines)
 
 
-def format_agreement(res: Mapping[str, Any]) -> str:
+def format_agreement(res: Agreement) -> str:
     """Cohen's κ per slice (audit.agreement.agreement's result)."""
     rows = []
-    for row in [{"slice": "ALL", **res["overall"]}, *res["slices"]]:
-        cm = row["confusion"]["counts"]
-        rows.append([row["slice"], "undefined" if row["kappa"] is None else _ci(row, "kappa"), str(row["n"]),
-                     str(row["n_excluded"]), f"[[{cm[0][0]}, {cm[0][1]}], [{cm[1][0]}, {cm[1][1]}]]"])
-    return "\n".join([f"Cohen's kappa: {res['a']} ({res['a_from']}) vs {res['b']} ({res['b_from']})",
+    for row in [res.overall, *res.slices]:
+        cm = row.confusion.counts
+        kappa = fmt.ci(row.kappa, row.ci_low, row.ci_high) if fmt.finite(row.kappa) else "undefined"
+        rows.append(["ALL" if row.slice is None else row.slice, kappa, str(row.n), str(row.n_excluded),
+                     f"[[{cm[0][0]}, {cm[0][1]}], [{cm[1][0]}, {cm[1][1]}]]"])
+    return "\n".join([f"Cohen's kappa: {res.a} ({res.a_from}) vs {res.b} ({res.b_from})",
                       *grid(["slice", "kappa [95% CI]", "n", "excluded",
-                             f"confusion (rows {res['a']}, cols {res['b']}; 0, 1)"],
+                             f"confusion (rows {res.a}, cols {res.b}; 0, 1)"],
                             rows, indent="  ")])
