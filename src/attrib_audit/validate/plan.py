@@ -474,7 +474,7 @@ class GatePlan:
     n: int  # labelled pairs of the slice
     n_failed: int  # pairs the scorer failed on
     certified_threshold: float | None
-    reason: str
+    reason: str | None  # why no threshold is certified (None when one is)
     label_need: LabelNeed | None  # the loosest threshold under the target
     fewest_labels: LabelNeed | None  # the cheapest threshold
     simulated: GateSimulation | None
