@@ -94,7 +94,7 @@ def test_summeval_audit_adds_the_system_level_section_with_known_answers(audit):
     assert any(n.startswith("no pass rate for lexical, minilm, blend, bertscore: no other slice") for n in e["notes"])
     assert e["reversals"] and {r["metric"] for r in e["reversals"]} <= set(METRICS)
     # the terminal leads with the answer: one line per slice plus the reversal count, the tables only with -v
-    pick = pick_ranker(e)
+    pick = pick_ranker(saved_systems(block, "results.json").slices[0])  # the typed record read back
     brief = stdout[stdout.index("System level:"):].split("\n\n")[0].splitlines()
     assert len(brief) == 3 and f"rank with {pick.metric} — τ-b" in brief[1] and "reversals" in brief[2]
     assert "Reversals (labels prefer A" not in stdout
@@ -201,7 +201,7 @@ def test_a_slice_with_one_system_is_skipped_with_the_reason_and_rows_without_one
     a, b = block.slices
     assert a.status == "ok" and a.statistics is not None and a.statistics.design.paired
     assert b.status == "skipped" and b.statistics is None and "1 system named" in b.reason
-    assert b.n_without_system == 50 and pick_ranker(to_record(b)).verdict == "no-recommendation"
+    assert b.n_without_system == 50 and pick_ranker(b).verdict == "no-recommendation"
     assert list(to_record(b)) == ["slice", "n_rows", "n_without_system", "n_systems", "thresholds", "status", "reason",
                                   "notes"]  # a skipped slice holds no statistics keys, not nulls
     assert systems_section(d["keys"], d["labels"], d["groups"], [None] * len(systems), d["scores"], [],
@@ -299,3 +299,28 @@ def test_system_names_are_data_in_the_report_and_its_plots(tmp_path):
     md = (out / "report.md").read_text()
     assert r"$a$b\|x" in md and r"\*bold\* [l\](u)" in md and r"\<i>c\</i>" in md
     assert "&lt;i&gt;c&lt;/i&gt;" in (out / "report.html").read_text()
+
+
+def test_the_renderers_read_the_records_alike_fresh_and_read_back_from_json():
+    """A section as computed (NaN where a statistic is undefined) and as results.json reads it back (null → NaN, or
+    None for a None-able field) gives the same pick, the same terminal text and the same JSON."""
+    from attrib_audit.report.console import format_ranker, format_systems, format_systems_brief
+
+    d = _two_slices()
+    flat = {m: np.where(d["keys"] == "B", 0.5, x) for m, x in d["scores"].items()}  # every system ties on slice B
+    fresh = systems_section(d["keys"], d["labels"], d["groups"], d["systems"], flat, [],
+                            SystemSettings(n_boot=40, seed=2, level=0.95))
+    back = saved_systems(json.loads(json.dumps(to_record(fresh), allow_nan=False)), "results.json")
+    assert to_record(back) == to_record(fresh)
+    a, b = back.slices
+    assert b.statistics is not None and all(np.isnan(x.tau.estimate) for x in b.statistics.agreement)
+    assert isinstance(a.thresholds["lexical"].threshold, float) and a.thresholds["lexical"].from_slices == ["B"]
+    assert a.item_vs_system is not None and a.item_vs_system[0].auroc is None  # no AUROC rows given: None, not NaN
+    for x, y in zip(fresh.slices, back.slices):
+        assert to_record(pick_ranker(x)) == to_record(pick_ranker(y))
+        assert format_ranker(pick_ranker(x)) == format_ranker(pick_ranker(y))
+    assert pick_ranker(b).verdict == "no-recommendation" and "no candidate has a defined τ-b" in pick_ranker(b).caveat
+    assert pick_ranker(a).metric in METRICS and pick_ranker(a).tau == a.statistics.agreement[
+        [x.metric for x in a.statistics.agreement].index(pick_ranker(a).metric)].tau
+    assert format_systems(back) == format_systems(fresh) and format_systems_brief(back) == format_systems_brief(fresh)
+    assert "B (16 systems × 50 shared inputs): no recommendation" in format_systems_brief(back)

@@ -34,6 +34,7 @@ from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch
 from attrib_audit.stats.bootstrap import BootstrapAUROC
 from attrib_audit.stats.systems import SystemLevel
+from attrib_audit.stats.types import Estimate
 
 if TYPE_CHECKING:  # these records import the statistics (scipy): bound at read time by audit.saved.bind_records
     from attrib_audit.audit.correlations import CorrelationSection, CutSensitivity, StatisticBoot
@@ -193,6 +194,35 @@ class Unavailable:
 
 
 @dataclass(frozen=True)
+class TransferredThreshold:
+    """A metric's pass threshold for one slice, chosen on the OTHER slices of the audit (audit.systems), or None and
+    why: no other slice, or the other slices' scored rows hold one class."""
+
+    threshold: float | None
+    from_slices: list[str] | None = field(default=None, metadata={"json": "from", "skip_default": True})
+    n_train: int | None = field(default=None, metadata={"skip_default": True})  # the finite rows it was chosen on
+    train_balanced_accuracy: float | None = field(default=None, metadata={"skip_default": True})
+    reason: str | None = field(default=None, metadata={"skip_default": True})  # why there is no threshold
+
+
+@dataclass(frozen=True)
+class ItemVsSystem:
+    """One metric's item-level AUROC [CI] beside its system-level τ-b [CI] (mean score), and a note where the two
+    levels disagree (`item`, `system`: above / holds / below the null, or undefined)."""
+
+    metric: str
+    auroc: float | None
+    auroc_ci_low: float | None
+    auroc_ci_high: float | None
+    tau: Estimate
+    pairwise_accuracy: Estimate
+    item: str
+    system: str
+    disagree: bool
+    note: str | None
+
+
+@dataclass(frozen=True)
 class SystemsSlice:
     """One slice of the system-level section (audit.systems.slice_section): its statistics (stats.systems.SystemLevel,
     written inline) when status is ok, else why the slice is skipped."""
@@ -201,12 +231,12 @@ class SystemsSlice:
     n_rows: int  # rows that name a system
     n_without_system: int
     n_systems: int
-    thresholds: dict[str, dict[str, Any]]  # metric -> threshold chosen on the other slices (or None and why)
+    thresholds: dict[str, TransferredThreshold]  # metric -> threshold chosen on the other slices (or None and why)
     status: str  # ok | skipped
     reason: str | None = field(default=None, metadata={"skip_default": True})  # why a slice is skipped
     statistics: SystemLevel | None = field(default=None, metadata={"inline": True, "skip_default": True})
     # AUROC [CI] beside τ-b [CI] per metric, with a note where they disagree
-    item_vs_system: list[dict[str, Any]] | None = field(default=None, metadata={"skip_default": True})
+    item_vs_system: list[ItemVsSystem] | None = field(default=None, metadata={"skip_default": True})
     notes: list[str] = field(default_factory=list)
 
 

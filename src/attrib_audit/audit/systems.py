@@ -11,13 +11,22 @@ an audit folder's saved scores, without rescoring. Nothing here prints.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.audit.results import AuditResults, AurocRow, SystemsBlock, SystemsSlice, results_path
+from attrib_audit.audit.results import (
+    AuditResults,
+    AurocRow,
+    ItemVsSystem,
+    SystemsBlock,
+    SystemsSlice,
+    TransferredThreshold,
+    results_path,
+)
 from attrib_audit.audit.saved import read_results
 from attrib_audit.audit.spec import StatsSpec
 from attrib_audit.errors import SpecError, UsageError, saved_layout
@@ -25,7 +34,14 @@ from attrib_audit.files.outdir import run_id_of
 from attrib_audit.files.records import from_record, to_record
 from attrib_audit.stats.bootstrap import slice_rng
 from attrib_audit.stats.classification import best_threshold
-from attrib_audit.stats.systems import DEFAULT_MIN_SHARED, summarise_systems, system_bootstrap
+from attrib_audit.stats.systems import (
+    DEFAULT_MIN_SHARED,
+    RankAgreement,
+    SystemLevel,
+    summarise_systems,
+    system_bootstrap,
+)
+from attrib_audit.stats.types import Estimate
 
 WEIGHTED = ("the sample is weighted (inclusion probabilities differ) and the system-level statistics have no weighted "
             "(Horvitz–Thompson) form: unweighted ones would describe the sample, not the pool")
@@ -87,30 +103,38 @@ def _rng_name(sl: str) -> str:
 
 
 def transferred_thresholds(keys: np.ndarray, labels: np.ndarray, scores: Mapping[str, np.ndarray],
-                           sl: str) -> dict[str, dict[str, Any]]:
+                           sl: str) -> dict[str, TransferredThreshold]:
     """Per metric, the balanced-accuracy threshold on the pooled finite rows of every slice but `sl`."""
     train = keys != sl
     others = sorted(set(keys[train].tolist()))
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, TransferredThreshold] = {}
     for name, x in scores.items():
         ok = train & np.isfinite(x)
         y = labels[ok]
         if not others:
-            out[name] = {"threshold": None, "reason": "no other slice in this audit to choose a threshold on"}
+            out[name] = TransferredThreshold(threshold=None,
+                                             reason="no other slice in this audit to choose a threshold on")
         elif y.all() or not y.any():
-            out[name] = {"threshold": None, "from": others,
-                         "reason": "the other slices' scored rows hold one class: no threshold can be chosen"}
+            out[name] = TransferredThreshold(
+                threshold=None, from_slices=others,
+                reason="the other slices' scored rows hold one class: no threshold can be chosen")
         else:
             t, ba = best_threshold(x[ok], y)
-            out[name] = {"threshold": t, "from": others, "n_train": int(ok.sum()), "train_balanced_accuracy": ba}
+            out[name] = TransferredThreshold(threshold=t, from_slices=others, n_train=int(ok.sum()),
+                                             train_balanced_accuracy=ba)
     return out
 
 
-def _side(est: Mapping[str, Any] | None, null: float) -> str:
+def _defined(x: float | None) -> bool:
+    """A saved statistic that has a value: None and NaN (how results.json's null reads back) have none."""
+    return x is not None and math.isfinite(x)
+
+
+def _side(lo: float | None, hi: float | None, null: float) -> str:
     """Where a CI sits against the null: above / holds / below; undefined without an interval."""
-    if not est or est.get("ci_low") is None or est.get("ci_high") is None:
+    if lo is None or hi is None:
         return "undefined"
-    return "above" if est["ci_low"] > null else "below" if est["ci_high"] < null else "holds"
+    return "above" if lo > null else "below" if hi < null else "holds"
 
 
 _ITEM = {"above": "separates supported from unsupported pairs (AUROC CI above 0.5)",
@@ -121,39 +145,41 @@ _SYSTEM = {"above": "ranks the systems like the humans (τ-b CI above 0)",
            "below": "ranks the systems against the humans (τ-b CI below 0)"}
 
 
-def item_vs_system(auroc_rows: Sequence[AurocRow], agreement: Sequence[Mapping[str, Any]]) -> tuple[
-        list[dict[str, Any]], list[str]]:
+def item_vs_system(auroc_rows: Sequence[AurocRow], agreement: Sequence[RankAgreement]) -> tuple[
+        list[ItemVsSystem], list[str]]:
     """Per metric its AUROC [CI] beside its τ-b [CI] (mean score), a note where the two levels disagree, and a
     slice note when the best metric per pair is not the best for ranking systems."""
     auroc = {r.scorer: r for r in auroc_rows}
-    rows, notes = [], []
+    rows: list[ItemVsSystem] = []
+    notes: list[str] = []
     for a in agreement:
-        if a["summary"] != "mean":
+        if a.summary != "mean":
             continue
-        m, tau = a["metric"], a["tau"]
+        m, tau = a.metric, a.tau
         r = auroc.get(m)
         est, lo, hi = (r.auroc, r.ci_low, r.ci_high) if r is not None else (None, None, None)
-        item = _side({"ci_low": lo, "ci_high": hi} if est is not None else None, 0.5)
-        system = _side(tau if tau.get("estimate") is not None else None, 0.0)
+        item = _side(lo, hi, 0.5) if est is not None else "undefined"
+        system = (_side(tau.ci_low if _defined(tau.ci_low) else None, tau.ci_high if _defined(tau.ci_high) else None,
+                        0.0) if _defined(tau.estimate) else "undefined")
         agree = item == system or "undefined" in (item, system)
-        rows.append({"metric": m, "auroc": est, "auroc_ci_low": lo, "auroc_ci_high": hi, "tau": tau,
-                     "pairwise_accuracy": a["pairwise_accuracy"], "item": item, "system": system, "disagree": not agree,
-                     "note": None if agree else f"{m} {_ITEM[item]} but {_SYSTEM[system]}"})
-    by_auroc = [x for x in rows if x["auroc"] is not None]
-    by_tau = [x for x in rows if x["tau"].get("estimate") is not None]
+        rows.append(ItemVsSystem(metric=m, auroc=est, auroc_ci_low=lo, auroc_ci_high=hi, tau=tau,
+                                 pairwise_accuracy=a.pairwise_accuracy, item=item, system=system, disagree=not agree,
+                                 note=None if agree else f"{m} {_ITEM[item]} but {_SYSTEM[system]}"))
+    by_auroc = [(x, x.auroc) for x in rows if x.auroc is not None]
+    by_tau = [x for x in rows if _defined(x.tau.estimate)]
     if by_auroc and by_tau:
-        best_item = max(by_auroc, key=lambda x: x["auroc"])
-        best_sys = max(by_tau, key=lambda x: x["tau"]["estimate"])
-        if best_item["metric"] != best_sys["metric"]:
-            notes.append(f"the metric with the highest AUROC ({best_item['metric']}, {best_item['auroc']:.3f}) is not "
-                         f"the one with the highest τ-b ({best_sys['metric']}, {best_sys['tau']['estimate']:.3f}): "
+        best_item, best_auroc = max(by_auroc, key=lambda x: x[1])
+        best_sys = max(by_tau, key=lambda x: x.tau.estimate)
+        if best_item.metric != best_sys.metric:
+            notes.append(f"the metric with the highest AUROC ({best_item.metric}, {best_auroc:.3f}) is not "
+                         f"the one with the highest τ-b ({best_sys.metric}, {best_sys.tau.estimate:.3f}): "
                          "the best metric per pair is not the best for ranking systems here (compare the CIs)")
     return rows, notes
 
 
 def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray, groups: Sequence[str],
                   systems: Sequence[str | None], scores: Mapping[str, np.ndarray],
-                  thresholds: dict[str, dict[str, Any]],
+                  thresholds: dict[str, TransferredThreshold],
                   auroc_rows: Sequence[AurocRow], settings: SystemSettings) -> SystemsSlice:
     """The system-level statistics of one slice (`rows` are its rows that name a system)."""
     names = sorted({systems[i] for i in rows})
@@ -163,11 +189,11 @@ def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray,
                             reason=f"{len(names)} system named in this slice: ranking needs two or more")
     res = system_bootstrap(labels[rows], {m: x[rows] for m, x in scores.items()}, [systems[i] for i in rows],
                            [groups[i] for i in rows],
-                           thresholds={m: t["threshold"] for m, t in thresholds.items() if t["threshold"] is not None},
+                           thresholds={m: t.threshold for m, t in thresholds.items() if t.threshold is not None},
                            resample=settings.resample, n_boot=settings.n_boot,
                            rng=slice_rng(settings.seed, _rng_name(sl)), min_shared=settings.min_shared)
     level = summarise_systems(res, settings.level)
-    side, notes = item_vs_system(auroc_rows, to_record(level.agreement))
+    side, notes = item_vs_system(auroc_rows, level.agreement)
     d = level.design
     if d.paired:
         used = (f"{d.n_used} inputs answered by every system are used and resampled jointly across systems"
@@ -176,7 +202,7 @@ def slice_section(sl: str, rows: np.ndarray, n_without: int, labels: np.ndarray,
     else:
         used = str(d.caveat)
     notes = [used] + ([f"{n_without} rows name no system and are left out"] if n_without else []) + notes
-    lacking = {m: t["reason"] for m, t in thresholds.items() if t["threshold"] is None}
+    lacking = {m: str(t.reason) for m, t in thresholds.items() if t.threshold is None}
     for reason in dict.fromkeys(lacking.values()):
         notes.append(f"no pass rate for {', '.join(m for m, r in lacking.items() if r == reason)}: {reason}")
     return SystemsSlice(slice=sl, n_rows=int(rows.size), n_without_system=int(n_without), n_systems=len(names),
@@ -221,86 +247,95 @@ class RankerPick:
     metric: str | None
     verdict: str  # best-for-ranking | tied-for-ranking | only-candidate | no-recommendation
     candidates: list[str]
-    tau: dict | None  # the pick's τ-b Estimate (mean score)
-    pairwise_accuracy: dict | None
+    tau: Estimate | None  # the pick's τ-b (mean score)
+    pairwise_accuracy: Estimate | None
     tied_with: list[str]  # candidates whose paired τ difference CI with the pick holds 0
     reaches_ceiling: bool | None  # the pick's τ CI reaches the label ceiling's τ CI
-    ceiling: dict | None
+    ceiling: dict[str, Estimate] | None
     n_reversals: int | None
     reversals: dict[str, int]  # per candidate: its reversals (mean score)
     caveat: str
 
 
-
-def _difference(entry: Mapping[str, Any], a: str, b: str) -> tuple[float | None, float | None] | None:
-    """The CI of τ(a) − τ(b) (mean score) from the saved paired differences, either way round."""
-    for d in entry["differences"]:
-        if d["summary"] != "mean":
+def _difference(level: SystemLevel, a: str, b: str) -> tuple[float | None, float | None] | None:
+    """The CI of τ(a) − τ(b) (mean score) from the saved paired differences, either way round (None: no bound)."""
+    for d in level.differences:
+        if d.summary != "mean":
             continue
-        t = d["tau"]
-        if (d["metric_a"], d["metric_b"]) == (a, b):
-            return t["ci_low"], t["ci_high"]
-        if (d["metric_a"], d["metric_b"]) == (b, a):
-            return (None if t["ci_high"] is None else -t["ci_high"]), (None if t["ci_low"] is None else -t["ci_low"])
+        lo = d.tau.ci_low if _defined(d.tau.ci_low) else None
+        hi = d.tau.ci_high if _defined(d.tau.ci_high) else None
+        if (d.metric_a, d.metric_b) == (a, b):
+            return lo, hi
+        if (d.metric_a, d.metric_b) == (b, a):
+            return (None if hi is None else -hi), (None if lo is None else -lo)
     return None
 
 
-def pick_ranker(entry: Mapping[str, Any], metrics: Sequence[str] | None = None) -> RankerPick:
+def pick_ranker(entry: SystemsSlice, metrics: Sequence[str] | None = None) -> RankerPick:
     """The candidate with the highest τ-b of its mean score against the human pass rates, the candidates its
-    paired τ difference cannot separate from it, and whether it reaches what these labels can show at all."""
-    sl = entry["slice"]
-    if entry["status"] != "ok":
+    paired τ difference cannot separate from it, and whether it reaches what these labels can show at all.
+
+    Args:
+        entry: One slice of the system-level section (computed, or read back from results.json).
+        metrics: The candidates (default: every metric of the slice).
+
+    Returns:
+        The pick, with its verdict and a caveat that says what the τ-b covers.
+    """
+    sl = entry.slice
+    level = entry.statistics
+    if entry.status != "ok" or level is None:
         return RankerPick(slice=sl, metric=None, verdict="no-recommendation", candidates=[], tau=None,
                           pairwise_accuracy=None, tied_with=[], reaches_ceiling=None, ceiling=None, n_reversals=None,
-                          reversals={}, caveat=entry["reason"])
-    rows = [a for a in entry["agreement"] if a["summary"] == "mean" and (metrics is None or a["metric"] in metrics)]
-    cands = [a["metric"] for a in rows]
-    revs = {m: sum(1 for r in entry["reversals"] if r["metric"] == m and r["summary"] == "mean") for m in cands}
-    ok = [a for a in rows if a["tau"]["estimate"] is not None]
+                          reversals={}, caveat=str(entry.reason))
+    rows = [a for a in level.agreement if a.summary == "mean" and (metrics is None or a.metric in metrics)]
+    cands = [a.metric for a in rows]
+    revs = {m: sum(1 for r in level.reversals if r.metric == m and r.summary == "mean") for m in cands}
+    ok = [a for a in rows if _defined(a.tau.estimate)]
     if not ok:
         return RankerPick(slice=sl, metric=None, verdict="no-recommendation", candidates=cands, tau=None,
-                          pairwise_accuracy=None, tied_with=[], reaches_ceiling=None, ceiling=entry["ceiling"],
+                          pairwise_accuracy=None, tied_with=[], reaches_ceiling=None, ceiling=level.ceiling,
                           n_reversals=None, reversals=revs,
                           caveat="no candidate has a defined τ-b here (the human pass rates or the metric means tie "
                                  "for every system)")
-    order = {a["metric"]: q for q, a in enumerate(ok)}  # a full tie goes to the candidate listed first
-    best = max(ok, key=lambda a: (a["tau"]["estimate"], a["pairwise_accuracy"]["estimate"] or 0.0, -order[a["metric"]]))
-    m = best["metric"]
-    level = [a["metric"] for a in ok if a["metric"] != m and a["tau"]["estimate"] == best["tau"]["estimate"]]
+    order = {a.metric: q for q, a in enumerate(ok)}  # a full tie goes to the candidate listed first
+    best = max(ok, key=lambda a: (a.tau.estimate,
+                                  a.pairwise_accuracy.estimate if _defined(a.pairwise_accuracy.estimate) else 0.0,
+                                  -order[a.metric]))
+    m = best.metric
+    equal = [a.metric for a in ok if a.metric != m and a.tau.estimate == best.tau.estimate]
     tied = []
     for a in ok:
-        ci = _difference(entry, m, a["metric"]) if a["metric"] != m else None
+        ci = _difference(level, m, a.metric) if a.metric != m else None
         if ci is not None and (ci[0] is None or ci[0] <= 0):
-            tied.append(a["metric"])
-    ceiling = entry["ceiling"]["tau"]
-    reaches = (best["tau"]["ci_high"] is not None and ceiling["ci_low"] is not None
-               and best["tau"]["ci_high"] >= ceiling["ci_low"])
-    tau = best["tau"]
-    t = f"{tau['estimate']:.3f} [{tau['ci_low']:.3f}, {tau['ci_high']:.3f}]"
+            tied.append(a.metric)
+    ceiling = level.ceiling["tau"]
+    tau = best.tau
+    reaches = _defined(tau.ci_high) and _defined(ceiling.ci_low) and tau.ci_high >= ceiling.ci_low
+    t = f"{tau.estimate:.3f} [{tau.ci_low:.3f}, {tau.ci_high:.3f}]"
     if len(ok) == 1:
         verdict, lead = "only-candidate", f"{m} is the only candidate with a defined τ-b ({t})"
     elif tied:
         verdict = "tied-for-ranking"
-        lead = (f"{m} has the highest τ-b ({t}" + (f", equal to {', '.join(level)}'s" if level else "")
+        lead = (f"{m} has the highest τ-b ({t}" + (f", equal to {', '.join(equal)}'s" if equal else "")
                 + f"), but the paired CI of the τ difference does not separate it from {', '.join(tied)}: any of "
                 "them ranks these systems about as well (choose the cheapest)")
     else:
         verdict = "best-for-ranking"
         lead = f"{m} ranks these systems best (τ-b {t}; every paired CI of the τ difference excludes 0)"
-    ceil = (f"a metric ranking by the true human rates would show τ-b {ceiling['estimate']:.3f} "
-            f"[{ceiling['ci_low']:.3f}, {ceiling['ci_high']:.3f}] with these labels, and {m}'s CI "
+    ceil = (f"a metric ranking by the true human rates would show τ-b {ceiling.estimate:.3f} "
+            f"[{ceiling.ci_low:.3f}, {ceiling.ci_high:.3f}] with these labels, and {m}'s CI "
             + ("reaches it" if reaches else "stays below it: there is room for a better ranker"))
     n_rev = revs[m]
     rev = (f"{n_rev} system pair{'s' if n_rev != 1 else ''} where the labels significantly prefer one system and "
            f"{m} the other" if n_rev else f"no reversal (no pair where the labels and {m} significantly disagree)")
     caveat = (f"{lead}; {ceil}; {rev}. τ-b is stated as measured with these inputs; it holds for these systems "
               f"and inputs only.")
-    design = entry["design"]
-    if design.get("caveat"):
-        caveat += f" Caveat: {design['caveat']}."
+    if level.design.caveat:
+        caveat += f" Caveat: {level.design.caveat}."
     return RankerPick(slice=sl, metric=m, verdict=verdict, candidates=cands, tau=tau,
-                      pairwise_accuracy=best["pairwise_accuracy"], tied_with=tied, reaches_ceiling=reaches,
-                      ceiling=entry["ceiling"], n_reversals=n_rev, reversals=revs, caveat=caveat)
+                      pairwise_accuracy=best.pairwise_accuracy, tied_with=tied, reaches_ceiling=reaches,
+                      ceiling=level.ceiling, n_reversals=n_rev, reversals=revs, caveat=caveat)
 
 
 # ---- from an audit folder's saved scores -----------------------------------------------------------------------
@@ -369,14 +404,15 @@ def rankers_from_results(folder: str | Path, metrics: Sequence[str] | None = Non
     if results.systems is None:
         raise UsageError(f"{where} has no system-level section: no row of its data names a system (map the "
                          "generator with --system-col COLUMN and audit again)")
-    with saved_layout(where, "select --level system"):
-        entries = to_record(results.systems.slices)  # pick_ranker reads the slices' JSON form
-        known = sorted({a["metric"] for e in entries if e["status"] == "ok" for a in e["agreement"]})
-        unknown = sorted(set(metrics or []) - set(known))
-        if unknown:
-            raise UsageError(f"scorer(s) {', '.join(unknown)} not in this audit's system-level section "
-                             f"({', '.join(known)})")
-        return [pick_ranker(e, metrics) for e in entries]
+    slices = results.systems.slices
+    known = sorted({a.metric for e in slices if e.status == "ok" and e.statistics is not None
+                    for a in e.statistics.agreement})
+    unknown = sorted(set(metrics or []) - set(known))
+    if unknown:
+        raise UsageError(f"scorer(s) {', '.join(unknown)} not in this audit's system-level section "
+                         f"({', '.join(known)})")
+    with saved_layout(where, "select --level system"):  # a ceiling without its τ-b (the dict is untrusted)
+        return [pick_ranker(e, metrics) for e in slices]
 
 
 def saved_systems(block: Any, where: str | Path) -> SystemsBlock:

@@ -35,8 +35,8 @@ def select_ranker(args: argparse.Namespace, scorers: list[str] | None) -> int:
     """`select --level system`: per slice, the metric to rank systems with (read from the saved section)."""
     if args.construct:
         raise UsageError("--construct chooses among constructs at --level item; --level system recommends per slice")
-    picks = [to_record(p) for p in rankers_from_results(args.results, scorers)]
-    print(json.dumps(picks, indent=2) if args.json else "\n\n".join(format_ranker(p) for p in picks))
+    picks = rankers_from_results(args.results, scorers)
+    print(json.dumps(to_record(picks), indent=2) if args.json else "\n\n".join(format_ranker(p) for p in picks))
     return 0
 
 
