@@ -147,7 +147,8 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
         return no_recommendation(construct, [dataset],
                                  f"the rows every candidate scored on {dataset} leave {unit} undefined: "
                                  "compare fewer candidates (--scorers)")
-    p = chance_pvalues(al.point, al.replicates, 0.5 if unit == "AUROC" else 0.0)
+    null = 0.5 if unit == "AUROC" else 0.0
+    p = chance_pvalues(al.point, al.replicates, null)
     alpha = (1 - LEVEL) / 2
     chance = {names[j]: {dataset: {"p": float(p[i]), "p_holm": float(p[i]), "beats_chance": bool(p[i] < alpha)}}
               for i, j in enumerate(ok)}
@@ -156,8 +157,8 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
         t = int(al.point.argmax())
         lo, hi, _ = percentile_ci(al.replicates[t], LEVEL)
         rec = no_recommendation(construct, [dataset], (
-            f"no candidate is better than chance on {dataset} (best: {names[ok[t]]}, AUROC {al.point[t]:.3f} "
-            f"[{lo:.3f}, {hi:.3f}], one-sided p = {p[t]:.3g} in a Wald z test of AUROC > 0.5 with the "
+            f"no candidate is better than chance on {dataset} (best: {names[ok[t]]}, {unit} {al.point[t]:.3f} "
+            f"[{lo:.3f}, {hi:.3f}], one-sided p = {p[t]:.3g} in a Wald z test of {unit} > {null:g} with the "
             f"clustered-bootstrap standard error, at α = {alpha:g}). None is recommended: a better metric, "
             "or more labels (`attrib-audit plan`), is needed before any of them can be trusted here."), chance)
         return replace(rec, rows=rows)
