@@ -156,3 +156,4 @@ def test_on_target_at_chance_under_a_correlation_names_the_statistic_and_its_nul
     assert rec.metric is None and rec.verdict == "no-better-than-chance"
     assert "Spearman ρ" in rec.caveat and "ρ > 0" in rec.caveat
     assert "AUROC" not in rec.caveat
+    assert rec.chance_test.startswith("one-sided Wald z test of Spearman ρ > 0") and "AUROC" not in rec.chance_test
