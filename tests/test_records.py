@@ -92,8 +92,13 @@ def test_from_record_reads_back_what_to_record_wrote():
     (lambda r: r["by_key"]["k"].update(estimate="high"), "key 'by_key.k.estimate': expected a number, got a string"),
     (lambda r: r.update(values=[1, "2"]), "key 'values': expected a list of numbers, got a list"),
     (lambda r: r.update(maybe=3), "key 'maybe': expected an object or null, got a number"),
+    (lambda r: r.update(spare=-(10**400)), "key 'spare': expected a number, got a number beyond float range"),
     (lambda r: r.update(maybe={"estimate": 1.0, "n": "2"}), "key 'maybe.n': expected an integer, got a string"),
     (lambda r: r.pop("name"), "key 'name' is missing"),
+    (lambda r: r["by_key"]["k"].update(estimate=10**400),
+     "key 'by_key.k.estimate': expected a number, got a number beyond float range"),
+    (lambda r: r.update(values=[1, 10**400]),
+     "key 'values': expected a list of numbers within float range, got a list"),
 ])
 def test_a_value_of_the_wrong_type_is_one_line_naming_the_file_and_key(edit, message):
     rec = to_record(_outer())
@@ -101,6 +106,12 @@ def test_a_value_of_the_wrong_type_is_one_line_naming_the_file_and_key(edit, mes
     with pytest.raises(InputError) as err:
         from_record(Outer, rec, where="saved.json")
     assert str(err.value) == f"saved.json: {message}" and "\n" not in str(err.value)
+
+
+def test_integers_beyond_int64_read_as_floats():
+    """A sealed file is untrusted: a big integer is a number like any other, never an OverflowError."""
+    back = from_record(Outer, {**to_record(_outer()), "values": [1, 2**63]}, where="f.json")
+    assert back.values.dtype == np.float64 and back.values.tolist() == [1.0, 2.0**63]
 
 
 def test_the_key_path_starts_where_the_record_sits_and_the_error_type_is_the_callers():

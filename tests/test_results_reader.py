@@ -93,6 +93,24 @@ def test_a_wrong_type_anywhere_is_one_line_naming_the_file_and_key(audited, tmp_
     assert err.endswith(f"{folder / 'results.json'}: key '{named}': {expected}"), err
 
 
+OUT_OF_RANGE = [  # a value of the right type that no audit writes: refused when read, never drawn or divided by
+    ("auroc[0].auroc", 7.5, "auroc[0]", "auroc = 7.5 is outside [0, 1]"),
+    ("slices[0].n", -5, "slices[0]", "n = -5 is outside [0, inf]"),
+    ("paired[0].ci_high", 3.0, "paired[0]", "ci_high = 3 is outside [-1, 1]"),
+]
+
+
+@pytest.mark.parametrize("key,value,named,expected", OUT_OF_RANGE, ids=[p[0] for p in OUT_OF_RANGE])
+def test_a_value_out_of_its_range_is_one_line_naming_the_row(audited, tmp_path, capsys, key, value, named, expected):
+    folder = _planted(audited, tmp_path, _set(key, value))
+    capsys.readouterr()
+    for argv in (["report", str(folder)], ["select", "--results", str(folder)]):
+        code = main(argv)
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and "\n" not in err and "Traceback" not in err, (code, err)
+        assert err.endswith(f"{folder / 'results.json'}: key '{named}': {expected}"), err
+
+
 def test_the_unplanted_folder_reads_in_every_command(audited, tmp_path, capsys):
     """The plants above are what fails: the same folder, untouched, passes each reader."""
     for name, argv in COMMANDS.items():

@@ -139,3 +139,20 @@ def test_wice_sample_audit_select_and_report_say_no_candidate_beats_chance(tmp_p
     assert "no candidate is better than chance" in (out / "report.md").read_text()
     res = json.loads((out / "results.json").read_text())
     assert all(not r["beats_chance"] and 0 < r["p_chance"] < 1 for r in res["auroc"])
+
+
+def test_on_target_at_chance_under_a_correlation_names_the_statistic_and_its_null():
+    """With --statistic spearman the chance test is of ρ > 0: the answer must not speak of AUROC > 0.5."""
+    from attrib_audit.audit.correlations import statistic_boot
+    from attrib_audit.audit.recommend import on_target
+
+    rng = np.random.default_rng(7)
+    n = 120
+    rating = rng.normal(size=n)
+    boot = statistic_boot("spearman", "noise", rating=rating, scores=rng.normal(size=(2, n)),
+                          items=[f"q{i}" for i in range(n)], systems=None, n_boot=300, seed=0)
+    rec = on_target("summarisation", "noise", ["a", "b"], boot, "Spearman ρ")
+    assert rec.metric is None and rec.verdict == "no-better-than-chance"
+    assert "Spearman ρ" in rec.caveat and "ρ > 0" in rec.caveat
+    assert "AUROC" not in rec.caveat
+    assert rec.chance_test.startswith("one-sided Wald z test of Spearman ρ > 0") and "AUROC" not in rec.chance_test

@@ -160,3 +160,22 @@ def test_a_session_calibrates_a_proxy_that_is_not_a_probability() -> None:
     assert not np.allclose(s.p_pool, u)
     # the calibrated p̂ tracks the labels better than the rank does
     assert np.mean((s.p_pool - y) ** 2) < np.mean((u - y) ** 2)
+
+
+def test_metrics_at_chance_are_never_named_even_when_they_tie() -> None:
+    """Two near-identical metrics with AUROC 0.5: the tie rule holds early, but neither is shown better than chance,
+    so the session labels on and ends at its budget recommending nothing (a coin flip is never named)."""
+    rng = np.random.default_rng(13)
+    scores, y, p_hat = binormal_pool(1000, (0.5, 0.5), rng, "noise")
+    scores[1] = scores[0] + 1e-3 * rng.normal(size=scores.shape[1])
+    st = run_oracle(Session(("a", "b"), scores, p_hat, Settings(delta=0.05, budget=300, seed=2)), y)
+    assert st is not None and st.decision.kind == "budget" and st.decision.best is None
+    assert "no candidate is shown better than chance" in st.decision.message and st.n_labels == 300
+
+
+def test_a_clear_winner_is_still_named_when_it_beats_chance() -> None:
+    rng = np.random.default_rng(14)
+    scores, y, p_hat = binormal_pool(1000, (0.8, 0.8), rng, "good")
+    scores[1] = scores[0] + 1e-3 * rng.normal(size=scores.shape[1])
+    st = run_oracle(Session(("a", "b"), scores, p_hat, Settings(delta=0.05, budget=1000, seed=2)), y)
+    assert st is not None and st.decision.kind == "tie" and st.decision.best is not None

@@ -12,7 +12,7 @@ from attrib_audit.audit.config import DEFAULT_EPS
 from attrib_audit.audit.correlations import StatisticBoot
 from attrib_audit.audit.transfer import LEVEL, RowsUsed
 from attrib_audit.stats.bootstrap import BootstrapAUROC, percentile_ci
-from attrib_audit.stats.chance import CHANCE_TEST, chance_pvalues, holm
+from attrib_audit.stats.chance import CHANCE_TEST, chance_pvalues, chance_test, holm
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 
 
@@ -108,7 +108,7 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
     weak = [d for d, c in chance[m].items() if not c["beats_chance"]]
     if len(weak) == d and not any(c["beats_chance"] for per in chance.values() for c in per.values()):
         return no_recommendation(construct, list(mat.datasets), "no candidate is better than chance on any dataset "
-                                 f"of '{construct}' ({CHANCE_TEST}): none is recommended", chance)
+                                 f"of '{construct}' ({chance_test(unit)}): none is recommended", chance, unit=unit)
     if weak:
         caveat = (f"{m} is not better than chance on {', '.join(weak)} (Holm-adjusted one-sided p "
                   + ", ".join(f"{chance[m][x]['p_holm']:.3g}" for x in weak) + "). " + caveat)
@@ -117,17 +117,18 @@ def recommend(construct: str, mat: AurocMatrix, eps: float = DEFAULT_EPS, rows: 
                           in_sample_regret_ci=(fixed.ci_low, fixed.ci_high), worst_regret=fixed.max,
                           worst_dataset=fixed.worst_dataset, held_out_regret=sel.mean,
                           held_out_regret_ci=(sel.ci_low, sel.ci_high), folds_agreeing=agree, portable_metrics=portable,
-                          caveat=caveat + few, rows=rows or {}, chance=chance)
+                          caveat=caveat + few, rows=rows or {}, chance=chance, chance_test=chance_test(unit))
 
 
 def no_recommendation(construct: str, datasets: list[str], reason: str,
-                      chance: dict[str, dict[str, dict]] | None = None) -> Recommendation:
+                      chance: dict[str, dict[str, dict]] | None = None, *, unit: str = "AUROC") -> Recommendation:
     """A construct with no recommended metric, and why (no candidate better than chance when `chance` is given)."""
     verdict = "no-better-than-chance" if chance else "no-recommendation"
     return Recommendation(construct=construct, datasets=datasets, candidates=list(chance or []), metric=None,
                           verdict=verdict, in_sample_regret=None, in_sample_regret_ci=None,
                           worst_regret=None, worst_dataset=None, held_out_regret=None, held_out_regret_ci=None,
-                          folds_agreeing=None, portable_metrics=[], caveat=reason, chance=chance or {})
+                          folds_agreeing=None, portable_metrics=[], caveat=reason, chance=chance or {},
+                          chance_test=chance_test(unit))
 
 
 def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUROC | StatisticBoot,
@@ -147,7 +148,8 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
         return no_recommendation(construct, [dataset],
                                  f"the rows every candidate scored on {dataset} leave {unit} undefined: "
                                  "compare fewer candidates (--scorers)")
-    p = chance_pvalues(al.point, al.replicates, 0.5 if unit == "AUROC" else 0.0)
+    null = 0.5 if unit == "AUROC" else 0.0
+    p = chance_pvalues(al.point, al.replicates, null)
     alpha = (1 - LEVEL) / 2
     chance = {names[j]: {dataset: {"p": float(p[i]), "p_holm": float(p[i]), "beats_chance": bool(p[i] < alpha)}}
               for i, j in enumerate(ok)}
@@ -156,10 +158,11 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
         t = int(al.point.argmax())
         lo, hi, _ = percentile_ci(al.replicates[t], LEVEL)
         rec = no_recommendation(construct, [dataset], (
-            f"no candidate is better than chance on {dataset} (best: {names[ok[t]]}, AUROC {al.point[t]:.3f} "
-            f"[{lo:.3f}, {hi:.3f}], one-sided p = {p[t]:.3g} in a Wald z test of AUROC > 0.5 with the "
+            f"no candidate is better than chance on {dataset} (best: {names[ok[t]]}, {unit} {al.point[t]:.3f} "
+            f"[{lo:.3f}, {hi:.3f}], one-sided p = {p[t]:.3g} in a Wald z test of {unit} > {null:g} with the "
             f"clustered-bootstrap standard error, at α = {alpha:g}). None is recommended: a better metric, "
-            "or more labels (`attrib-audit plan`), is needed before any of them can be trusted here."), chance)
+            "or more labels (`attrib-audit plan`), is needed before any of them can be trusted here."), chance,
+            unit=unit)
         return replace(rec, rows=rows)
     b = max(good, key=lambda i: al.point[i])
     best, point = ok[b], al.point[b]
@@ -181,4 +184,5 @@ def on_target(construct: str, dataset: str, names: list[str], boot: BootstrapAUR
     return Recommendation(construct=construct, datasets=[dataset], candidates=[names[j] for j in ok],
                           metric=names[best], verdict=verdict, in_sample_regret=None, in_sample_regret_ci=None,
                           worst_regret=None, worst_dataset=None, held_out_regret=None, held_out_regret_ci=None,
-                          folds_agreeing=None, portable_metrics=[], caveat=caveat + also, rows=rows, chance=chance)
+                          folds_agreeing=None, portable_metrics=[], caveat=caveat + also, rows=rows, chance=chance,
+                          chance_test=chance_test(unit))

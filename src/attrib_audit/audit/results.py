@@ -84,6 +84,18 @@ class ConfigRecord:
     precomputed: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> its ScoreSource record
 
 
+def _check_range(record: object, names: tuple[str, ...], low: float, high: float) -> None:
+    """Refuse a finite value of `names` outside [low, high] (None and NaN mean "undefined" and pass): a read-back
+    file holding an AUROC of 7.5 or a count of −5 is refused in one line instead of drawn or divided by."""
+    for name in names:
+        value = getattr(record, name)
+        if isinstance(value, (int, float)) and math.isfinite(value) and not low <= value <= high:
+            raise ValueError(f"{name} = {value:g} is outside [{low:g}, {high:g}]")
+
+
+COUNT = (0.0, math.inf)
+
+
 @dataclass(frozen=True, kw_only=True)
 class SliceRow:
     """One slice of the audit: its size, classes, clusters and construct."""
@@ -96,6 +108,9 @@ class SliceRow:
     status: str  # ok | one_class | no_label
     weighting: str | None = field(default=None, metadata=SKIP)  # a weighted (sampled) file: Horvitz–Thompson
     pool_size: float | None = field(default=None, metadata=SKIP)  # with weighting: Σ 1/inclusion_prob
+
+    def __post_init__(self) -> None:
+        _check_range(self, ("n", "n_pos", "n_groups"), *COUNT)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,6 +140,10 @@ class AurocRow:
     n_boot_dropped: int | None = field(default=None, metadata=SKIP)
     chance: ChanceTest | None = field(default=None, metadata={"inline": True, "skip_default": True})
 
+    def __post_init__(self) -> None:
+        _check_range(self, ("auroc", "ci_low", "ci_high"), 0.0, 1.0)
+        _check_range(self, ("n", "n_pos", "n_groups", "n_failed", "n_boot", "n_boot_dropped"), *COUNT)
+
     @property
     def beats_chance(self) -> bool:
         """Whether the chance test (when there is one) rejects AUROC ≤ 0.5."""
@@ -145,6 +164,10 @@ class PairedRow:
     n_dropped: dict[str, int]
     n_boot_dropped: int
     excludes_zero: bool
+
+    def __post_init__(self) -> None:
+        _check_range(self, ("diff", "ci_low", "ci_high"), -1.0, 1.0)
+        _check_range(self, ("n", "n_boot_dropped"), *COUNT)
 
 
 @dataclass(frozen=True, kw_only=True)

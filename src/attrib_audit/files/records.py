@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import sys
 import types
 import typing
 from typing import Any, Callable, ClassVar, Mapping, TypeVar, Union
@@ -97,7 +98,7 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (int, float)):
-        return "a number"
+        return "a number" if _fits_float(value) else "a number beyond float range"
     if isinstance(value, str):
         return "a string"
     if isinstance(value, (list, tuple)):
@@ -234,7 +235,9 @@ class _Reader:
         if not isinstance(value, list) or not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
                                                   for v in value):
             raise _Mismatch(key, "a list of numbers", value)
-        if all(isinstance(v, int) for v in value) and value:
+        if not all(_fits_float(v) for v in value):
+            raise _Mismatch(key, "a list of numbers within float range", value)
+        if value and all(isinstance(v, int) and _INT64.min <= v <= _INT64.max for v in value):
             return np.asarray(value, dtype=np.int64)
         return np.asarray([np.nan if v is None else v for v in value], dtype=np.float64)
 
@@ -253,8 +256,18 @@ class _Reader:
         if not ok(value):
             raise _Mismatch(key, expected, value)
         if hint is float:
+            if not _fits_float(value):
+                raise _Mismatch(key, "a number", value)
             return math.nan if value is None else float(value)
         return value
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _fits_float(value: Any) -> bool:
+    """Whether a JSON number (or null) converts to a float: JSON integers are unbounded, floats are not."""
+    return not isinstance(value, int) or abs(value) <= sys.float_info.max
 
 
 def _describe(hint: Any) -> str:

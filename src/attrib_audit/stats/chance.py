@@ -11,9 +11,17 @@ import math
 
 import numpy as np
 
-CHANCE_TEST = ("one-sided Wald z test of AUROC > 0.5, standard error from the clustered bootstrap replicates; "
-               "Holm-adjusted over each metric's slices of one construct; beats chance when the adjusted p < α = "
-               "(1 − level) / 2")
+
+def chance_test(unit: str = "AUROC") -> str:
+    """How `beats_chance` is decided, in words, for a statistic whose chance level is 0.5 (AUROC) or 0 (a
+    correlation with a graded rating)."""
+    null = 0.5 if unit == "AUROC" else 0
+    return (f"one-sided Wald z test of {unit} > {null:g}, standard error from the clustered bootstrap replicates; "
+            "Holm-adjusted over each metric's slices of one construct; beats chance when the adjusted p < α = "
+            "(1 − level) / 2")
+
+
+CHANCE_TEST = chance_test()
 
 
 def chance_pvalues(point: np.ndarray, replicates: np.ndarray, null: float = 0.5) -> np.ndarray:

@@ -229,25 +229,48 @@ class Session:
         t = max(self.visited, len(self.rows))
         a = f.aurocs
         pairs = []
-        exhaustive = self.without_replacement
         for i in range(k):
             for j in range(i + 1, k):
                 est = float(a[i] - a[j])
-                if exhaustive:
-                    x = f.terms[i] - f.terms[j]
-                    shift, half = wor_interval(x, self.pool_size - self.non_response, float(self.margins[x.size]))
-                else:
-                    var = visited_variance(f.terms[i] - f.terms[j], t)
-                    shift, half = 0.0, float(np.sqrt(var) * self.margins[t]) if t >= 2 and np.isfinite(var) else np.inf
+                shift, half = self._interval(f.terms[i] - f.terms[j], t)
                 pairs.append(PairInterval(i, j, est, est + shift - half, est + shift + half))
         n_pos = int(sum(self.labels))
         exhausted = self.spent >= self.settings.budget or self.visited >= self.pool_size
         decision = decide(self.names, a, tuple(pairs), self.settings.delta, self.settings.alpha, len(self.labels),
                           (len(self.labels) - n_pos, n_pos), exhausted)
+        decision = self._chance_veto(decision, f, t, exhausted)
         self._update_gain(f, pairs)
         self.last = Standings(a, f.lams, tuple(pairs), decision, len(self.labels), n_pos, self.visited,
                               self.non_response)
         return self.last
+
+    def _interval(self, terms: np.ndarray, t: int) -> tuple[float, float]:
+        """(shift, half-width) of the anytime-valid interval of the mean of `terms` after `t` visits, one-sided at
+        α/(K−1): the without-replacement sequence once every walked pair is shown, else the asymptotic one."""
+        if self.without_replacement:
+            return wor_interval(terms, self.pool_size - self.non_response, float(self.margins[terms.size]))
+        var = visited_variance(terms, t)
+        return 0.0, float(np.sqrt(var) * self.margins[t]) if t >= 2 and np.isfinite(var) else float("inf")
+
+    def _chance_veto(self, decision: Decision, f: PPFit, t: int, exhausted: bool) -> Decision:
+        """A stop that would name a metric (best within δ, or a tie to pick the cheapest from) only when the leader is
+        shown better than chance: its anytime-valid lower bound above 0.5, one-sided at α/(K−1) like each paired
+        bound. Otherwise labelling goes on (more labels may show it), and a spent budget says no candidate was shown
+        better than chance. A veto never adds a claim, so the paired guarantee is untouched; the chance claim, when
+        made, rests on one more bound at α/(K−1)."""
+        if decision.kind not in ("best", "tie") or decision.best is None:
+            return decision
+        i = decision.best
+        shift, half = self._interval(f.terms[i], t)
+        low = float(f.aurocs[i]) + shift - half
+        if low > 0.5:
+            return decision
+        lead = (f"{self.names[i]} leads (AUROC {float(f.aurocs[i]):.3f}) but is not shown better than chance: its "
+                f"anytime-valid lower bound is {low:.3f} ≤ 0.5")
+        if exhausted:
+            return Decision("budget", None, f"budget spent (or the pool walked): no candidate is shown better than "
+                                            f"chance on this data; {lead}. None is recommended")
+        return Decision("continue", None, f"keep labelling: {lead}")
 
     def _update_gain(self, f: PPFit, pairs: list[PairInterval]) -> None:
         """ℓ_i: the largest |Δψ_a(i) − Δψ_b(i)| over the metric pairs whose interval still straddles ±δ."""
