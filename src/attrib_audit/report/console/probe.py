@@ -3,27 +3,28 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from attrib_audit.probe.compare import ProbeComparison
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, _ci, _num, grid
 
 
-def format_probe_table(results: Mapping[str, Any]) -> str:
+def format_probe_table(results: ProbeComparison) -> str:
     """Metric rows: base mean, tuned mean, tuned − base [CI]; then the rewrite statistics and the verdict."""
     rows = []
-    for r in results["metrics"]:
-        d = r["diff"]
-        rows.append([r["metric"], _num(r["base"]["mean"]), _num(r["tuned"]["mean"]),
-                     fmt.ci(d["mean"], d["ci_low"], d["ci_high"], signed=True) + (" *" if d["excludes_zero"] else "")])
-    rw, cov = results["rewrite"], results["coverage"]
+    for r in results.metrics:
+        d = r.diff
+        rows.append([r.metric, _num(r.base.mean), _num(r.tuned.mean),
+                     fmt.ci(d.mean, d.ci_low, d.ci_high, signed=True) + (" *" if d.excludes_zero else "")])
+    rw, cov = results.rewrite, results.coverage
     out = [*grid(["metric", "base", "tuned", "tuned − base [95% CI]"], rows, rule=True), "",
            "rewrite detection (tuned vs base, same example):"]
-    out += grid(None, [[label, fmt.ci(rw[name]["mean"], rw[name]["ci_low"], rw[name]["ci_high"])] for name, label in
+    out += grid(None, [[label, fmt.ci(rw[name].mean, rw[name].ci_low, rw[name].ci_high)] for name, label in
                        (("altered", "share altered"), ("token_jaccard", "mean token Jaccard"),
-                        ("heavy_rewrite", f"share with Jaccard < {results['config']['rewrite_jaccard_threshold']}"))],
+                        ("heavy_rewrite", f"share with Jaccard < {results.config.rewrite_jaccard_threshold}"))],
                 indent="  ")
-    out += ["", f"{cov['n_compared']} examples compared; skipped: {cov['n_only_base']} only in base, "
-            f"{cov['n_only_tuned']} only in tuned, {cov['n_unanswered']} answered by neither.",
-            "* = 95% paired clustered-bootstrap CI excludes 0.", results["verdict"]]
+    out += ["", f"{cov.n_compared} examples compared; skipped: {cov.n_only_base} only in base, "
+            f"{cov.n_only_tuned} only in tuned, {cov.n_unanswered} answered by neither.",
+            "* = 95% paired clustered-bootstrap CI excludes 0.", results.verdict]
     return "\n".join(out)
 
 
