@@ -42,6 +42,7 @@ from attrib_audit.provenance.result import (
     SeedDraw,
     Spread,
     SweepSeries,
+    Truncation,
     Unavailable,
 )
 from attrib_audit.scorers.base import ScorerUnavailable
@@ -271,7 +272,7 @@ def run_provenance(sets: list[ProvenanceSet], config: ProvenanceConfig | None = 
                 n_boot=config.n_boot, seed=config.seed, ci="95% percentile, clustered bootstrap over example groups",
                 tie_break="smaller CRC-32 of the passage text, then pool order"),
             unavailable=list(factory.unavailable),
-            embedding_truncation={sig: st.truncation() for sig, st in factory.stores.items()},
+            embedding_truncation={sig: Truncation(**st.truncation()) for sig, st in factory.stores.items()},
             scorer_failures={r.name: ScorerFailures(failed_pairs=r.failures, truncated_pairs=r.truncated_pairs)
                              for r in rankers if isinstance(r, ScorerRanker)},
             datasets=datasets,

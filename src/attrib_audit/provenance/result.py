@@ -138,6 +138,16 @@ class Unavailable:
 
 
 @dataclass(frozen=True)
+class Truncation:
+    """Texts an encoder embedded, how many it cut at its window and the tokens lost."""
+
+    texts: int
+    texts_truncated: int
+    tokens_truncated: int
+    window: int | None
+
+
+@dataclass(frozen=True)
 class ScorerFailures:
     """Pairs a scorer-backed ranker failed on or cut at its window."""
 
@@ -153,7 +163,7 @@ class ProvenanceRun:
     construct: str
     config: ProvenanceSettings
     unavailable: list[Unavailable]
-    embedding_truncation: dict[str, dict[str, int | None]]
+    embedding_truncation: dict[str, Truncation]
     scorer_failures: dict[str, ScorerFailures]
     datasets: list[DatasetProvenance]
     run_id: str = field(default="", metadata=_SKIP)

@@ -124,9 +124,9 @@ def build(inputs, plots: Path) -> Section | None:
     for u in prov.unavailable:
         sec.add(Note(f"Not run: {u.ranker} ({u.reason})."))
     for sig, t in prov.embedding_truncation.items():
-        if t.get("texts_truncated"):
-            sec.add(Note(f"{sig}: {t['texts_truncated']} of {t.get('texts', '?')} texts cut at {t.get('window', '?')} "
-                         f"tokens ({t.get('tokens_truncated', '?')} tokens lost)."))
+        if t.texts_truncated:
+            sec.add(Note(f"{sig}: {t.texts_truncated} of {t.texts} texts cut at {t.window} "
+                         f"tokens ({t.tokens_truncated} tokens lost)."))
     for name, f in prov.scorer_failures.items():
         if f.failed_pairs or f.truncated_pairs:
             sec.add(Note(f"{name}: {f.failed_pairs} failed and {f.truncated_pairs} truncated pairs."))

@@ -77,7 +77,7 @@ def format_provenance(results: ProvenanceRun) -> str:
     for u in results.unavailable:
         lines.append(f"not run: {u.ranker} ({u.reason})")
     for sig, t in results.embedding_truncation.items():
-        if t["texts_truncated"]:
-            lines.append(f"truncation: {t['texts_truncated']} of {t['texts']} texts cut at {t['window']} tokens "
-                         f"({t['tokens_truncated']} tokens) by {sig}")
+        if t.texts_truncated:
+            lines.append(f"truncation: {t.texts_truncated} of {t.texts} texts cut at {t.window} tokens "
+                         f"({t.tokens_truncated} tokens) by {sig}")
     return "\n".join(lines)
