@@ -81,3 +81,17 @@ def test_the_alpha_sweep_runs_only_when_asked_or_its_encoder_is_already_embeddin
                  "--out", str(tmp_path / "b")]) == 0
     sweep = json.loads((tmp_path / "b" / "provenance.json").read_text())["datasets"][0]["alpha_sweep"]["series"]
     assert sweep["alpha"] == [0.0, 0.5, 1.0] and loaded
+
+
+@pytest.mark.parametrize("edit, key", [
+    (lambda d: d["datasets"][0]["clean"]["rankers"]["lexical"]["top1"].update(ci_low="low"),
+     "datasets[0].clean.rankers.lexical.top1.ci_low"),
+    (lambda d: d["datasets"][0]["confusable"].pop("summary"), "datasets[0].confusable.summary")])
+def test_report_names_the_file_and_key_of_a_wrong_provenance_json(tmp_path, capsys, edit, key):
+    prov = json.loads((Path(__file__).parent / "data" / "report_provenance_wice.json").read_text())
+    edit(prov)
+    bad = tmp_path / "provenance.json"
+    bad.write_text(json.dumps(prov))
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "r")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert str(bad) in err and key in err and len(err.splitlines()) == 1, err

@@ -2,15 +2,19 @@
 tie-breaking, Eq. 1 against independently computed terms, registry scorers, and the fooled rate."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from attrib_audit.engine.cache import ScoreCache
+from attrib_audit.files.records import from_record, to_record
 from attrib_audit.provenance.corpus import Corpus, answer_hint
 from attrib_audit.provenance.diagnostic import ProvenanceConfig, run_provenance
 from attrib_audit.provenance.distractors import distractors_naive, find_distractors, sample_candidates
 from attrib_audit.provenance.rankers import Eq1Ranker, Eq1Weights, PoolTerms, top1
 from attrib_audit.provenance.records import Passage, ProvenanceExample, ProvenanceSet
+from attrib_audit.provenance.result import ProvenanceRun
 from attrib_audit.scorers import ScoreBatch, ScorerSpec, register, registry
 from attrib_audit.text.answers import normalize_answer, split_citations
 from attrib_audit.text.tokenize import jaccard, token_set
@@ -155,23 +159,27 @@ def test_registry_scorer_runs_through_the_engine_cache_and_lexical_is_fooled(tmp
     assert _SharedTokens.calls > 0
     with ScoreCache(tmp_path / "cache.sqlite") as cache:
         assert cache.count(_SharedTokens.signature) > 0
-    d = res["datasets"][0]
-    assert d["clean"]["rankers"]["lexical"]["top1"]["estimate"] == pytest.approx(1.0)
-    seed0 = d["confusable"]["per_seed"][0]
-    assert seed0["rankers"]["lexical"]["fooled"]["estimate"] == pytest.approx(1 / 3)
-    assert seed0["rankers"]["lexical"]["top1"]["estimate"] == pytest.approx(2 / 3)
-    assert d["confusable"]["summary"]["lexical"]["fooled"]["sd"] == 0.0  # no cap: the seeds see the same pool
+    d = res.datasets[0]
+    assert d.clean.rankers["lexical"].top1.estimate == pytest.approx(1.0)
+    seed0 = d.confusable.per_seed[0]
+    fooled = seed0.rankers["lexical"].fooled
+    assert fooled is not None and fooled.estimate == pytest.approx(1 / 3)
+    assert seed0.rankers["lexical"].top1.estimate == pytest.approx(2 / 3)
+    assert d.confusable.summary["lexical"].fooled.sd == 0.0  # no cap: the seeds see the same pool
     # units 1 and 2 share no token with another example's passages: no distractor, pool of 2 (counted as short)
-    assert seed0["units_short_of_k"] == 2
-    assert seed0["random_baseline"]["estimate"] == pytest.approx(np.mean([1 / 3, 1 / 2, 1 / 2]))
+    assert seed0.draw is not None and seed0.draw.units_short_of_k == 2
+    assert seed0.random_baseline.estimate == pytest.approx(np.mean([1 / 3, 1 / 2, 1 / 2]))
+    record = to_record(res)
+    assert record["datasets"][0]["confusable"]["per_seed"][0]["units_short_of_k"] == 2  # the draw is inlined
+    assert to_record(from_record(ProvenanceRun, json.loads(json.dumps(record)))) == record
     _SharedTokens.calls = 0
     again = run_provenance([_confusing_set()], cfg, log=lambda m: None).results
-    assert _SharedTokens.calls == 0 and again["datasets"] == res["datasets"]
+    assert _SharedTokens.calls == 0 and to_record(again.datasets) == to_record(res.datasets)
 
 
 def test_examples_without_gold_are_counted_not_scored():
     s = _confusing_set()
     s.examples.append(_ex(3, ["no gold here"], ["nothing"], []))
     cfg = ProvenanceConfig(rankers=("lexical",), confusable_k=0, alphas=(), n_boot=50, cache_path=":memory:")
-    d = run_provenance([s], cfg, log=lambda m: None).results["datasets"][0]
-    assert d["n_examples"] == 3 and d["skipped"] == {"no_gold_passage": 1, "units_of_examples_without_gold": 1}
+    d = run_provenance([s], cfg, log=lambda m: None).results.datasets[0]
+    assert d.n_examples == 3 and d.skipped == {"no_gold_passage": 1, "units_of_examples_without_gold": 1}

@@ -6,7 +6,7 @@ and rewrite detection says how much of the text was altered.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -15,6 +15,7 @@ import numpy as np
 from attrib_audit.data.errors import DataError
 from attrib_audit.files.jsonfile import sealed_json
 from attrib_audit.files.outdir import check_out_dir, new_run_id, output_file, write_text_atomic
+from attrib_audit.files.records import to_record
 from attrib_audit.probe.metrics import answer_metrics
 from attrib_audit.probe.records import AsqaExample
 from attrib_audit.probe.reward import TERMS, RewardConfig, SupportFn, grounding_rewards
@@ -36,27 +37,109 @@ class CompareConfig:
     reward_scorer: str | None = None
 
 
+@dataclass(frozen=True)
+class MeanCI:
+    """A mean over the compared examples with its clustered-bootstrap CI."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+
+@dataclass(frozen=True)
+class DiffCI(MeanCI):
+    """tuned − base with its paired CI, and whether that CI excludes 0."""
+
+    excludes_zero: bool = False
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One answer-level metric: both systems' means and their paired difference."""
+
+    metric: str
+    base: MeanCI
+    tuned: MeanCI
+    diff: DiffCI
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which examples were compared; the first few ids of each left-out kind (only kinds that occur)."""
+
+    n_compared: int
+    n_only_base: int
+    n_only_tuned: int
+    n_unanswered: int
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RewardSettings:
+    """The grounding-reward settings the reward terms were computed with."""
+
+    support_threshold: float
+    counterfactual: str
+    weights: dict[str, float]
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    """What the comparison was run with, as saved in probe.json."""
+
+    n_boot: int
+    seed: int
+    level: float
+    ci: str
+    rewrite_jaccard_threshold: float
+    reward_scorer: str | None = None
+    reward: RewardSettings | None = None
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """An input file and its digest."""
+
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ProbeComparison:
+    """probe.json: the per-metric table, the rewrite statistics and the one-line verdict."""
+
+    config: CompareSettings
+    data: dict[str, InputFile]
+    coverage: Coverage
+    metrics: tuple[MetricRow, ...]
+    rewrite: dict[str, MeanCI]
+    verdict: str
+    run_id: str = field(default="", metadata={"skip_default": True})
+
+
 @dataclass
 class ProbeResult:
-    results: dict[str, Any]
+    results: ProbeComparison
     per_example: dict[str, np.ndarray] = field(default_factory=dict)  # a column per metric (and `ids`)
 
     def save(self, out: str | Path) -> Path:
         """probe.json (the comparison) and per_example.csv (every example's metrics, to see which moved)."""
         out = check_out_dir(out, names=("probe.json", "per_example.csv"))
         path = out / "probe.json"
-        self.results.setdefault("run_id", new_run_id())
+        if not self.results.run_id:
+            self.results = replace(self.results, run_id=new_run_id())
         if self.per_example:
             import pandas as pd
 
             with output_file(out / "per_example.csv") as tmp:
                 pd.DataFrame(self.per_example).to_csv(tmp, index=False)
-        write_text_atomic(path, sealed_json(self.results))
+        write_text_atomic(path, sealed_json(to_record(self.results)))
         return path
 
 
 def align(base: Mapping[str, str], tuned: Mapping[str, str], examples: Mapping[str, AsqaExample],
-          base_path: str = "base", tuned_path: str = "tuned") -> tuple[list[str], dict[str, Any]]:
+          base_path: str = "base", tuned_path: str = "tuned") -> tuple[list[str], Coverage]:
     """Ids both systems answered, in data order; unknown ids are an error, one-sided ids are counted."""
     for path, outs in ((base_path, base), (tuned_path, tuned)):
         unknown = [i for i in outs if i not in examples]
@@ -68,9 +151,9 @@ def align(base: Mapping[str, str], tuned: Mapping[str, str], examples: Mapping[s
         raise DataError("the two systems share no example id", path=f"{base_path}, {tuned_path}", field="id")
     skipped = {"only_base": sorted(set(base) - set(tuned)), "only_tuned": sorted(set(tuned) - set(base)),
                "unanswered": sorted(set(examples) - set(base) - set(tuned))}
-    counts = {k: len(v) for k, v in skipped.items()}
-    return ids, {"n_compared": len(ids), **{f"n_{k}": v for k, v in counts.items()},
-                 "examples": {k: v[:5] for k, v in skipped.items() if v}}
+    return ids, Coverage(n_compared=len(ids), n_only_base=len(skipped["only_base"]),
+                         n_only_tuned=len(skipped["only_tuned"]), n_unanswered=len(skipped["unanswered"]),
+                         examples={k: v[:5] for k, v in skipped.items() if v})
 
 
 def rewrite_values(base: list[str], tuned: list[str]) -> dict[str, np.ndarray]:
@@ -90,8 +173,8 @@ def reward_values(outputs: Mapping[str, str], examples: Mapping[str, AsqaExample
     return {f"reward_{k}": np.array([getattr(t, k) for t in terms]) for k in (*TERMS, "total")}
 
 
-def _est(e: Estimate) -> dict[str, Any]:
-    return {"mean": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high, "n": e.n}
+def _est(e: Estimate) -> MeanCI:
+    return MeanCI(mean=float(e.estimate), ci_low=float(e.ci_low), ci_high=float(e.ci_high), n=int(e.n))
 
 
 def compare_systems(base: Mapping[str, str], tuned: Mapping[str, str], examples: Mapping[str, AsqaExample],
@@ -113,36 +196,38 @@ def compare_systems(base: Mapping[str, str], tuned: Mapping[str, str], examples:
         + [per["tuned"][m] - per["base"][m] for m in metrics] + list(rewrite.values())
     boot = bootstrap_means(np.vstack(rows), ids, n_boot=config.n_boot, rng=slice_rng(config.seed, "probe-compare"))
     k = len(metrics)
-    table: list[dict[str, Any]] = []
+    table: list[MetricRow] = []
     for j, m in enumerate(metrics):
         d = mean_estimate(boot, 2 * k + j, config.level, "paired-clustered-bootstrap-percentile")
-        table.append({"metric": m, "base": _est(mean_estimate(boot, j, config.level)),
-                      "tuned": _est(mean_estimate(boot, k + j, config.level)),
-                      "diff": {**_est(d), "excludes_zero": bool(d.ci_low > 0 or d.ci_high < 0)}})
+        diff = _est(d)
+        table.append(MetricRow(metric=m, base=_est(mean_estimate(boot, j, config.level)),
+                               tuned=_est(mean_estimate(boot, k + j, config.level)),
+                               diff=DiffCI(mean=diff.mean, ci_low=diff.ci_low, ci_high=diff.ci_high, n=diff.n,
+                                           excludes_zero=bool(d.ci_low > 0 or d.ci_high < 0))))
     rw = {name: _est(mean_estimate(boot, 3 * k + j, config.level)) for j, name in enumerate(rewrite)}
-    moved = [r["metric"] for r in table if r["diff"]["excludes_zero"]]
-    results = {
-        "config": {"n_boot": config.n_boot, "seed": config.seed, "level": config.level,
-                   "ci": "percentile, clustered bootstrap over examples; differences paired (tuned − base)",
-                   "rewrite_jaccard_threshold": REWRITE_JACCARD, "reward_scorer": config.reward_scorer,
-                   "reward": None if config.reward is None else {
-                       "support_threshold": config.reward.support_threshold,
-                       "counterfactual": config.reward.counterfactual,
-                       "weights": vars(config.reward.weights)}},
-        "data": origin or {},
-        "coverage": coverage,
-        "metrics": table,
-        "rewrite": rw,
-        "verdict": verdict(rw, moved, [r["metric"] for r in table]),
-    }
+    moved = [r.metric for r in table if r.diff.excludes_zero]
+    reward = None if config.reward is None else RewardSettings(
+        support_threshold=config.reward.support_threshold, counterfactual=config.reward.counterfactual,
+        weights=dict(vars(config.reward.weights)))
+    results = ProbeComparison(
+        config=CompareSettings(n_boot=config.n_boot, seed=config.seed, level=config.level,
+                               ci="percentile, clustered bootstrap over examples; differences paired (tuned − base)",
+                               rewrite_jaccard_threshold=REWRITE_JACCARD, reward_scorer=config.reward_scorer,
+                               reward=reward),
+        data={k: InputFile(path=str(v["path"]), sha256=str(v["sha256"])) for k, v in (origin or {}).items()},
+        coverage=coverage,
+        metrics=tuple(table),
+        rewrite=rw,
+        verdict=verdict(rw, moved, [r.metric for r in table]),
+    )
     per_example = {"ids": np.asarray(ids, dtype=object), **{f"{s}:{m}": per[s][m] for s in per for m in metrics},
                    **{f"rewrite:{m}": v for m, v in rewrite.items()}}
     return ProbeResult(results, per_example)
 
 
-def verdict(rewrite: dict[str, dict], moved: list[str], metrics: list[str]) -> str:
+def verdict(rewrite: Mapping[str, MeanCI], moved: list[str], metrics: list[str]) -> str:
     """One line a reader can act on: large rewrite with flat metrics is the case the probe exists for."""
-    heavy, jac = rewrite["heavy_rewrite"]["mean"], rewrite["token_jaccard"]["mean"]
+    heavy, jac = rewrite["heavy_rewrite"].mean, rewrite["token_jaccard"].mean
     text = f"{heavy:.0%} of answers heavily rewritten (token Jaccard < {REWRITE_JACCARD}), mean Jaccard {jac:.2f}; "
     if not moved:
         return text + "no metric's difference CI excludes 0: the metrics did not notice the change."

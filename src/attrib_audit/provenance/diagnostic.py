@@ -11,7 +11,7 @@ import numpy as np
 
 from attrib_audit.audit.results import tool_info
 from attrib_audit.engine.cache import ScoreCache
-from attrib_audit.files.jsonfile import plain, sealed_json
+from attrib_audit.files.jsonfile import sealed_json
 from attrib_audit.files.outdir import check_out_dir, new_run_id, write_text_atomic
 from attrib_audit.files.records import to_record
 from attrib_audit.provenance.corpus import Corpus, Pool
@@ -29,6 +29,22 @@ from attrib_audit.provenance.rankers import (
     top1,
 )
 from attrib_audit.provenance.records import ProvenanceSet
+from attrib_audit.provenance.result import (
+    AlphaSweep,
+    Confusable,
+    DatasetProvenance,
+    PoolSummary,
+    ProvenanceRun,
+    ProvenanceSettings,
+    RankerSpread,
+    RankerTop1,
+    ScorerFailures,
+    SeedDraw,
+    Spread,
+    SweepSeries,
+    Truncation,
+    Unavailable,
+)
 from attrib_audit.scorers.base import ScorerUnavailable
 from attrib_audit.scorers.blend import BlendScorer
 from attrib_audit.scorers.catalog import get_scorer
@@ -66,7 +82,7 @@ class _Rankers:
     def __init__(self, config: ProvenanceConfig, cache: ScoreCache, log: Callable[[str], None]) -> None:
         self.config, self.cache, self.log = config, cache, log
         self.stores: dict[str, EmbeddingStore] = {}
-        self.unavailable: list[dict] = []
+        self.unavailable: list[Unavailable] = []
 
     def _scorer(self, name: str):
         return get_scorer(name, device=self.config.device, **self.config.scorer_options.get(name, {}))
@@ -92,7 +108,7 @@ class _Rankers:
                 return Eq1Ranker(self.semantic_store(), self.config.eq1_weights)
             scorer = self._scorer(name)
         except ScorerUnavailable as exc:
-            self.unavailable.append({"ranker": name, "reason": str(exc)})
+            self.unavailable.append(Unavailable(ranker=name, reason=str(exc)))
             self.log(f"[skip] {name}: {exc}")
             return None
         if isinstance(scorer, EmbeddingScorer):
@@ -103,15 +119,12 @@ class _Rankers:
 
 
 def _pool_summary(corpus: Corpus, pool: Pool, tops: dict[str, Top1], groups: list[str], rng_name: str,
-                  config: ProvenanceConfig, confusable: bool) -> dict:
+                  config: ProvenanceConfig, confusable: bool, draw: SeedDraw | None = None) -> PoolSummary:
     """Top-1 accuracy (and fooled rate) with clustered CIs; rankers share the draws, so `vs_lexical` is paired."""
     n = corpus.n_units
     gen = lambda: slice_rng(config.seed, rng_name)  # noqa: E731  (same draws for every ranker)
     base = pool.random_baseline(n)
-    out: dict[str, Any] = {"n_units": n, "n_groups": len(set(groups)), "n_entries": len(pool),
-           "mean_pool_size": float(len(pool) / n),
-           "random_baseline": to_record(clustered_means(base, groups, n_boot=config.n_boot, rng=gen())[0]),
-           "rankers": {}}
+    rankers: dict[str, RankerTop1] = {}
     lex = tops.get("lexical")
     for name, t in tops.items():
         ok = ~t.undefined
@@ -119,22 +132,23 @@ def _pool_summary(corpus: Corpus, pool: Pool, tops: dict[str, Top1], groups: lis
         correct = pool.gold[t.entry].astype(np.float64)
         rows = [correct[ok]] + ([pool.distractor[t.entry][ok].astype(np.float64)] if confusable else [])
         ests = clustered_means(np.vstack(rows), g, n_boot=config.n_boot, rng=gen())
-        entry = {"top1": to_record(ests[0]), "n_tied": int(t.tied.sum()), "n_undefined": int(t.undefined.sum())}
-        if confusable:
-            entry["fooled"] = to_record(ests[1])
+        vs_lexical = None
         if lex is not None and name != "lexical":
             both = ok & ~lex.undefined
             diff = correct[both] - pool.gold[lex.entry][both]
-            entry["vs_lexical"] = to_record(clustered_means(diff, [groups[i] for i in np.flatnonzero(both)],
-                                                            n_boot=config.n_boot, rng=gen())[0])
-        out["rankers"][name] = entry
-    return out
+            vs_lexical = clustered_means(diff, [groups[i] for i in np.flatnonzero(both)],
+                                         n_boot=config.n_boot, rng=gen())[0]
+        rankers[name] = RankerTop1(top1=ests[0], n_tied=int(t.tied.sum()), n_undefined=int(t.undefined.sum()),
+                                   fooled=ests[1] if confusable else None, vs_lexical=vs_lexical)
+    return PoolSummary(n_units=n, n_groups=len(set(groups)), n_entries=len(pool), mean_pool_size=float(len(pool) / n),
+                       random_baseline=clustered_means(base, groups, n_boot=config.n_boot, rng=gen())[0],
+                       rankers=rankers, draw=draw)
 
 
-def _spread(values: list[float]) -> dict:
+def _spread(values: list[float]) -> Spread:
     v = np.asarray(values, dtype=np.float64)
-    return {"mean": float(v.mean()), "sd": float(v.std(ddof=1)) if v.size > 1 else 0.0,
-            "min": float(v.min()), "max": float(v.max()), "per_seed": v.tolist()}
+    return Spread(mean=float(v.mean()), sd=float(v.std(ddof=1)) if v.size > 1 else 0.0,
+                  min=float(v.min()), max=float(v.max()), per_seed=v.tolist())
 
 
 def _rank_all(corpus: Corpus, pool: Pool, rankers: list[Ranker]) -> dict[str, Top1]:
@@ -143,7 +157,7 @@ def _rank_all(corpus: Corpus, pool: Pool, rankers: list[Ranker]) -> dict[str, To
 
 
 def run_dataset(pset: ProvenanceSet, config: ProvenanceConfig, rankers: list[Ranker],
-                sweep_store: EmbeddingStore | None, log: Callable[[str], None]) -> dict:
+                sweep_store: EmbeddingStore | None, log: Callable[[str], None]) -> DatasetProvenance:
     examples = [e for e in pset.examples if e.gold]
     skipped = dict(pset.skipped)
     no_gold = len(pset.examples) - len(examples)
@@ -161,12 +175,10 @@ def run_dataset(pset: ProvenanceSet, config: ProvenanceConfig, rankers: list[Ran
                            if sweep_store else [])
     clean_tops = _rank_all(corpus, corpus.clean, rankers + sweep)
     main = {r.name: clean_tops[r.name] for r in rankers}
-    result = {"dataset": name, "data": pset.origin, "skipped": skipped, "n_examples": len(examples),
-              "n_units": corpus.n_units, "n_passages": len(corpus.clean), "n_distinct_texts": len(corpus.texts),
-              "clean": _pool_summary(corpus, corpus.clean, main, groups, f"{name}:clean", config, False)}
+    clean = _pool_summary(corpus, corpus.clean, main, groups, f"{name}:clean", config, False)
     sweep_clean = _pool_summary(corpus, corpus.clean, {r.name: clean_tops[r.name] for r in sweep}, groups,
                                 f"{name}:clean", config, False) if sweep else None
-    conf_seeds: list[dict] = []
+    conf_seeds: list[PoolSummary] = []
     sweep_conf: dict[str, dict[str, list[float]]] = {r.name: {"top1": [], "fooled": []} for r in sweep}
     if config.confusable_k > 0:
         for s in range(config.seeds):
@@ -176,49 +188,57 @@ def run_dataset(pset: ProvenanceSet, config: ProvenanceConfig, rankers: list[Ran
                                         config.confusable_k, cand)
             pool = corpus.with_distractors(idx)
             tops = _rank_all(corpus, pool, rankers + sweep)
-            summary = _pool_summary(corpus, pool, {r.name: tops[r.name] for r in rankers}, groups,
-                                    f"{name}:confusable:{s}", config, True)
             found = idx >= 0
-            summary.update({"seed": s, "n_candidates": int(cand.size),
-                            "units_short_of_k": int((found.sum(axis=1) < config.confusable_k).sum()),
-                            "mean_distractor_jaccard": float(jac[found].mean()) if found.any() else None})
-            conf_seeds.append(summary)
+            draw = SeedDraw(seed=s, n_candidates=int(cand.size),
+                            units_short_of_k=int((found.sum(axis=1) < config.confusable_k).sum()),
+                            mean_distractor_jaccard=float(jac[found].mean()) if found.any() else None)
+            conf_seeds.append(_pool_summary(corpus, pool, {r.name: tops[r.name] for r in rankers}, groups,
+                                            f"{name}:confusable:{s}", config, True, draw))
             for r in sweep:
                 t = tops[r.name]
                 sweep_conf[r.name]["top1"].append(float(pool.gold[t.entry].mean()))
                 sweep_conf[r.name]["fooled"].append(float(pool.distractor[t.entry].mean()))
             log(f"{name}: confusable seed {s}: {cand.size} candidates, k={config.confusable_k}")
-    result["confusable"] = {
-        "k": config.confusable_k, "seeds": config.seeds, "candidate_cap": config.candidate_cap,
-        "per_seed": conf_seeds,
-        "summary": {r.name: {"top1": _spread([c["rankers"][r.name]["top1"]["estimate"] for c in conf_seeds]),
-                             "fooled": _spread([c["rankers"][r.name]["fooled"]["estimate"] for c in conf_seeds])}
-                    for r in rankers} if conf_seeds else {},
-        "random_baseline": _spread([c["random_baseline"]["estimate"] for c in conf_seeds]) if conf_seeds else None,
-    }
+    confusable = Confusable(
+        k=config.confusable_k, seeds=config.seeds, candidate_cap=config.candidate_cap, per_seed=conf_seeds,
+        summary={r.name: RankerSpread(top1=_spread([c.rankers[r.name].top1.estimate for c in conf_seeds]),
+                                      fooled=_spread([_fooled(c, r.name) for c in conf_seeds]))
+                 for r in rankers} if conf_seeds else {},
+        random_baseline=_spread([c.random_baseline.estimate for c in conf_seeds]) if conf_seeds else None)
+    alpha_sweep = None
     if sweep and sweep_store is not None and sweep_clean is not None:  # all three or none
-        result["alpha_sweep"] = {
-            "formula": f"alpha*lexical + (1-alpha)*[{sweep_store.signature}]", "alpha": list(config.alphas or ()),
-            "clean": [sweep_clean["rankers"][r.name]["top1"] for r in sweep],
-            "series": {"alpha": list(config.alphas or ()),
-                       "clean_top1": [sweep_clean["rankers"][r.name]["top1"]["estimate"] for r in sweep],
-                       **({"confusable_top1_mean": [_spread(sweep_conf[r.name]["top1"])["mean"] for r in sweep],
-                           "confusable_top1_sd": [_spread(sweep_conf[r.name]["top1"])["sd"] for r in sweep],
-                           "confusable_fooled_mean": [_spread(sweep_conf[r.name]["fooled"])["mean"] for r in sweep]}
-                          if conf_seeds else {})},
-        }
-    return result
+        spreads = {r.name: (_spread(sweep_conf[r.name]["top1"]), _spread(sweep_conf[r.name]["fooled"]))
+                   for r in sweep} if conf_seeds else {}
+        alpha_sweep = AlphaSweep(
+            formula=f"alpha*lexical + (1-alpha)*[{sweep_store.signature}]", alpha=list(config.alphas or ()),
+            clean=[sweep_clean.rankers[r.name].top1 for r in sweep],
+            series=SweepSeries(
+                alpha=list(config.alphas or ()),
+                clean_top1=[sweep_clean.rankers[r.name].top1.estimate for r in sweep],
+                confusable_top1_mean=[spreads[r.name][0].mean for r in sweep] if conf_seeds else None,
+                confusable_top1_sd=[spreads[r.name][0].sd for r in sweep] if conf_seeds else None,
+                confusable_fooled_mean=[spreads[r.name][1].mean for r in sweep] if conf_seeds else None))
+    return DatasetProvenance(dataset=name, data=pset.origin, skipped=skipped, n_examples=len(examples),
+                             n_units=corpus.n_units, n_passages=len(corpus.clean),
+                             n_distinct_texts=len(corpus.texts), clean=clean, confusable=confusable,
+                             alpha_sweep=alpha_sweep)
+
+
+def _fooled(pool: PoolSummary, name: str) -> float:
+    fooled = pool.rankers[name].fooled
+    return fooled.estimate if fooled is not None else float("nan")
 
 
 @dataclass
 class ProvenanceResult:
-    results: dict[str, Any]
+    results: ProvenanceRun
 
     def save(self, out: str | Path) -> Path:
         path = check_out_dir(out, names=("provenance.json",))
         path.mkdir(parents=True, exist_ok=True)
-        self.results.setdefault("run_id", new_run_id())
-        write_text_atomic(path / "provenance.json", sealed_json(self.results))
+        if not self.results.run_id:
+            self.results = replace(self.results, run_id=new_run_id())
+        write_text_atomic(path / "provenance.json", sealed_json(to_record(self.results)))
         return path / "provenance.json"
 
 
@@ -238,25 +258,25 @@ def run_provenance(sets: list[ProvenanceSet], config: ProvenanceConfig | None = 
         try:
             sweep_store = factory.semantic_store() if config.alphas else None
         except ScorerUnavailable as exc:
-            factory.unavailable.append({"ranker": "alpha_sweep", "reason": str(exc)})
+            factory.unavailable.append(Unavailable(ranker="alpha_sweep", reason=str(exc)))
             log(f"[skip] alpha sweep: {exc}")
             sweep_store = None
         datasets = [run_dataset(s, config, rankers, sweep_store, log) for s in sets]
-        results = {
-            "tool": to_record(tool_info()),
-            "construct": "provenance",
-            "config": {"rankers": [r.name for r in rankers], "signatures": {r.name: r.signature for r in rankers},
-                       "semantic": config.semantic, "eq1_weights": vars(config.eq1_weights),
-                       "confusable_k": config.confusable_k, "seeds": config.seeds,
-                       "candidate_cap": config.candidate_cap, "n_boot": config.n_boot, "seed": config.seed,
-                       "ci": "95% percentile, clustered bootstrap over example groups",
-                       "tie_break": "smaller CRC-32 of the passage text, then pool order"},
-            "unavailable": factory.unavailable,
-            "embedding_truncation": {sig: st.truncation() for sig, st in factory.stores.items()},
-            "scorer_failures": {r.name: {"failed_pairs": r.failures, "truncated_pairs": r.truncated_pairs}
-                                for r in rankers if isinstance(r, ScorerRanker)},
-            "datasets": datasets,
-        }
+        results = ProvenanceRun(
+            tool=tool_info(),
+            construct="provenance",
+            config=ProvenanceSettings(
+                rankers=[r.name for r in rankers], signatures={r.name: r.signature for r in rankers},
+                semantic=config.semantic, eq1_weights=dict(vars(config.eq1_weights)),
+                confusable_k=config.confusable_k, seeds=config.seeds, candidate_cap=config.candidate_cap,
+                n_boot=config.n_boot, seed=config.seed, ci="95% percentile, clustered bootstrap over example groups",
+                tie_break="smaller CRC-32 of the passage text, then pool order"),
+            unavailable=list(factory.unavailable),
+            embedding_truncation={sig: Truncation(**st.truncation()) for sig, st in factory.stores.items()},
+            scorer_failures={r.name: ScorerFailures(failed_pairs=r.failures, truncated_pairs=r.truncated_pairs)
+                             for r in rankers if isinstance(r, ScorerRanker)},
+            datasets=datasets,
+        )
     finally:
         cache.close()
-    return ProvenanceResult(plain(results))
+    return ProvenanceResult(results)

@@ -124,7 +124,8 @@ def build_report(folder: str | Path, out: str | Path | None = None, *, png: bool
         drawn = sorted(p.name for p in (stage / "plots").iterdir() if p.suffix in (".png", ".svg"))
         title = "attrib-audit report"
         tool = (to_record(inputs.results.tool) if inputs.results is not None else
-                next((d["tool"] for d in (inputs.provenance, inputs.probe, inputs.thresholds)
+                to_record(inputs.provenance.tool) if inputs.provenance is not None else
+                next((d["tool"] for d in (inputs.thresholds,)
                       if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {}))
         run = inputs.run_id
         meta = (f"attrib-audit {tool.get('version', '?')} · " + (f"run {run} · " if run else "")

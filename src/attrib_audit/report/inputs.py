@@ -10,6 +10,9 @@ from attrib_audit.audit.saved import results_record
 from attrib_audit.audit.thresholds import thresholds_file
 from attrib_audit.data.errors import DataError
 from attrib_audit.files.jsonfile import is_sealed, read_json
+from attrib_audit.files.records import from_record
+from attrib_audit.probe.compare import ProbeComparison
+from attrib_audit.provenance.result import ProvenanceRun
 
 FILES = {"results": "results.json", "provenance": "provenance.json", "probe": "probe.json",
          "agreement": "agreement.json", "thresholds": "thresholds.json"}
@@ -23,8 +26,8 @@ class ReportError(DataError):
 class ReportInputs:
     folder: Path
     results: AuditResults | None = None
-    provenance: dict[str, Any] | None = None
-    probe: dict[str, Any] | None = None
+    provenance: ProvenanceRun | None = None
+    probe: ProbeComparison | None = None
     agreement: dict[str, Any] | None = None
     thresholds: dict[str, Any] | None = None  # as parsed; report.thresholds reads it as audit.thresholds' records
     sources: dict[str, Path] = field(default_factory=dict)  # which file each part came from
@@ -80,7 +83,9 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
             raw = (results_file(folder, "report", ReportError)[1] if key == "results" else
                    thresholds_file(path, "report", ReportError)[1] if key == "thresholds" else
                    read_json(path, ReportError))
-            setattr(inputs, key, results_record(raw, path, ReportError) if key == "results" else raw)
+            setattr(inputs, key, results_record(raw, path, ReportError) if key == "results" else
+                    from_record(ProbeComparison, raw, where=str(path), error=ReportError) if key == "probe" else
+                    from_record(ProvenanceRun, raw, where=str(path), error=ReportError) if key == "provenance" else raw)
             inputs.sources[key] = path
             if is_sealed(raw):
                 inputs.sealed_files.add(path)

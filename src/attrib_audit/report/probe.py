@@ -3,7 +3,9 @@ so a reader sees when the text changed a lot while the metrics did not move."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from attrib_audit.probe.compare import MeanCI, ProbeComparison
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Para, Section, Table, guard
 from attrib_audit.report.figcache import cached_figure
@@ -12,26 +14,26 @@ REWRITE_LABELS = {"altered": "share of answers altered", "token_jaccard": "mean 
                   "heavy_rewrite": "share heavily rewritten"}
 
 
-def _est(e: dict, signed: bool = False) -> str:
-    return fmt.ci(e.get("mean"), e.get("ci_low"), e.get("ci_high"), signed=signed)
+def _est(e: MeanCI, signed: bool = False) -> str:
+    return fmt.ci(e.mean, e.ci_low, e.ci_high, signed=signed)
 
 
 @cached_figure
-def probe_plot(probe: dict, plots: Path):
+def probe_plot(probe: ProbeComparison, plots: Path) -> Any:
     plt = style.pyplot()
 
-    rows = probe["metrics"]
-    rewrite = probe["rewrite"]
+    rows = probe.metrics
+    rewrite = probe.rewrite
     with style.rc():
         fig, (left, right) = plt.subplots(1, 2, layout="constrained", gridspec_kw={"width_ratios": [3, 2]},
                                           figsize=(9.0, 1.2 + 0.36 * max(len(rows), len(rewrite))))
         for i, r in enumerate(rows):
-            d = r["diff"]
-            moved = d.get("excludes_zero")
-            left.errorbar(d["mean"], i, xerr=[[d["mean"] - d["ci_low"]], [d["ci_high"] - d["mean"]]], fmt="o",
+            d = r.diff
+            moved = d.excludes_zero
+            left.errorbar(d.mean, i, xerr=[[d.mean - d.ci_low], [d.ci_high - d.mean]], fmt="o",
                           color=style.colour(0), markerfacecolor=style.colour(0) if moved else "white", capsize=2)
         left.axvline(0, color="#555555", linestyle="--", linewidth=0.8)
-        left.set_yticks(range(len(rows)), [r["metric"] for r in rows])
+        left.set_yticks(range(len(rows)), [r.metric for r in rows])
         left.set_ylim(len(rows) - 0.5, -0.5)
         left.set_xlabel("tuned − base, in each metric's own units (95% paired CI)")
         left.set_title("answer-level metrics: did they move?", loc="left")
@@ -39,8 +41,8 @@ def probe_plot(probe: dict, plots: Path):
         names = list(rewrite)
         for i, k in enumerate(names):
             e = rewrite[k]
-            right.barh(i, e["mean"], color=style.colour(1), height=0.45,
-                       xerr=[[e["mean"] - e["ci_low"]], [e["ci_high"] - e["mean"]]], error_kw={"capsize": 3})
+            right.barh(i, e.mean, color=style.colour(1), height=0.45,
+                       xerr=[[e.mean - e.ci_low], [e.ci_high - e.mean]], error_kw={"capsize": 3})
         right.set_yticks(range(len(names)), [REWRITE_LABELS.get(k, k) for k in names])
         right.set_ylim(len(names) - 0.5, -0.5)
         right.set_xlim(0, 1)
@@ -51,24 +53,22 @@ def probe_plot(probe: dict, plots: Path):
                           "Right: rewrite statistics between the two systems' answers to the same questions.")
 
 
-def probe_blocks(probe: dict, plots: Path) -> list:
-    out: list[Block] = [Para(probe["verdict"])] if probe.get("verdict") else []
+def probe_blocks(probe: ProbeComparison, plots: Path) -> list[Block]:
+    out: list[Block] = [Para(probe.verdict)] if probe.verdict else []
     out.append(Table(["metric", "base", "tuned", "tuned − base [95% CI]", "moved"],
-                     [[r["metric"], _est(r["base"]), _est(r["tuned"]), _est(r["diff"], signed=True),
-                       "yes" if r["diff"].get("excludes_zero") else "no"] for r in probe["metrics"]],
-                     f"Answer-level metrics ({(probe.get('config') or {}).get('ci', 'paired bootstrap CI')})."))
+                     [[r.metric, _est(r.base), _est(r.tuned), _est(r.diff, signed=True),
+                       "yes" if r.diff.excludes_zero else "no"] for r in probe.metrics],
+                     f"Answer-level metrics ({probe.config.ci})."))
     out.append(Table(["rewrite statistic", "value [95% CI]"],
-                     [[REWRITE_LABELS.get(k, k), _est(e)] for k, e in probe["rewrite"].items()],
+                     [[REWRITE_LABELS.get(k, k), _est(e)] for k, e in probe.rewrite.items()],
                      f"Rewrite detection; heavily rewritten = token Jaccard < "
-                     f"{(probe.get('config') or {}).get('rewrite_jaccard_threshold', '?')}."))
+                     f"{probe.config.rewrite_jaccard_threshold}."))
     out += guard("The probe plot", lambda: [probe_plot(probe, plots)])
-    cov = probe.get("coverage") or {}
-    if cov:
-        out.append(Para(f"{cov.get('n_compared', '?')} examples compared; left out: "
-                        f"{cov.get('n_only_base', 0)} only in base, {cov.get('n_only_tuned', 0)} only in tuned, "
-                        f"{cov.get('n_unanswered', 0)} answered by neither."))
-    files = [[k, str(v["path"]), str(v.get("sha256", ""))] for k, v in (probe.get("data") or {}).items()
-             if isinstance(v, dict) and "path" in v]
+    cov = probe.coverage
+    out.append(Para(f"{cov.n_compared} examples compared; left out: "
+                    f"{cov.n_only_base} only in base, {cov.n_only_tuned} only in tuned, "
+                    f"{cov.n_unanswered} answered by neither."))
+    files = [[k, v.path, v.sha256] for k, v in probe.data.items()]
     if files:
         out.append(Table(["input", "file", "sha256"], files, "Probe inputs."))
     return out
