@@ -5,20 +5,21 @@ from typing import Any, Mapping, Sequence
 
 from attrib_audit.report import fmt
 from attrib_audit.report.console.grid import MISSING, grid
+from attrib_audit.scorers.listing import ModelEntry
 
 
-def format_models(entries: Sequence[Mapping[str, Any]]) -> str:
+def format_models(entries: Sequence[ModelEntry]) -> str:
     """`models list`: per scorer one aligned line (name, ready/absent, what it computes), then indented: where its
     weights resolve, what else it needs, how to install it, and its last known-answer check."""
-    heads = grid(None, [[e["name"], "ready " if e["ready"] else "absent", e["description"]] for e in entries])
+    heads = grid(None, [[e.name, "ready " if e.ready else "absent", e.description] for e in entries])
     lines = []
     for head, e in zip(heads, entries):
-        lines += [head, f"    {e['where']}"]
-        lines += [f"    {n}" for n in e.get("needs", ())]
-        if not e["ready"]:
-            lines.append(f"    install: {e['install']}")
-        if e.get("check"):
-            lines.append(f"    {e['check']}")
+        lines += [head, f"    {e.where}"]
+        lines += [f"    {n}" for n in e.needs]
+        if not e.ready:
+            lines.append(f"    install: {e.install}")
+        if e.check:
+            lines.append(f"    {e.check}")
     return "\n".join(lines)
 
 
