@@ -13,8 +13,11 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from attrib_audit.audit.reproduce import (
+    CellStats,
+    Comparison,
     ManifestError,
     PaperNumber,
+    ReproduceReport,
     Settings,
     compare,
     fetch,
@@ -24,7 +27,10 @@ from attrib_audit.audit.reproduce import (
     scorer_options,
 )
 from attrib_audit.cli import main
+from attrib_audit.errors import InputError
 from attrib_audit.files.jsonfile import is_sealed
+from attrib_audit.files.records import from_record, to_record
+from attrib_audit.report.console import format_reproduce
 from attrib_audit.scorers.base import ScorerUnavailable
 
 DATA = Path(__file__).parent / "data" / "reproduce"  # small copies of the developer samples (see data/NOTICE.md)
@@ -85,13 +91,16 @@ def test_the_comparison_rule():
     assert (exact.low, exact.high) == pytest.approx((0.9035, 0.9045)) and exact.text() == "0.904"
     two = PaperNumber.from_json({"auroc": 0.6, "digits": 2, "quote": "", "where": ""})
     assert (two.low, two.high) == pytest.approx((0.595, 0.605)) and two.text() == "0.60"
-    ours = {"auroc": 0.85, "ci_low": 0.80, "ci_high": 0.899}
-    assert compare(exact, ours) == {"diff": pytest.approx(-0.054), "verdict": "differs"}
-    assert compare(exact, {**ours, "ci_high": 0.9036})["verdict"] == "within CI"  # touches the rounding interval
+    ours = CellStats(auroc=0.85, ci_low=0.80, ci_high=0.899, n=100, n_failed=0)
+    assert compare(exact, ours) == Comparison(diff=pytest.approx(-0.054), verdict="differs")
+    touching = dataclasses.replace(ours, ci_high=0.9036)  # touches the rounding interval
+    assert compare(exact, touching).verdict == "within CI"
     rng = PaperNumber.from_json({"range": [0.867, 0.901], "quote": "", "where": ""})
-    assert compare(rng, ours) == {"diff": pytest.approx(-0.017), "verdict": "within CI"}
-    assert compare(rng, {"auroc": 0.88, "ci_low": 0.87, "ci_high": 0.89})["diff"] == 0.0
-    assert compare(None, ours) == {"diff": None, "verdict": None}
+    assert compare(rng, ours) == Comparison(diff=pytest.approx(-0.017), verdict="within CI")
+    assert compare(rng, CellStats(auroc=0.88, ci_low=0.87, ci_high=0.89, n=100, n_failed=0)).diff == 0.0
+    assert compare(None, ours) == Comparison(diff=None, verdict=None)
+    assert compare(exact, dataclasses.replace(ours, ci_low=float("nan"))) == Comparison(
+        diff=pytest.approx(-0.054), verdict=None)  # no CI: the difference, no verdict
 
 
 def _stand_in(name: str) -> list[dict]:
@@ -105,6 +114,14 @@ def test_reproduce_on_the_stand_ins_prints_the_paper_beside_ours_and_lists_the_r
     assert "table  row" in text and "ours − paper" in text and "vs our CI" in text
     rep = json.loads((out / "reproduce.json").read_text())
     assert is_sealed(rep) and "Not run here" in (out / "reproduce.md").read_text()
+    # reproduce.json is the report record's to_record: read back checked, it writes the same JSON and prints the same
+    body = {k: v for k, v in rep.items() if k != "digest"}
+    back = from_record(ReproduceReport, body, where="reproduce.json")
+    assert to_record(back) == body and text.startswith(format_reproduce(back) + "\n")
+    bad = json.loads(json.dumps(body))
+    bad["rows"][0]["cells"][0]["ours"]["n"] = "12"  # 2a AttributedQA, lexical: it ran
+    with pytest.raises(InputError, match=r"reproduce.json: key 'rows\[0\]\.cells\[0\]\.ours\.n'"):
+        from_record(ReproduceReport, bad, where="reproduce.json")
     rows = {r["id"]: r for r in rep["rows"]}
     aqa = rows["2a-attributedqa"]
     # the † note counts the pairs this run used (the 48 of tests/data/reproduce), not the packaged file's 200
@@ -161,21 +178,22 @@ def test_bertscore_column_is_bert_scores_default_and_the_stand_in_says_different
     assert main(["reproduce", "--data-dir", str(DATA), "--tables", "2a", *FAST]) == 0
     text = capsys.readouterr().out
     rep = reproduce(m, DATA, Settings(n_boot=50), tables=["2a"])
-    cells = [(r["id"], c) for r in rep["rows"] for c in r["cells"] if c["scorer"] == "bertscore" and c["ours"]]
+    cells = [(r.id, c) for r in rep.rows for c in r.cells if c.scorer == "bertscore" and c.ours]
     stand_in = "stand-in: bertscore (BERTScore F1 on MiniLM-L6 layer 4"
-    assert cells and all(c["ran"] == "bertscore" and c["model"].startswith(stand_in) for _, c in cells)
+    assert cells and all(c.ran == "bertscore" and (c.model or "").startswith(stand_in) for _, c in cells)
     for _, c in cells:
-        assert c["verdict"] == ("different scorer" if c["paper"] else None)
-        if c["paper"]:
-            assert c["diff"] == pytest.approx(c["ours"]["auroc"] - c["paper"]["value"])
+        assert c.comparison.verdict == ("different scorer" if c.paper else None)
+        if c.paper and c.ours and c.paper.value is not None:
+            assert c.comparison.diff == pytest.approx(c.ours.auroc - c.paper.value)
     lfqa = next(ln for ln in text.splitlines() if re.match(r"2a\s+LFQA\s+stand-in†\s+\d+\s+bertscore\s", ln))
     assert "0.909" in lfqa and lfqa.rstrip().endswith("different scorer") and "DIFFERS" not in lfqa
-    why = next(a for a in rep["absent_scorers"] if a["scorer"] == "bertscore")
-    assert "MiniLM-L6 layer 4" in why["reason"] and "'different scorer'" in why["reason"] and why["paper_numbers"] == 2
-    assert rep["summary"]["compared"] == sum(c["verdict"] in ("differs", "within CI")
-                                             for r in rep["rows"] for c in r["cells"])
-    assert compare(PaperNumber(0.9085, 0.9095, 0.909, "q", "w"), {"auroc": 0.8, "ci_low": 0.7, "ci_high": 0.85},
-                   same_scorer=False) == {"diff": pytest.approx(-0.109), "verdict": "different scorer"}
+    why = next(a for a in rep.absent_scorers if a.scorer == "bertscore")
+    assert "MiniLM-L6 layer 4" in why.reason and "'different scorer'" in why.reason and why.paper_numbers == 2
+    assert rep.summary.compared == sum(c.comparison.verdict in ("differs", "within CI")
+                                       for r in rep.rows for c in r.cells)
+    assert compare(PaperNumber(0.9085, 0.9095, 0.909, "q", "w"),
+                   CellStats(auroc=0.8, ci_low=0.7, ci_high=0.85, n=10, n_failed=0),
+                   same_scorer=False) == Comparison(diff=pytest.approx(-0.109), verdict="different scorer")
 
 
 def test_only_the_tables_asked_for_and_bad_flags_are_one_line(tmp_path, capsys):
@@ -271,9 +289,10 @@ def test_download_fetches_pinned_revisions_into_the_layout_data_dir_reads(tmp_pa
     fetch(m, tmp_path, tables=["2a", "10"], downloader=again, models=False)
     assert again.calls == []  # what is there is not fetched again
     rep = reproduce(m, tmp_path, Settings(n_boot=100, quiet=True, cache_path=":memory:"), tables=["2a"])
-    rows = {r["id"]: r for r in rep["rows"]}
-    assert rows["2a-lfqa"]["data"]["stand_in"] is None and rows["2a-lfqa"]["data"]["n"] == 12
-    assert rows["2a-lfqa"]["data"]["files"][0]["sha256"]
-    hagrid = rows["2a-hagrid"]["data"]
-    assert 0 < hagrid["n"] == hagrid["files"][0]["rows"] and any(c["ours"] for c in rows["2a-hagrid"]["cells"])
-    assert rep["absent_data"] == []  # 2a: AttributionBench and HAGRID, both fetched
+    rows = {r.id: r for r in rep.rows}
+    lfqa = rows["2a-lfqa"].data
+    assert lfqa is not None and lfqa.stand_in is None and lfqa.n == 12 and lfqa.files[0].sha256
+    hagrid = rows["2a-hagrid"].data
+    assert hagrid is not None and 0 < hagrid.n == hagrid.files[0].rows
+    assert any(c.ours for c in rows["2a-hagrid"].cells)
+    assert rep.absent_data == ()  # 2a: AttributionBench and HAGRID, both fetched

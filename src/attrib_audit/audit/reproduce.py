@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from importlib import resources
 from pathlib import Path
@@ -29,10 +29,10 @@ import numpy as np
 from attrib_audit.audit.config import AuditConfig
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import DataSpec, FileSource, load_data
+from attrib_audit.engine.runner import RunStats
 from attrib_audit.engine.table import score_table
 from attrib_audit.errors import BackendError, InputError
 from attrib_audit.files.outdir import write_text_atomic
-from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
 from attrib_audit.scorers.catalog import get_scorer, scorer_spec
 from attrib_audit.stats.bootstrap import DEFAULT_B, bootstrap_aurocs, percentile_ci, slice_rng
@@ -220,6 +220,157 @@ def scorer_options(use: ScorerUse, data_dir: Path | None, paths: Mapping[str, st
                             f"--model-path {use.key}=PATH)")
 
 
+# ---- the report's records (reproduce.json is their to_record) -------------------------------------------------
+
+@dataclass(frozen=True)
+class CellStats:
+    """Our AUROC for one paper row and scorer, with its clustered-bootstrap CI (NaN ends: no CI)."""
+
+    auroc: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_failed: int  # pairs the scorer gave no finite score
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Ours − the paper's number, and whether the paper's interval lies outside our CI (None: not compared)."""
+
+    diff: float | None = None
+    verdict: str | None = None  # "differs", "within CI", "different scorer" or None
+
+
+@dataclass(frozen=True)
+class StatedNumber:
+    """A paper number as the report shows it: its printed text, the interval it means and where the paper says it."""
+
+    text: str
+    low: float
+    high: float
+    value: float | None
+    quote: str
+    where: str
+    derived: str | None
+
+
+@dataclass(frozen=True)
+class ReproducedCell:
+    """One scorer column of one paper row: the paper's number, ours, their comparison, or why ours is absent."""
+
+    scorer: str
+    paper_name: str
+    model: str | None
+    ran: str
+    paper: StatedNumber | None
+    ours: CellStats | None
+    comparison: Comparison = field(default_factory=Comparison, metadata={"inline": True})
+    absent: str | None = None
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A file a row's data came from, as the loader recorded it."""
+
+    path: str | None
+    sha256: str | None
+    rows: int | None
+
+
+@dataclass(frozen=True)
+class RowData:
+    """The data one paper row ran on: the paper's or a stand-in (`stand_in` says which), its counts and status."""
+
+    dataset: str
+    title: str
+    stand_in: str | None
+    files: tuple[DataFile, ...]
+    n: int
+    n_pos: int
+    n_groups: int
+    paper_n: int | None
+    status: str  # "ok", "one class" or "no rows with source ..."
+
+
+@dataclass(frozen=True)
+class ReproducedRow:
+    """One row of a paper table with its cells (data None: no data for it here)."""
+
+    id: str
+    table: str
+    table_title: str
+    row: str
+    note: str | None
+    data: RowData | None
+    cells: tuple[ReproducedCell, ...]
+
+
+@dataclass(frozen=True)
+class AbsentData:
+    """A dataset none of whose files (paper's or stand-in) is here, the rows it leaves unrun, and why."""
+
+    dataset: str
+    title: str
+    source: dict[str, Any]
+    rows: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class AbsentScorer:
+    """A scorer column that did not run as the paper's scorer (absent, or a stand-in ran), and what that costs."""
+
+    scorer: str
+    model: str | None
+    reason: str
+    rows: tuple[str, ...]
+    paper_numbers: int
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The statistics settings a reproduction ran with, and what its CI is."""
+
+    n_boot: int
+    seed: int
+    level: float
+    device: str
+    ci: str
+
+
+@dataclass(frozen=True)
+class ReproduceSummary:
+    """Counts over the whole report: cells run, paper numbers stated, compared, outside our CI; stand-in rows."""
+
+    cells_run: int
+    paper_numbers: int
+    compared: int
+    differ: int
+    stand_in_rows: int
+
+
+@dataclass(frozen=True)
+class ReproduceReport:
+    """A reproduction: per paper row its cells, what could not run and why, scorer signatures and run statistics,
+    and (from `--download`) what was fetched at which revision."""
+
+    paper: str
+    manifest_digest: str
+    data_dir: str | None
+    settings: RunSettings
+    rows: tuple[ReproducedRow, ...]
+    absent_data: tuple[AbsentData, ...]
+    absent_scorers: tuple[AbsentScorer, ...]
+    signatures: dict[str, str]
+    scorers_run: tuple[RunStats, ...]
+    summary: ReproduceSummary
+    fetched: tuple[dict[str, Any], ...] | None = field(default=None, metadata={"skip_default": True})
+
+    def with_fetched(self, fetched: Sequence[Mapping[str, Any]]) -> "ReproduceReport":
+        """This report with what `--download` fetched (written to reproduce.json even when empty)."""
+        return replace(self, fetched=tuple(dict(f) for f in fetched))
+
+
 # ---- the run ------------------------------------------------------------------------------------------------------
 
 def _select(table: PairTable, source: str | None) -> np.ndarray:
@@ -241,32 +392,30 @@ class Settings:
     model_paths: Mapping[str, str] = field(default_factory=dict)
 
 
-def _cell_stats(matrix: np.ndarray, y: np.ndarray, groups: list, row_id: str, s: Settings) -> list[dict]:
+def _cell_stats(matrix: np.ndarray, y: np.ndarray, groups: list, row_id: str, s: Settings) -> list[CellStats]:
     boot = bootstrap_aurocs(matrix, y, groups, n_boot=s.n_boot, rng=slice_rng(s.seed, row_id))
     out = []
     for j in range(matrix.shape[0]):
         lo, hi, _ = percentile_ci(boot.replicates[j], s.level)
-        out.append({"auroc": float(boot.point[j]), "ci_low": lo, "ci_high": hi, "n": int(boot.n[j]),
-                    "n_failed": int((~np.isfinite(matrix[j])).sum())})
+        out.append(CellStats(auroc=float(boot.point[j]), ci_low=float(lo), ci_high=float(hi), n=int(boot.n[j]),
+                             n_failed=int((~np.isfinite(matrix[j])).sum())))
     return out
 
 
-def compare(paper: PaperNumber | None, ours: Mapping[str, Any] | None, *, same_scorer: bool = True) -> dict[str, Any]:
+def compare(paper: PaperNumber | None, ours: CellStats | None, *, same_scorer: bool = True) -> Comparison:
     """The difference (ours − the paper's number, or − the nearest end of its range) and the verdict: 'differs' when
     the paper's interval and our CI do not overlap, 'within CI' when they do, 'different scorer' when a stand-in
     ran instead of the paper's scorer (the difference is shown, the numbers are not compared)."""
-    if paper is None or ours is None or not np.isfinite(ours["auroc"]):
-        return {"diff": None, "verdict": None}
-    if not same_scorer:
-        a = ours["auroc"]
-        diff = a - paper.value if paper.value is not None else a - min(max(a, paper.low), paper.high)
-        return {"diff": diff, "verdict": "different scorer"}
-    a = ours["auroc"]
+    if paper is None or ours is None or not np.isfinite(ours.auroc):
+        return Comparison()
+    a = ours.auroc
     diff = a - paper.value if paper.value is not None else a - min(max(a, paper.low), paper.high)
-    lo, hi = ours["ci_low"], ours["ci_high"]
+    if not same_scorer:
+        return Comparison(diff=diff, verdict="different scorer")
+    lo, hi = ours.ci_low, ours.ci_high
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        return {"diff": diff, "verdict": None}
-    return {"diff": diff, "verdict": "differs" if paper.high < lo or paper.low > hi else "within CI"}
+        return Comparison(diff=diff, verdict=None)
+    return Comparison(diff=diff, verdict="differs" if paper.high < lo or paper.low > hi else "within CI")
 
 
 def stand_in_note(ds: DatasetUse, used: PairTable) -> str | None:
@@ -282,8 +431,8 @@ def stand_in_note(ds: DatasetUse, used: PairTable) -> str | None:
 
 
 def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Settings | None = None, *,
-              tables: Sequence[str] | None = None, log: Callable[[str], None] = lambda _m: None) -> dict[str, Any]:
-    """Run every row of `tables` (default all) whose data and scorers are here; the plain report."""
+              tables: Sequence[str] | None = None, log: Callable[[str], None] = lambda _m: None) -> ReproduceReport:
+    """Run every row of `tables` (default all) whose data and scorers are here; the report."""
     s = settings or Settings()
     root = Path(data_dir).absolute() if data_dir is not None else None
     rows = manifest.rows_of(tables)
@@ -303,9 +452,9 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
             else:
                 absent_scorers[key] = str(exc) + (f"; its stand-in {use.stand_in}: {found}" if use.stand_in else "")
     built: dict[str, Scorer] = {}
-    results: dict[tuple[str, str], dict] = {}
-    data_info: dict[str, dict] = {}
-    run_stats: list[dict] = []
+    results: dict[tuple[str, str], CellStats] = {}
+    data_info: dict[str, RowData] = {}
+    run_stats: list[RunStats] = []
     chosen = {rid: c for rid, c in choices.items() if c is not None}
     for files in dict.fromkeys(c.files for c in chosen.values()):
         group = [r for r in rows if r.id in chosen and chosen[r.id].files == files]
@@ -333,20 +482,21 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
             config = AuditConfig(scorers=tuple(keys), batch_size=s.batch_size, device=s.device,
                                  cache_path=s.cache_path, quiet=s.quiet)
             scores, stats = score_table(sub, {k: built[k] for k in keys}, config)
-            run_stats += [to_record(st) for st in stats]
+            run_stats += stats
         for r in group:
             pos = np.asarray([where[int(i)] for i in picks[r.id]], dtype=np.int64)
             y = sub.labels[pos].astype(np.int64)
             groups = [sub.groups[i] for i in pos]
-            data_info[r.id] = {"dataset": ds.key, "title": ds.title, "stand_in": stand_in_note(ds, sub),
-                               "files": [{"path": o.get("path"), "sha256": o.get("sha256"), "rows": o.get("rows")}
-                                         for o in table.origin],
-                               "n": int(pos.size), "n_pos": int(y.sum()), "n_groups": len(set(groups)),
-                               "paper_n": manifest.datasets[r.dataset].paper_n if not ds.stand_in else None,
-                               "status": ("ok" if 0 < y.sum() < y.size else
-                                          f"no rows with source {r.select!r}" if not y.size else "one class")}
+            data_info[r.id] = RowData(
+                dataset=ds.key, title=ds.title, stand_in=stand_in_note(ds, sub),
+                files=tuple(DataFile(path=o.get("path"), sha256=o.get("sha256"), rows=o.get("rows"))
+                            for o in table.origin),
+                n=int(pos.size), n_pos=int(y.sum()), n_groups=len(set(groups)),
+                paper_n=manifest.datasets[r.dataset].paper_n if not ds.stand_in else None,
+                status=("ok" if 0 < y.sum() < y.size else
+                        f"no rows with source {r.select!r}" if not y.size else "one class"))
             run = [k for k in r.scorers if k in scores]
-            if not run or data_info[r.id]["status"] != "ok":
+            if not run or data_info[r.id].status != "ok":
                 continue
             matrix = np.vstack([scores[k].scores[pos] for k in run])
             for k, cell in zip(run, _cell_stats(matrix, y, groups, r.id, s)):
@@ -357,53 +507,56 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
 
 
 def _report(manifest: Manifest, rows: Sequence[Row], choices: Mapping[str, DataChoice | None], root: Path | None,
-            data_info: Mapping[str, dict], results: Mapping[tuple[str, str], dict], absent_scorers: Mapping[str, str],
-            stood_in: Mapping[str, str], signatures: Mapping[str, str], run_stats: list[dict],
-            s: Settings) -> dict[str, Any]:
-    out_rows: list[dict[str, Any]] = []
+            data_info: Mapping[str, RowData], results: Mapping[tuple[str, str], CellStats],
+            absent_scorers: Mapping[str, str], stood_in: Mapping[str, str], signatures: Mapping[str, str],
+            run_stats: Sequence[RunStats], s: Settings) -> ReproduceReport:
+    out_rows: list[ReproducedRow] = []
     for r in rows:
         cells = []
         for k in r.scorers:
             use, paper, ours = manifest.scorers[k], r.paper.get(k), results.get((r.id, k))
             ran = use.stand_in if k in stood_in and use.stand_in else use.scorer
             model = f"stand-in: {ran} ({scorer_spec(ran).description})" if k in stood_in else use.model
-            cells.append({"scorer": k, "paper_name": use.paper, "model": model,
-                          "ran": ran,
-                          "paper": None if paper is None else {"text": paper.text(),
-                                                               "low": paper.low, "high": paper.high,
-                                                               "value": paper.value, "quote": paper.quote,
-                                                               "where": paper.where, "derived": paper.derived},
-                          "ours": ours, **compare(paper, ours, same_scorer=k not in stood_in),
-                          "absent": None if ours is not None else absent_scorers.get(k) or (
-                              "no data" if choices[r.id] is None else data_info[r.id]["status"])})
-        out_rows.append({"id": r.id, "table": r.table, "table_title": manifest.tables[r.table], "row": r.row,
-                         "note": r.note, "data": data_info.get(r.id), "cells": cells})
+            info = data_info.get(r.id)
+            cells.append(ReproducedCell(
+                scorer=k, paper_name=use.paper, model=model, ran=ran,
+                paper=None if paper is None else StatedNumber(text=paper.text(), low=paper.low, high=paper.high,
+                                                              value=paper.value, quote=paper.quote,
+                                                              where=paper.where, derived=paper.derived),
+                ours=ours, comparison=compare(paper, ours, same_scorer=k not in stood_in),
+                absent=None if ours is not None else absent_scorers.get(k) or (
+                    "no data" if choices[r.id] is None or info is None else info.status)))
+        out_rows.append(ReproducedRow(id=r.id, table=r.table, table_title=manifest.tables[r.table], row=r.row,
+                                      note=r.note, data=data_info.get(r.id), cells=tuple(cells)))
     absent_data = []
     for key in dict.fromkeys(r.dataset for r in rows if choices[r.id] is None):
         ds = manifest.datasets[key]
         where = f"none of {', '.join(ds.local)} under {root}" if root is not None else "no --data-dir given"
-        absent_data.append({"dataset": key, "title": ds.title, "source": ds.source,
-                            "rows": [f"{r.table}:{r.row}" for r in rows if r.dataset == key and choices[r.id] is None],
-                            "reason": where})
+        absent_data.append(AbsentData(
+            dataset=key, title=ds.title, source=dict(ds.source),
+            rows=tuple(f"{r.table}:{r.row}" for r in rows if r.dataset == key and choices[r.id] is None),
+            reason=where))
     reasons = dict(absent_scorers)
     for k, why in stood_in.items():
         name = manifest.scorers[k].stand_in or ""
         reasons[k] = (f"{why}; {name} ({scorer_spec(name).description}) ran in its place: its cells say "
                       "'different scorer', not compared")
-    absent = [{"scorer": k, "model": manifest.scorers[k].model, "reason": why,
-               "rows": [f"{r.table}:{r.row}" for r in rows if choices[r.id] and k in r.scorers],
-               "paper_numbers": sum(1 for r in rows if choices[r.id] and k in r.paper)}
+    absent = [AbsentScorer(scorer=k, model=manifest.scorers[k].model, reason=why,
+                           rows=tuple(f"{r.table}:{r.row}" for r in rows if choices[r.id] and k in r.scorers),
+                           paper_numbers=sum(1 for r in rows if choices[r.id] and k in r.paper))
               for k, why in sorted(reasons.items())]
-    compared = [c for r in out_rows for c in r["cells"] if c["verdict"] in ("differs", "within CI")]
-    return {"paper": manifest.paper, "manifest_digest": manifest.digest, "data_dir": str(root) if root else None,
-            "settings": {"n_boot": s.n_boot, "seed": s.seed, "level": s.level, "device": s.device,
-                         "ci": f"{s.level:.0%} percentile, clustered bootstrap over `group`"},
-            "rows": out_rows, "absent_data": absent_data, "absent_scorers": absent,
-            "signatures": dict(signatures), "scorers_run": run_stats,
-            "summary": {"cells_run": sum(1 for r in out_rows for c in r["cells"] if c["ours"]),
-                        "paper_numbers": sum(1 for r in out_rows for c in r["cells"] if c["paper"]),
-                        "compared": len(compared), "differ": sum(c["verdict"] == "differs" for c in compared),
-                        "stand_in_rows": sum(1 for r in out_rows if r["data"] and r["data"]["stand_in"])}}
+    all_cells = [c for r in out_rows for c in r.cells]
+    compared = [c for c in all_cells if c.comparison.verdict in ("differs", "within CI")]
+    summary = ReproduceSummary(cells_run=sum(1 for c in all_cells if c.ours), paper_numbers=sum(
+        1 for c in all_cells if c.paper), compared=len(compared),
+        differ=sum(c.comparison.verdict == "differs" for c in compared),
+        stand_in_rows=sum(1 for r in out_rows if r.data and r.data.stand_in))
+    return ReproduceReport(
+        paper=manifest.paper, manifest_digest=manifest.digest, data_dir=str(root) if root else None,
+        settings=RunSettings(n_boot=s.n_boot, seed=s.seed, level=s.level, device=s.device,
+                             ci=f"{s.level:.0%} percentile, clustered bootstrap over `group`"),
+        rows=tuple(out_rows), absent_data=tuple(absent_data), absent_scorers=tuple(absent),
+        signatures=dict(signatures), scorers_run=tuple(run_stats), summary=summary)
 
 
 # ---- fetching the paper's data and weights (online, only when asked) ----------------------------------------------

@@ -12,8 +12,9 @@ from attrib_audit.errors import UsageError
 from attrib_audit.report.console import format_models
 from attrib_audit.scorers import knownanswers
 from attrib_audit.scorers.base import ScorerUnavailable
-from attrib_audit.scorers.catalog import get_scorer, plugin_clashes, registry
+from attrib_audit.scorers.catalog import get_scorer, plugin_clashes
 from attrib_audit.scorers.install import install
+from attrib_audit.scorers.listing import model_entries
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -26,17 +27,6 @@ def cmd_models(args: argparse.Namespace) -> int:
         return cmd_models_check(args)
     print(install(args.name))
     return 0
-
-
-def model_entries() -> list[dict]:
-    """What `models list` shows per registered scorer (nothing is loaded: no torch at listing time)."""
-    entries = []
-    for name, spec in sorted(registry().items()):
-        ok, where = spec.check()
-        entries.append({"name": name, "ready": ok, "description": spec.description, "where": where,
-                        "needs": (*spec.needs, f"sentences: {spec.sentences}") if spec.sentences else spec.needs,
-                        "install": spec.install, "check": knownanswers.summary(name)})
-    return entries
 
 
 def cmd_models_check(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from attrib_audit.cli.options import STATS, add_n_boot_arg, add_seed_arg, open_u
 from attrib_audit.errors import InputError, UsageError
 from attrib_audit.files.jsonfile import sealed_json
 from attrib_audit.files.outdir import check_out_dir, staged_dir
+from attrib_audit.files.records import to_record
 from attrib_audit.report.console import format_reproduce
 from attrib_audit.report.paper import reproduce_sections
 from attrib_audit.report.render import to_markdown
@@ -42,13 +43,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     settings = Settings(device=args.device, n_boot=args.n_boot, seed=args.seed, level=args.ci_level,
                         batch_size=args.batch_size, cache_path=":memory:" if args.no_cache else args.cache,
                         quiet=args.quiet, model_paths=paths)
-    report = reproduce(manifest, data_dir, settings, tables=tables, log=log)
-    report["fetched"] = fetched
+    report = reproduce(manifest, data_dir, settings, tables=tables, log=log).with_fetched(fetched)
     print(format_reproduce(report))
     if out is not None:
         with staged_dir(out, replaces=("reproduce.json", "reproduce.md")) as tmp:
-            (tmp / "reproduce.json").write_text(sealed_json(report), encoding="utf-8")
-            (tmp / "reproduce.md").write_text(to_markdown("attrib-audit reproduce", report["paper"],
+            (tmp / "reproduce.json").write_text(sealed_json(to_record(report)), encoding="utf-8")
+            (tmp / "reproduce.md").write_text(to_markdown("attrib-audit reproduce", report.paper,
                                                           reproduce_sections(report), tmp / "reproduce.md"),
                                               encoding="utf-8")
         print(f"written: {out / 'reproduce.json'}, {out / 'reproduce.md'}")
