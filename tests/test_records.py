@@ -5,7 +5,7 @@ import enum
 import json
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Mapping
 
 import numpy as np
 import pytest
@@ -121,3 +121,15 @@ def test_the_key_path_starts_where_the_record_sits_and_the_error_type_is_the_cal
                     error=UsageError)
     with pytest.raises(InputError, match=r"^x\.json: the top level: expected an object, got a list$"):
         from_record(Outer, [], where="x.json")
+
+
+@dataclass(frozen=True)
+class _Mapped:
+    counts: Mapping[str, int]
+
+
+def test_a_mapping_annotated_field_reads_like_a_dict():
+    """typing.Mapping's origin is collections.abc.Mapping: such a field is read and checked as a dict is."""
+    assert from_record(_Mapped, {"counts": {"a": 1}}) == _Mapped(counts={"a": 1})
+    with pytest.raises(InputError, match=r"key 'counts\.a': expected an integer, got a string"):
+        from_record(_Mapped, {"counts": {"a": "x"}}, where="f")

@@ -21,6 +21,7 @@ import math
 import sys
 import types
 import typing
+from collections import abc
 from typing import Any, Callable, ClassVar, Mapping, TypeVar, Union
 
 import numpy as np
@@ -206,7 +207,7 @@ class _Reader:
             item = args[0] if args else Any
             out = [self._value(item, v, f"{key}[{i}]") for i, v in enumerate(value)]
             return tuple(out) if (origin or hint) is tuple else out
-        if origin in (dict, Mapping, typing.Mapping) or hint is dict:
+        if origin in (dict, abc.Mapping) or hint is dict:
             if not isinstance(value, Mapping):
                 raise _Mismatch(key, "an object", value)
             item = args[1] if len(args) == 2 else Any
@@ -273,7 +274,7 @@ def _fits_float(value: Any) -> bool:
 def _describe(hint: Any) -> str:
     if hint is type(None):
         return "null"
-    if dataclasses.is_dataclass(hint) or typing.get_origin(hint) in (dict, Mapping) or hint is dict:
+    if dataclasses.is_dataclass(hint) or typing.get_origin(hint) in (dict, abc.Mapping) or hint is dict:
         return "an object"
     if typing.get_origin(hint) in (list, tuple) or hint in (list, tuple, np.ndarray):
         return "a list"
