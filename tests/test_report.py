@@ -202,7 +202,9 @@ def test_transfer_section_from_saved_transfer_statistics(demo, tmp_path):
     att = transfer["constructs"]["attribution"]["regret"]
     fixed = {f["metric"]: f for f in att["fixed"]}
     assert att["lowest_regret_metric"] == "minilm"
-    assert "attribution (4 datasets): use minilm, the portable metric with the lowest held-out regret" in headline
+    assert "attribution (4 datasets): use minilm, the portable metric with the lowest regret" in headline
+    assert "on the audited datasets it loses on average" in headline and "(in-sample regret)" in headline
+    assert "On a held-out dataset, picking the metric that was best on the other datasets" in headline
     assert ("Caveat: minilm's AUROC rests on truncated evidence on attributionbench:LFQA (100% of pairs truncated"
             in headline)
     m = fixed["minilm"]

@@ -33,25 +33,26 @@ def verdict(construct: str, e: ConstructTransfer, st: MatrixStatistics,
     p = pick(st)
     f = p.regret
     if p.portable:
-        head = (f"{construct} ({n} datasets): use {p.metric}, the portable metric with the lowest held-out regret. It "
+        head = (f"{construct} ({n} datasets): use {p.metric}, the portable metric with the lowest regret. It "
                 f"is within the 95% CI of the best metric on every dataset"
                 + ("" if p.paired else " (but not under the stricter paired test)")
-                + f"; on a held-out dataset it loses on average {_regret_text(f)} to the best metric, and at worst "
-                f"{fmt.num(f.max)} (on {f.worst_dataset}).")
+                + f"; on the audited datasets it loses on average {_regret_text(f)} to each one's best metric "
+                f"(in-sample regret), and at worst {fmt.num(f.max)} (on {f.worst_dataset}).")
         if p.others:
             head += f" Also portable: {', '.join(p.others)}."
     else:
         head = (f"{construct} ({n} datasets): no single metric is safe — every metric falls outside the best "
                 f"metric's CI on at least one dataset. The lowest-regret choice, {best}, loses on average "
-                f"{_regret_text(f)} on a held-out dataset, and {fmt.num(f.max)} on {f.worst_dataset}.")
+                f"{_regret_text(f)} on the audited datasets (in-sample regret), and {fmt.num(f.max)} on "
+                f"{f.worst_dataset}.")
     known = caveats or {}
     cut = [f"{d} ({known[(p.metric, d)]})" for d in e.datasets if (p.metric, d) in known]
     if cut:
         head += f" Caveat: {p.metric}'s AUROC rests on truncated evidence on " + "; ".join(cut) + "."
     s = reg.selector
     gap = s.minus_best_fixed_ci
-    head += (f" Picking the metric that was best on the other datasets (the naive selector) costs "
-             f"{_regret_text(s)}; "
+    head += (f" On a held-out dataset, picking the metric that was best on the other datasets (the naive selector) "
+             f"costs {_regret_text(s)}; "
              f"its extra regret over always using {best} is "
              f"{fmt.ci(s.minus_best_fixed, gap[0], gap[1], signed=True)}.")
     return head

@@ -1,5 +1,5 @@
 """Which metric a construct's saved transfer statistics point to: the one rule the report's headline and the
-terminal both state (the portable metric with the lowest held-out regret; without one, the lowest-regret metric).
+terminal both state (the portable metric with the lowest in-sample regret; without one, the lowest-regret metric).
 
 It chooses among recorded numbers only; nothing is recomputed.
 """
