@@ -211,3 +211,12 @@ def test_a_random_head_in_either_label_order_is_caught(tmp_path, seed):
         path = tiny_classifier(tmp_path / str(i), labels, seed=seed)
         result = ka.check_scorer(get_scorer("nli-mnli", path=path), "nli-mnli")
         assert not result.passed and result.auroc < ka.MIN_AUROC, result.line()
+
+
+@pytest.mark.parametrize("content", ["[]", '{"results": []}', '"x"'])
+def test_a_results_file_of_another_shape_is_ignored_with_a_warning(content):
+    """Not a sealed object of results: ignored, with one warning line saying the checks run again."""
+    ka.results_path().parent.mkdir(parents=True, exist_ok=True)
+    ka.results_path().write_text(content)
+    with pytest.warns(UserWarning, match="not a sealed file of check results"):
+        assert ka.last_results() == {}

@@ -204,6 +204,8 @@ def last_results() -> dict[str, CheckResult]:
                       stacklevel=2)
         return {}
     if not isinstance(data, dict) or not is_sealed(data) or not isinstance(data.get("results"), dict):
+        warnings.warn(f"{path} ignored (not a sealed file of check results): known-answer checks run again when "
+                      "needed", stacklevel=2)
         return {}
     out = {}
     for name, raw in data["results"].items():
