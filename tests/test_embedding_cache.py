@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from attrib_audit.engine.cache import EmbeddingCache, ScoreCache, embeddings_path
+from attrib_audit.files.records import to_record
 
 ENC = "enc:test:v1"
 
@@ -232,7 +233,7 @@ def test_provenance_semantic_rankers_read_and_fill_the_embedding_cache(tmp_path,
         assert [u.vectors for u in store.usage()] == [6]
     seen.clear()
     again = run_provenance([data], cfg, log=lambda m: None).results
-    assert seen == [] and again["datasets"] == first["datasets"]
+    assert seen == [] and to_record(again.datasets) == to_record(first.datasets)  # as JSON: NaN reads as null
 
 
 def test_cache_command_shows_bounds_and_clears_the_embedding_cache(tmp_path, capsys):
