@@ -37,7 +37,7 @@ def _boots(points: dict[str, np.ndarray], sd=0.005, n_boot=400, seed=0):
         boot = BootstrapAUROC(point=p, replicates=p[:, None] + rng.normal(0, sd, (p.size, n_boot)),
                               n=np.full(p.size, y.size), n_groups=y.size, n_boot=n_boot, scores=scores, labels=y,
                               codes=np.arange(y.size), rng_state={})
-        out[d] = SimpleNamespace(boot=boot)
+        out[d] = boot
     return out
 
 

@@ -552,13 +552,6 @@ def spearman_rows(table: PairTable, rows: Mapping[str, np.ndarray], scores: Mapp
 
 # ---- 4 + 5: dataset-level stability ----
 
-@dataclass(frozen=True)
-class _StatisticSlice:
-    """A slice's graded-statistic bootstrap where `lodo_section` reads a slice's `.boot`."""
-
-    boot: StatisticBoot
-
-
 def statistic_lodo_section(slices: Sequence[SliceRow], names: Sequence[str], graded: Mapping[str, StatisticBoot],
                            statistic: str) -> list[LodoRow]:
     """The leave-one-dataset-out verdicts under a graded transfer statistic (`--statistic`), so that they drop
@@ -575,18 +568,18 @@ def statistic_lodo_section(slices: Sequence[SliceRow], names: Sequence[str], gra
     """
     groups, _ = construct_groups(slices, {s.slice: "" if s.slice in graded else "no graded statistic"
                                           for s in slices})
-    return lodo_section(groups, names, {d: _StatisticSlice(graded[d]) for d in graded},
-                        STATISTIC_LABELS.get(statistic, statistic), statistic=statistic)
+    return lodo_section(groups, names, graded, STATISTIC_LABELS.get(statistic, statistic), statistic=statistic)
 
 
 def lodo_section(groups: Mapping[str, list[str]], names: Sequence[str],
-                 boots: Mapping[str, SliceBoot | _StatisticSlice], unit: str = "AUROC",
+                 boots: Mapping[str, BootstrapAUROC | StatisticBoot], unit: str = "AUROC",
                  statistic: str | None = None) -> list[LodoRow]:
-    """Per construct: the recommendation on all datasets, then with each one dropped (`unit`: the statistic's
-    label, AUROC or a correlation's; `statistic`: the graded transfer statistic the rows are named by, if any)."""
+    """Per construct: the recommendation on all datasets, then with each one dropped (`boots`: each slice's
+    bootstrap of the statistic compared; `unit`: its label, AUROC or a correlation's; `statistic`: the graded
+    transfer statistic the rows are named by, if any)."""
     out: list[LodoRow] = []
     for c, datasets in sorted(groups.items()):
-        mat = construct_matrix(datasets, names, {d: boots[d].boot for d in datasets})
+        mat = construct_matrix(datasets, names, {d: boots[d] for d in datasets})
         if mat is None or len(datasets) < 3:
             out.append(LodoRow(construct=c, status="insufficient",
                                reason="needs three datasets (dropping one must leave two) and two metrics defined on "
@@ -662,7 +655,7 @@ def sensitivity_section(table: PairTable, keys: Sequence[str], scores: Mapping[s
         length_spearman=spearman_rows(table, rows, scores, words),
         statistic=config.statistic if by_statistic else None,
         lodo=(statistic_lodo_section(slices, list(scores), graded or {}, config.statistic) if by_statistic
-              else lodo_section(groups, list(scores), boots)),
+              else lodo_section(groups, list(scores), {d: b.boot for d, b in boots.items()})),
         exchangeability=[] if by_statistic else exchangeability_section(table, rows, scores, groups, transfer, config))
 
 
