@@ -2,24 +2,11 @@
 silent wrong number, now one line (or the right number)."""
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
 
-from attrib_audit.cli import main
-
-
-def run(argv: list[str]) -> tuple[int, str, str]:
-    """main(argv) in this process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-        try:
-            code = main(argv)
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
+from cli_run import run_main as run
 
 
 def one_line(err: str) -> str:

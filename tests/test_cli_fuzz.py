@@ -2,7 +2,6 @@
 random results folders. A run may succeed or fail, but a failure is exit 2 (or 3) with one line, never a traceback."""
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
@@ -14,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from attrib_audit.cli import main
 from attrib_audit.data.adapters import FORMATS, get_adapter
 from attrib_audit.data.demo import demo_paths
+from cli_run import run_stderr as run
 
 FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                         HealthCheck.too_slow])
@@ -24,17 +23,6 @@ FIELDS = ("id", "dataset", "source", "question", "claim", "evidence", "label", "
 JSON_VALUE = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
                                                                                       max_size=3), max_leaves=6)
-
-
-def run(argv: list[str]) -> tuple[int, str]:
-    """main(argv) in this process: (exit code, stderr), whether it returned or raised SystemExit."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = main(argv)
-        except SystemExit as exc:  # argparse usage errors
-            code = exc.code
-    return code, err.getvalue()
 
 
 def assert_clean(code, err: str) -> None:

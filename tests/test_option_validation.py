@@ -4,13 +4,11 @@ zero half-width) is exit 2 with one line naming the flag."""
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 
 import pytest
 
-from attrib_audit.cli import main
 from attrib_audit.cli.options import float_list, int_list
+from cli_run import run_stderr as run
 
 # (command line, what the one line says); no file named here exists, so a run that got past parsing would say so
 REFUSED = [
@@ -60,16 +58,6 @@ REFUSED = [
     (["systems", "--results", "nowhere", "--n-boot", "3"], "argument --n-boot: must be at least 10, not 3"),
     (["agree", "--results", "nowhere", "--a", "x", "--b", "y", "--n-boot", "2"], "argument --n-boot: must be at least"),
 ]
-
-
-def run(argv: list[str]) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = main(argv)
-        except SystemExit as exc:
-            code = exc.code
-    return code, err.getvalue()
 
 
 @pytest.mark.parametrize("argv,says", REFUSED, ids=[" ".join(a[:1] + a[-2:]) for a, _ in REFUSED])

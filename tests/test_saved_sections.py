@@ -3,8 +3,6 @@ as the records' JSON, read back equal, and a value of the wrong type in a sealed
 line naming the file and key in `report`, `select` and `audit --check` (exit 2), never a traceback."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
@@ -14,10 +12,10 @@ import pytest
 from attrib_audit.audit import AuditConfig, run_audit
 from attrib_audit.audit.sensitivity import SensitivitySection
 from attrib_audit.audit.transfer import TransferSection
-from attrib_audit.cli import main
 from attrib_audit.data import demo_paths, load_pairs
 from attrib_audit.files.jsonfile import is_sealed, sealed_json
 from attrib_audit.files.records import from_record, to_record
+from cli_run import run_main as run
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +28,6 @@ def folder(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("audit")
     run_audit(table, config, log=lambda _line: None).save(out)
     return out
-
-
-def run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_the_saved_blocks_read_back_as_records_that_write_the_same_json(folder):

@@ -4,8 +4,6 @@ scores of the issue's four scorers, precomputed), `systems --results` equal to i
 systems answer different inputs (scoring a file with `systems DATA`)."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
@@ -20,10 +18,10 @@ from attrib_audit.audit.systems import (
     systems_section,
     transferred_thresholds,
 )
-from attrib_audit.cli import main
 from attrib_audit.data import DataSpec, FileSource, load_data, load_pairs
 from attrib_audit.files.records import to_record
 from attrib_audit.stats.classification import best_threshold
+from cli_run import run_main as run
 
 SUMMEVAL = Path(__file__).parent / "data" / "summeval_system_scores.jsonl"
 METRICS = ("lexical", "minilm", "blend", "bertscore")
@@ -31,13 +29,6 @@ METRICS = ("lexical", "minilm", "blend", "bertscore")
 # four metrics are precomputed columns, so nothing is scored and the statistics run on the real scores
 SUMMEVAL_ARGS = [str(SUMMEVAL), "--claim-col", "system", "--evidence-col", "group", "--scorers", "none",
                  *(a for m in METRICS for a in ("--score-col", f"{m}={m}")), "--n-boot", "300", "--n-perm", "50"]
-
-
-def run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, out.getvalue(), err.getvalue()
 
 
 def rows_of(path: Path) -> list[dict]:
