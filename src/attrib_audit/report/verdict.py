@@ -118,12 +118,19 @@ def on_slice(construct: str, sl: str, auroc: Sequence[AurocRow],
     text = (f"{head}: use {m} — AUROC {fmt.ci(r.auroc, r.ci_low, r.ci_high)}, better than chance "
             f"({_chance_p(r)})")
     shown = [f"{n} {fmt.ci(d.diff, d.ci_low, d.ci_high, signed=True)}" for n, d in diffs.items() if d]
+    return _chosen(construct, sl, text, m, top, shown, tied, weak, "Not better than chance", second)
+
+
+def _chosen(construct: str, sl: str, text: str, m: str, top: str, shown: list[str], tied: list[str],
+            weak: list[str], weak_label: str, second: str) -> SliceVerdict:
+    """The one-dataset verdict that names `m`: its sentence (`text`) followed by the paired differences, the ties and
+    the candidates that fail the chance test, the same words under AUROC and under a correlation."""
     if shown:
         text += f"; paired difference {m} − other [95% CI]: " + ", ".join(shown)
     if tied:
         text += f". Tied with {', '.join(tied)} (the paired CI holds 0): any of these will do (choose the cheapest)"
     if weak:
-        text += f". Not better than chance: {', '.join(weak)}"
+        text += f". {weak_label}: {', '.join(weak)}"
     return SliceVerdict(construct, sl, "tied" if tied else "best", m, top, tied, weak, text + "." + second)
 
 
@@ -177,13 +184,7 @@ def on_slice_graded(construct: str, sl: str, correlations: CorrelationSection, s
     r = rows[m]
     text = f"{head}: use {m} — {unit} {fmt.ci(r.estimate, r.ci_low, r.ci_high)}, above 0 by its 95% CI"
     shown = [f"{n} {fmt.ci(*d, signed=True)}" for n, d in diffs.items()]
-    if shown:
-        text += f"; paired difference {m} − other [95% CI]: " + ", ".join(shown)
-    if tied:
-        text += f". Tied with {', '.join(tied)} (the paired CI holds 0): any of these will do (choose the cheapest)"
-    if weak:
-        text += f". Not above 0: {', '.join(weak)}"
-    return SliceVerdict(construct, sl, "tied" if tied else "best", m, top, tied, weak, text + "." + second)
+    return _chosen(construct, sl, text, m, top, shown, tied, weak, "Not above 0", second)
 
 
 def chance_warning(metric: str, datasets: list[str], auroc: Sequence[AurocRow],
