@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import stdtr
 
 from attrib_audit.stats.bootstrap import DEFAULT_B, cluster_count_blocks, percentile_ci
-from attrib_audit.stats.rng import MAX_CELLS, block_rows
+from attrib_audit.stats.rng import MAX_CELLS, as_generator, block_rows
 from attrib_audit.stats.types import group_codes
 
 STATISTICS = ("pearson", "spearman", "kendall")
@@ -501,7 +501,7 @@ def correlation_bootstrap(rating: Sequence[float] | np.ndarray, scores: Mapping[
     if x_all.shape[1] != d.y.size:
         raise ValueError(f"every score column must have one value per rating ({d.y.size})")
     use = np.isfinite(x_all) if rows is None else (np.asarray(rows, dtype=bool) & np.isfinite(x_all))
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     point = np.full(len(names), np.nan)
     per_metric: list[_Design] = []
     for j in range(len(names)):
@@ -832,7 +832,7 @@ def compare_all(rating: Sequence[float] | np.ndarray, scores: Mapping[str, Seque
         ValueError: as `correlation_bootstrap`; Kendall τ-b over all rows beyond its size limits.
     """
     _check_choice(statistic, grouping)
-    gen0 = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen0 = as_generator(rng)
     names = list(scores)
     if pairs is None:
         pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
