@@ -44,7 +44,7 @@ def child(mode: str, data: str, libs: bool) -> None:
 
     if mode == "per-line":
         loaders.plain_jsonl_table = lambda data: None  # every file takes the per-line reader
-    table = load_data(DataSpec(files=(FileSource(data),), construct="attribution"))
+    table = load_data(DataSpec(files=(FileSource(path=data),), construct="attribution"))
     seconds, c1 = time.perf_counter() - t0, os.times()
     h = hashlib.sha256()
     for name in ("ids", "datasets", "claims", "evidences", "sources", "questions", "groups", "constructs", "systems"):

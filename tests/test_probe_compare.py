@@ -14,8 +14,9 @@ from attrib_audit.report.console import format_probe_table
 
 
 def _examples(n: int) -> dict[str, AsqaExample]:
-    return {f"e{i}": AsqaExample(f"e{i}", "q?", (QAPair("", (f"ans{i}",)),), (f"the answer is ans{i} today",),
-                                 (Passage("T", f"ans{i} text"),)) for i in range(n)}
+    return {f"e{i}": AsqaExample(id=f"e{i}", question="q?", qa_pairs=(QAPair("", (f"ans{i}",)),),
+                                 long_answers=(f"the answer is ans{i} today",),
+                                 docs=(Passage("T", f"ans{i} text"),)) for i in range(n)}
 
 
 def test_rewrite_values_hand_computed():

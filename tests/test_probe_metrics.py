@@ -10,7 +10,8 @@ from attrib_audit.text.answers import citation_indices, normalize_answer, strip_
 
 
 def _ex(*aliases: tuple[str, ...], longs=("ref",)) -> AsqaExample:
-    return AsqaExample("e", "q?", tuple(QAPair("", a) for a in aliases), tuple(longs), ())
+    return AsqaExample(id="e", question="q?", qa_pairs=tuple(QAPair("", a) for a in aliases),
+                       long_answers=tuple(longs), docs=())
 
 
 def test_normalize_answer_is_squad_normalisation():

@@ -139,8 +139,9 @@ class _SharedTokens:
 
 
 if _SharedTokens.name not in registry():
-    register(ScorerSpec(_SharedTokens.name, lambda **_: _SharedTokens(), "shared token count (tests)", "test",
-                        lambda: (True, "tests"), "-"))
+    register(ScorerSpec(name=_SharedTokens.name, factory=lambda **_: _SharedTokens(),
+                        description="shared token count (tests)", family="test",
+                        check=lambda: (True, "tests"), install="-"))
 
 
 def _confusing_set() -> ProvenanceSet:

@@ -103,9 +103,9 @@ def test_label_is_derived_only_when_asked(tmp_path):
 
 def test_data_spec_checks_the_cut_strictly():
     with pytest.raises(SpecError, match="label_from_rating"):
-        DataSpec(files=(FileSource("x.jsonl"),), columns={"rating": "r"}, label_from_rating="5")
+        DataSpec(files=(FileSource(path="x.jsonl"),), columns={"rating": "r"}, label_from_rating="5")
     with pytest.raises(SpecError, match="rating column"):
-        DataSpec(files=(FileSource("x.jsonl"),), label_from_rating=">=5")
+        DataSpec(files=(FileSource(path="x.jsonl"),), label_from_rating=">=5")
 
 
 def test_columnar_reader_reads_ratings_as_the_row_reader_does(tmp_path):

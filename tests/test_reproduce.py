@@ -191,7 +191,7 @@ def test_bertscore_column_is_bert_scores_default_and_the_stand_in_says_different
     assert "MiniLM-L6 layer 4" in why.reason and "'different scorer'" in why.reason and why.paper_numbers == 2
     assert rep.summary.compared == sum(c.comparison.verdict in ("differs", "within CI")
                                        for r in rep.rows for c in r.cells)
-    assert compare(PaperNumber(0.9085, 0.9095, 0.909, "q", "w"),
+    assert compare(PaperNumber(low=0.9085, high=0.9095, value=0.909, quote="q", where="w"),
                    CellStats(auroc=0.8, ci_low=0.7, ci_high=0.85, n=10, n_failed=0),
                    same_scorer=False) == Comparison(diff=pytest.approx(-0.109), verdict="different scorer")
 

@@ -40,7 +40,7 @@ def pairs(tmp_path):
 
 
 def test_run_spec_returns_the_results_whole_and_the_file_reads_back_byte_for_byte(pairs, tmp_path):
-    spec = RunSpec(data=DataSpec(files=(FileSource(str(pairs)),)), scorers=(ScorerChoice("lexical"),),
+    spec = RunSpec(data=DataSpec(files=(FileSource(path=str(pairs)),)), scorers=(ScorerChoice("lexical"),),
                    stats=StatsSpec(n_boot=50, n_perm=50))
     command = ["attrib-audit", "audit", str(pairs), "--scorers", "lexical", "--out", "OUT"]
     result = run_spec(spec, Local(cache=":memory:", quiet=True), log=lambda _m: None, command=command)
@@ -70,9 +70,11 @@ def test_the_sensitivity_section_takes_rescored_scores_and_scores_nothing(pairs)
     result = run_audit(load_pairs(pairs), AuditConfig(scorers=("lexical",), n_boot=30, n_perm=30, cache_path=":memory:",
                                                       quiet=True), log=lambda _m: None)
     base = result.scores["lexical"]
-    flipped = ScoreBatch(1.0 - base.scores, base.truncated_tokens + 1, base.input_tokens, base.chunks, base.failures)
-    window = WindowRescore(64, {"lexical": flipped}, [WindowScorer(scorer="lexical", window=128, window_alt=64,
-                                                                   signature_alt="lexical@64")], [], [])
+    flipped = ScoreBatch(scores=1.0 - base.scores, truncated_tokens=base.truncated_tokens + 1,
+                         input_tokens=base.input_tokens, chunks=base.chunks, failures=base.failures)
+    window = WindowRescore(window=64, scores={"lexical": flipped},
+                           scorers=[WindowScorer(scorer="lexical", window=128, window_alt=64,
+                                                 signature_alt="lexical@64")], skipped=[], scoring=[])
     config = AuditConfig(n_boot=30, n_perm=30)
     assert result.results.transfer is not None
     sen = sensitivity_section(result.table, result.slice_keys, result.scores, result.boots, result.results.slices,

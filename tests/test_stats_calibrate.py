@@ -59,7 +59,7 @@ def test_augmented_estimates_with_a_cross_fitted_proxy_are_unbiased() -> None:
         got = cross_fit(u, take, y[take], pi[take])
         if got is None:
             continue
-        d = Draws(take, y[take].astype(float), pi[take], n, n, got[1])
+        d = Draws(labelled=take, labels=y[take].astype(float), pi=pi[take], pool_size=n, visited=n, proxy=got[1])
         e = pp_auroc(index, got[0], d, 1.0)
         reps.append([e.numerator, e.denominator])
         means.append(pp_mean(got[0], d, 1.0))

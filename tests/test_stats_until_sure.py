@@ -30,7 +30,7 @@ def test_proposal_probabilities_follow_the_formula() -> None:
 
 
 def _pairs(*rows: tuple[int, int, float, float]) -> tuple[PairInterval, ...]:
-    return tuple(PairInterval(a, b, (lo + hi) / 2, lo, hi) for a, b, lo, hi in rows)
+    return tuple(PairInterval(a=a, b=b, estimate=(lo + hi) / 2, low=lo, high=hi) for a, b, lo, hi in rows)
 
 
 def test_stop_rules_in_order() -> None:

@@ -49,7 +49,7 @@ def test_the_pair_schema_reads_a_system_column_and_system_col_maps_one(tmp_path)
     path = tmp_path / "p.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert load_pairs(path).systems == ["A", None, None, "B"]  # a blank cell names no system
-    mapped = load_data(DataSpec(files=(FileSource(str(path)),), columns={"system": "model"}))
+    mapped = load_data(DataSpec(files=(FileSource(path=str(path)),), columns={"system": "model"}))
     assert mapped.systems == ["x", "y", "7", None] and mapped.has_systems
     assert not load_pairs(path, columns={"system": "absent"}).has_systems
     assert list(mapped.take([3, 0]).records())[1].system == "x"

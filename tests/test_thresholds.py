@@ -290,7 +290,7 @@ def test_a_scores_file_of_another_run_is_refused(demo, tmp_path):
 
 def test_thresholds_json_round_trips_sealed_with_the_keys_of_its_model(demo):
     pairs, res = scored_from_results(demo)
-    opts = ThresholdOptions(Target("false_pass", 0.1), n_boot=300, recalibrate="platt")
+    opts = ThresholdOptions(target=Target("false_pass", 0.1), n_boot=300, recalibrate="platt")
     made = compute_thresholds(pairs, opts, source={"results": {"run_id": res.run_id}}, run_id=res.run_id,
                               slice_by="source")
     text = to_json(made)

@@ -92,8 +92,9 @@ def test_a_metric_undefined_on_one_dataset_is_left_out_with_the_reason():
     s = scores["noise"].scores.copy()
     d2 = np.asarray(table.datasets) == "d2"
     s[d2] = np.nan
-    scores["noise"] = ScoreBatch(s, np.zeros(s.size), np.zeros(s.size), np.ones(s.size),
-                                 ["timeout" if f else None for f in d2])
+    scores["noise"] = ScoreBatch(scores=s, truncated_tokens=np.zeros(s.size), input_tokens=np.zeros(s.size),
+                                 chunks=np.ones(s.size),
+                                 failures=["timeout" if f else None for f in d2])
     tr, _ = run_transfer(table, scores)
     a = tr["constructs"]["A"]
     assert a["metrics"] == ["good", "flip"]

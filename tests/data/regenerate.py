@@ -133,7 +133,8 @@ def replay_minilm(cache: Path) -> None:
     keys = list(saved["rows"])
     cols = np.array([saved["rows"][k] for k in keys], dtype=np.float64).T
     with ScoreCache(cache) as c:
-        c.put(signature, keys, ScoreBatch(cols[0], cols[1], cols[2], cols[3], [None] * len(keys)))
+        c.put(signature, keys, ScoreBatch(scores=cols[0], truncated_tokens=cols[1], input_tokens=cols[2],
+                                          chunks=cols[3], failures=[None] * len(keys)))
 
 
 def save_minilm(cache: Path) -> dict:

@@ -72,7 +72,7 @@ class Kappa:
     confusion: Confusion
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Agreement:
     """κ(a, b) overall and per slice: one comparison of agreement.json."""
 

@@ -17,7 +17,7 @@ STATISTIC_LABELS = {"auroc": "AUROC", "pearson": "Pearson r", "spearman": "Spear
                     "partial-spearman": "partial Spearman ρ (by system)"}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AuditConfig:
     """How `run_audit` scores and bootstraps: the statistics of a run spec plus this machine's settings (device,
     cache, engine), which a spec never holds. Every field has the command line's default."""

@@ -33,7 +33,7 @@ GROUPING_NAMES = {"none": "all rows", "item": "per input item, averaged", "syste
                   "partial": "partial, controlling for system"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SliceCorrelations:
     """One slice's correlation table and its metric-vs-metric comparisons."""
 
@@ -46,7 +46,7 @@ class SliceCorrelations:
     skipped: tuple[str, ...] = ()  # statistic/grouping cells not computed here, each with why
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CorrelationSection:
     """The `correlations` block of results.json."""
 
@@ -178,7 +178,7 @@ class AlignedStatistic:
     dropped: np.ndarray  # (k,) rows each metric's missing scores removed
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class StatisticBoot:
     """One slice's correlation of every metric with the rating, with replicates; what the transfer statistics
     (matrix, regret, selector) read in place of the AUROC bootstrap. The draws depend on the seed and the slice
@@ -271,7 +271,7 @@ class CutAuroc:
     ci_high: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CutRow:
     """Every metric's AUROC when the label is `rating >= cut`, and the metric that cut would recommend."""
 
@@ -285,7 +285,7 @@ class CutRow:
     tied: tuple[str, ...]  # metrics whose paired CI against the best includes zero
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CutSensitivity:
     """The `cut_sensitivity` block of results.json."""
 

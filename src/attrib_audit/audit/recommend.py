@@ -16,7 +16,7 @@ from attrib_audit.stats.chance import CHANCE_TEST, chance_pvalues, chance_test, 
 from attrib_audit.stats.transfer import AurocMatrix, best_per_dataset, lodo_regret, portability
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Recommendation:
     construct: str
     datasets: list[str]

@@ -44,7 +44,7 @@ class ManifestError(InputError):
 
 # ---- the manifest ----------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScorerUse:
     """One scorer column: which of our scorers, on which model (a non-default model is passed as its path)."""
 
@@ -61,7 +61,7 @@ class ScorerUse:
     stand_in: str | None = None  # a registry scorer run in this one's place when its weights are absent
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DatasetUse:
     key: str
     title: str
@@ -74,7 +74,7 @@ class DatasetUse:
     stand_in: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PaperNumber:
     """An AUROC the paper states, as the interval it can mean: the number ± half its last digit, or a range."""
 
@@ -89,10 +89,12 @@ class PaperNumber:
     def from_json(cls, raw: Mapping[str, Any]) -> "PaperNumber":
         if "range" in raw:
             lo, hi = raw["range"]
-            return cls(float(lo), float(hi), None, raw["quote"], raw["where"], raw.get("derived"))
+            return cls(low=float(lo), high=float(hi), value=None, quote=raw["quote"], where=raw["where"],
+                       derived=raw.get("derived"))
         v = float(raw["auroc"])
         tol = float(raw.get("tolerance", 0.5 * 10.0 ** -int(raw.get("digits", 3))))
-        return cls(v - tol, v + tol, v, raw["quote"], raw["where"], raw.get("derived"))
+        return cls(low=v - tol, high=v + tol, value=v, quote=raw["quote"], where=raw["where"],
+                   derived=raw.get("derived"))
 
     def text(self) -> str:
         if self.value is None:
@@ -101,7 +103,7 @@ class PaperNumber:
         return f"{self.value:.{digits}f}" + ("*" if self.derived else "")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Row:
     id: str
     table: str
@@ -114,7 +116,7 @@ class Row:
     note: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Manifest:
     paper: str
     scorers: Mapping[str, ScorerUse]
@@ -222,7 +224,7 @@ def scorer_options(use: ScorerUse, data_dir: Path | None, paths: Mapping[str, st
 
 # ---- the report's records (reproduce.json is their to_record) -------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CellStats:
     """Our AUROC for one paper row and scorer, with its clustered-bootstrap CI (NaN ends: no CI)."""
 
@@ -241,7 +243,7 @@ class Comparison:
     verdict: str | None = None  # "differs", "within CI", "different scorer" or None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StatedNumber:
     """A paper number as the report shows it: its printed text, the interval it means and where the paper says it."""
 
@@ -254,7 +256,7 @@ class StatedNumber:
     derived: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReproducedCell:
     """One scorer column of one paper row: the paper's number, ours, their comparison, or why ours is absent."""
 
@@ -277,7 +279,7 @@ class DataFile:
     rows: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RowData:
     """The data one paper row ran on: the paper's or a stand-in (`stand_in` says which), its counts and status."""
 
@@ -292,7 +294,7 @@ class RowData:
     status: str  # "ok", "one class" or "no rows with source ..."
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReproducedRow:
     """One row of a paper table with its cells (data None: no data for it here)."""
 
@@ -305,7 +307,7 @@ class ReproducedRow:
     cells: tuple[ReproducedCell, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AbsentData:
     """A dataset none of whose files (paper's or stand-in) is here, the rows it leaves unrun, and why."""
 
@@ -316,7 +318,7 @@ class AbsentData:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AbsentScorer:
     """A scorer column that did not run as the paper's scorer (absent, or a stand-in ran), and what that costs."""
 
@@ -327,7 +329,7 @@ class AbsentScorer:
     paper_numbers: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunSettings:
     """The statistics settings a reproduction ran with, and what its CI is."""
 
@@ -338,7 +340,7 @@ class RunSettings:
     ci: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReproduceSummary:
     """Counts over the whole report: cells run, paper numbers stated, compared, outside our CI; stand-in rows."""
 
@@ -349,7 +351,7 @@ class ReproduceSummary:
     stand_in_rows: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReproduceReport:
     """A reproduction: per paper row its cells, what could not run and why, scorer signatures and run statistics,
     and (from `--download`) what was fetched at which revision."""
@@ -380,7 +382,7 @@ def _select(table: PairTable, source: str | None) -> np.ndarray:
     return np.flatnonzero([s == source or (s or "").split("/")[0] == source for s in table.sources])
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Settings:
     device: str = "cpu"
     n_boot: int = DEFAULT_B

@@ -216,7 +216,7 @@ class Unavailable:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TransferredThreshold:
     """A metric's pass threshold for one slice, chosen on the OTHER slices of the audit (audit.systems), or None and
     why: no other slice, or the other slices' scored rows hold one class."""
@@ -228,7 +228,7 @@ class TransferredThreshold:
     reason: str | None = field(default=None, metadata={"skip_default": True})  # why there is no threshold
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ItemVsSystem:
     """One metric's item-level AUROC [CI] beside its system-level τ-b [CI] (mean score), and a note where the two
     levels disagree (`item`, `system`: above / holds / below the null, or undefined)."""
@@ -245,7 +245,7 @@ class ItemVsSystem:
     note: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SystemsSlice:
     """One slice of the system-level section (audit.systems.slice_section): its statistics (stats.systems.SystemLevel,
     written inline) when status is ok, else why the slice is skipped."""
@@ -263,7 +263,7 @@ class SystemsSlice:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SystemsBlock:
     """audit.systems.systems_section: the settings it ran with, then one entry per slice that names systems."""
 
@@ -347,7 +347,7 @@ class SliceBoot:
     groups: list[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AuditResult:
     """What `run_audit` returns: the results (results.json) and what they were computed from."""
 

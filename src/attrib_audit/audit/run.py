@@ -56,7 +56,7 @@ from attrib_audit.stats.bootstrap import bootstrap_aurocs, paired_difference, pe
 from attrib_audit.stats.chance import CHANCE_TEST, chance_pvalues, holm
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SliceStatistics:
     """Every slice's rows of results.json (slices, auroc, paired, truncation, failures) and the bootstraps behind
     them."""
@@ -185,7 +185,7 @@ def chance_family(auroc_rows: list[AurocRow], level: float, construct_of: dict[s
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scored:
     """A labelled table scored: the scorers built, the scores by name, each scorer's run stats, the precomputed
     sources joined and the scorers that could not run here (with why)."""

@@ -25,7 +25,7 @@ from attrib_audit.errors import UsageError
 from attrib_audit.stats.bootstrap import BootstrapAUROC, bootstrap_aurocs, replay_rng
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AuditInputs:
     """What an audit folder holds for `select`: results.json and each slice's bootstrap inputs (bootstrap.npz)."""
 

@@ -385,7 +385,7 @@ def compare_verdicts(before: Mapping[str, Verdict], after: Mapping[str, Verdict]
 
 # ---- 1 + 2: window sensitivity and chunking ----
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WindowRescore:
     """The audit's scorers with a token window, rescored at `window` tokens (audit.run.rescore_at_window)."""
 

@@ -56,7 +56,7 @@ class ScorerChoice:
         return is_import_path(self.name)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StatsSpec:
     n_boot: int = DEFAULT_B
     seed: int = 0
@@ -87,7 +87,7 @@ class StatsSpec:
               "stats.window_sensitivity", "expected an integer >= 8 (tokens) or null", self.window_sensitivity)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EngineSpec:
     engine: str = "local"
     device: str = "cpu"
@@ -104,7 +104,7 @@ class EngineSpec:
               self.concurrency)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunSpec:
     """What an audit runs: data, scorers with options, statistics settings, engine."""
 

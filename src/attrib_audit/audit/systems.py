@@ -74,7 +74,7 @@ PAIRWISE = ("pairwise accuracy counts the system pairs the human rates order (pa
             "tie on such a pair counts ½")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SystemSettings:
     """How the section resamples: recorded in it, so `systems --results` and `audit --check` rerun it alike."""
 
@@ -95,7 +95,7 @@ class SystemSettings:
         m = raw.get("min_shared", DEFAULT_MIN_SHARED)
         if not isinstance(m, int) or isinstance(m, bool) or m < 1:
             raise UsageError(f"{where}: systems.min_shared must be an integer >= 1, got {m!r}")
-        return cls(s.n_boot, s.seed, float(s.level), s.system_resample, m)
+        return cls(n_boot=s.n_boot, seed=s.seed, level=float(s.level), resample=s.system_resample, min_shared=m)
 
 
 def _rng_name(sl: str) -> str:
@@ -239,7 +239,7 @@ def systems_section(keys: Sequence[str], labels: np.ndarray, groups: Sequence[st
 
 # ---- which metric to rank systems with -------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RankerPick:
     """The metric to rank systems with on one slice, read from its saved system-level statistics."""
 

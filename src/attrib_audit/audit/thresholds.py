@@ -112,7 +112,7 @@ class Usefulness:
     useless: bool  # supported_pass below the floor
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ThresholdEntry:
     """One scorer on one slice."""
 
@@ -146,7 +146,7 @@ class ThresholdEntry:
     joint: JointCertificate | None = None  # with --min-supported-pass: both targets certified at once
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ThresholdConfig:
     target: Target
     delta: float
@@ -163,7 +163,7 @@ class ThresholdConfig:
     min_supported_pass: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ThresholdsResults:
     """thresholds.json, in the order of its keys (the file adds `digest` last)."""
 
@@ -207,7 +207,7 @@ def read_thresholds(where: str | Path, command: str = "read_thresholds",
 
 # --- the scores thresholds are computed from ----------------------------------------------------------------------
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class ScoredPairs:
     """Labelled pairs with each scorer's scores (NaN: failed), their slice, construct, group and weight."""
 
@@ -269,7 +269,7 @@ def scored_from_results(folder: str | Path, command: str = "threshold") -> tuple
 
 # --- computing it ---------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ThresholdOptions:
     """What `threshold` computes: the target and its confidence, the unit, the resampling, calibration."""
 

@@ -83,7 +83,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     check_out_dir(args.out, names=_written(args))
     check_caches(args)
-    data = DataSpec(files=tuple(FileSource(str(p), construct=DEMO_FILES[p.name]) for p in demo_paths()))
+    data = DataSpec(files=tuple(FileSource(path=str(p), construct=DEMO_FILES[p.name]) for p in demo_paths()))
     print("demo: human-labelled pairs (AttributionBench sample, Apache-2.0; BEGIN WoW sample, CC-BY-4.0)")
     return run_and_report(*spec_from_args(args, data=data, log=log_for(args)), args)
 

@@ -110,7 +110,7 @@ def data_from_args(args: argparse.Namespace) -> DataSpec:
         label_map = {k: int(v) for k, v in raw.items()}
     hf = HFSource(args.hf, args.hf_split, args.hf_revision, args.hf_config) if getattr(args, "hf", None) else None
     # absolute, so `--check` and `--config results.json` find the files from any folder
-    return DataSpec(files=tuple(FileSource(str(Path(p).absolute())) for p in getattr(args, "data", [])), hf=hf,
+    return DataSpec(files=tuple(FileSource(path=str(Path(p).absolute())) for p in getattr(args, "data", [])), hf=hf,
                     format=getattr(args, "format", "auto"), columns=columns, label_map=label_map,
                     dataset=getattr(args, "dataset_name", None), construct=getattr(args, "construct", None),
                     on_error=getattr(args, "on_error", "fail"), nei=getattr(args, "nei", "drop"),

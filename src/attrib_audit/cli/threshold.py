@@ -50,7 +50,7 @@ DEFAULT_SCORERS = "lexical,minilm,blend,bertscore"
 def _options(args: argparse.Namespace, scorers: tuple[str, ...] | None) -> ThresholdOptions:
     target = target_from_args(args)
     assert target is not None  # the parser requires one of the target flags
-    return ThresholdOptions(target, delta=args.delta, unit=args.unit, folds=args.folds,
+    return ThresholdOptions(target=target, delta=args.delta, unit=args.unit, folds=args.folds,
                             n_boot=args.n_boot, seed=args.seed, level=args.ci_level, n_bins=args.n_bins,
                             recalibrate=args.recalibrate, scorers=scorers, min_useful_pass=args.min_useful_pass,
                             min_supported_pass=args.min_supported_pass)

@@ -29,7 +29,7 @@ RESERVED = frozenset({"id", "dataset", "claim", "evidence", "label", "source", "
                       "system", "rating", "inclusion_prob"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Converted:
     """Rows of our schema from a published layout, and what the conversion left out or could not carry."""
 

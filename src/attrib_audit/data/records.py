@@ -12,7 +12,7 @@ NO_LABEL = -1  # a row with a graded rating and no binary label: it enters the c
 REQUIRED = ("id", "dataset", "claim", "evidence", "label")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PairRecord:
     """One human-labelled pair; `group` is the cluster id for the clustered bootstrap, `system` the generator that
     wrote the claim (for the system-level audit: systems answering the same `group` are compared on it)."""
@@ -34,7 +34,7 @@ class PairRecord:
         return self.group if self.group else self.id
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PairTable:
     """Column store of pairs: cheap to slice and to hand to scorers as two lists."""
 

@@ -45,7 +45,7 @@ def opt_str(v: Any) -> bool:
     return v is None or isinstance(v, str)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FileSource:
     """One input file; `format` and `sha256` are filled in when it is loaded, so a rerun reads it the same way."""
 
@@ -75,7 +75,7 @@ class HFSource:
             need(opt_str(getattr(self, name)), f"data.hf.{name}", "expected a string", getattr(self, name))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DataSpec:
     """Where pairs come from and how rows become pairs (our schema's column/label maps, adapter options)."""
 

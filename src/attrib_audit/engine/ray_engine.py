@@ -31,7 +31,7 @@ from attrib_audit.scorers.catalog import get_scorer
 _STATS = ("n_cached", "n_scored", "n_batches")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RayOptions:
     """How to reach Ray and how wide to run: `address` None uses RAY_ADDRESS or starts a local Ray."""
 

@@ -17,7 +17,7 @@ from attrib_audit.scorers.composite import Composite
 from attrib_audit.scorers.embedding import UsesVectors
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunStats:
     """How one scorer's pairs were scored: its signature, and how many were unique, cached or scored anew."""
 

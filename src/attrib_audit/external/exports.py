@@ -38,7 +38,7 @@ _TRULENS_BOOKKEEPING = {"app_id", "app_name", "app_version", "app_json", "type",
                         "total_cost", "num_events"}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ScoreFile:
     """A score source read into columns; `claims`/`evidences` are None where the format has no such text."""
 

@@ -85,7 +85,7 @@ class PrecomputedRecord:
     unmatched_ids: list[str]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Precomputed:
     """One external metric's scores, one per audited pair (NaN where `failures` says why)."""
 

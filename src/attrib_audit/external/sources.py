@@ -21,7 +21,7 @@ from attrib_audit.files.hashing import file_sha256
 LOWER = "lower"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScoreSource:
     """One precomputed scorer: `column` of `file` (None: of the audited data files), named `name`."""
 

@@ -28,7 +28,7 @@ from attrib_audit.text.tokenize import jaccard
 REWRITE_JACCARD = 0.9  # below this token Jaccard a paired answer counts as heavily rewritten
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CompareConfig:
     n_boot: int = DEFAULT_B
     seed: int = 0
@@ -64,7 +64,7 @@ class MetricRow:
     diff: DiffCI
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Coverage:
     """Which examples were compared; the first few ids of each left-out kind (only kinds that occur)."""
 
@@ -84,7 +84,7 @@ class RewardSettings:
     weights: dict[str, float]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompareSettings:
     """What the comparison was run with, as saved in probe.json."""
 
@@ -105,7 +105,7 @@ class InputFile:
     sha256: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProbeComparison:
     """probe.json: the per-metric table, the rewrite statistics and the one-line verdict."""
 

@@ -32,7 +32,7 @@ class Passage:
         return f"{self.title}: {self.text}" if self.title else self.text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AsqaExample:
     id: str
     question: str
@@ -88,8 +88,9 @@ def _example(raw: dict, *, path: str, row: int) -> AsqaExample:
             raise DataError("must be an object with title and text", path=path, row=row, field=f"docs[{k}]")
         docs.append(Passage(str(d.get("title") or ""),
                             _str(d.get("text"), path=path, row=row, field=f"docs[{k}].text")))
-    return AsqaExample(_str(None if rid is None else str(rid), path=path, row=row, field=id_field),
-                       _str(question, path=path, row=row, field=q_field), tuple(qa_pairs), tuple(longs), tuple(docs))
+    return AsqaExample(id=_str(None if rid is None else str(rid), path=path, row=row, field=id_field),
+                       question=_str(question, path=path, row=row, field=q_field), qa_pairs=tuple(qa_pairs),
+                       long_answers=tuple(longs), docs=tuple(docs))
 
 
 def _unique(items: list, path: str, kind: str) -> dict:

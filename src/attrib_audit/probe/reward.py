@@ -69,7 +69,7 @@ class RewardConfig:
         return cls(support_threshold=float(threshold), **kw)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RewardTerms:
     claim_support: float
     counterfactual_margin: float

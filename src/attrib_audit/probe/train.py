@@ -80,7 +80,7 @@ class GroundingReward:
         return rewards
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TrainConfig:
     model: str  # local folder (or a hub id when online)
     out: str

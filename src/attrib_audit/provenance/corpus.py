@@ -27,7 +27,7 @@ def answer_hint(unit: str, answers: Sequence[str]) -> float:
     return sum(f" {a} " in padded for a in norm) / len(norm)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Pool:
     """Candidate entries of every unit, contiguous per unit (`unit` is non-decreasing)."""
 
@@ -59,7 +59,7 @@ def binary_token_matrix(token_sets: list[frozenset[str]], vocab: dict[str, int])
                              shape=(len(token_sets), max(len(vocab), 1)))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Corpus:
     examples: list[ProvenanceExample]
     texts: list[str]  # unique passage texts
@@ -113,13 +113,15 @@ class Corpus:
         unit_tokens = binary_token_matrix([token_set(u) for u in unit_texts], vocab)
         # scipy-stubs 1.17 types csr_matrix.resize's shape as Never
         text_tokens.resize((text_tokens.shape[0], max(len(vocab), 1)))  # type: ignore[arg-type]
-        clean = Pool(np.concatenate(e_unit).astype(np.int64), np.concatenate(e_text).astype(np.int64),
-                     np.concatenate(e_gold).astype(bool), np.zeros(sum(map(len, e_unit)), dtype=bool),
-                     np.concatenate(e_cited).astype(bool))
+        clean = Pool(unit=np.concatenate(e_unit).astype(np.int64), text=np.concatenate(e_text).astype(np.int64),
+                     gold=np.concatenate(e_gold).astype(bool), distractor=np.zeros(sum(map(len, e_unit)), dtype=bool),
+                     cited=np.concatenate(e_cited).astype(bool))
         tiebreak = np.fromiter((zlib.crc32(t.encode("utf-8", "surrogatepass")) for t in texts), dtype=np.int64,
                                count=len(texts))
-        return cls(examples, texts, unit_texts, np.asarray(unit_example, dtype=np.int64), unit_group,
-                   np.asarray(unit_hint, dtype=np.float64), owner, text_tokens, unit_tokens, tiebreak, clean)
+        return cls(examples=examples, texts=texts, unit_texts=unit_texts,
+                   unit_example=np.asarray(unit_example, dtype=np.int64), unit_group=unit_group,
+                   unit_hint=np.asarray(unit_hint, dtype=np.float64), text_owner=owner, text_tokens=text_tokens,
+                   unit_tokens=unit_tokens, tiebreak=tiebreak, clean=clean)
 
     def with_distractors(self, distractors: np.ndarray) -> Pool:
         """The clean pool plus, per unit, the distractor texts in row u of `distractors` (-1 = none)."""
@@ -127,7 +129,7 @@ class Corpus:
         unit = np.concatenate([self.clean.unit, u])
         order = np.argsort(unit, kind="stable")
         n = u.size
-        return Pool(unit[order], np.concatenate([self.clean.text, distractors[u, j]])[order],
-                    np.concatenate([self.clean.gold, np.zeros(n, dtype=bool)])[order],
-                    np.concatenate([self.clean.distractor, np.ones(n, dtype=bool)])[order],
-                    np.concatenate([self.clean.cited, np.zeros(n, dtype=bool)])[order])
+        return Pool(unit=unit[order], text=np.concatenate([self.clean.text, distractors[u, j]])[order],
+                    gold=np.concatenate([self.clean.gold, np.zeros(n, dtype=bool)])[order],
+                    distractor=np.concatenate([self.clean.distractor, np.ones(n, dtype=bool)])[order],
+                    cited=np.concatenate([self.clean.cited, np.zeros(n, dtype=bool)])[order])

@@ -56,7 +56,7 @@ ALPHAS = tuple(round(0.1 * i, 1) for i in range(11))
 DEFAULT_RANKERS = ("lexical", "minilm", "blend", "eq1")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ProvenanceConfig:
     rankers: tuple[str, ...] = DEFAULT_RANKERS
     semantic: str = "minilm"  # the encoder of Eq. 1's sem term and of the α sweep
@@ -115,7 +115,7 @@ class _Rankers:
             return LinearRanker(name, self.store(scorer), 0.0, 1.0)
         if isinstance(scorer, BlendScorer) and isinstance(scorer.semantic, EmbeddingScorer):
             return LinearRanker(name, self.store(scorer.semantic), scorer.w_lex, scorer.w_sem)
-        return ScorerRanker(scorer, self.cache, self.config.batch_size, self.config.quiet)
+        return ScorerRanker(scorer=scorer, cache=self.cache, batch_size=self.config.batch_size, quiet=self.config.quiet)
 
 
 def _pool_summary(corpus: Corpus, pool: Pool, tops: dict[str, Top1], groups: list[str], rng_name: str,

@@ -157,7 +157,7 @@ class Eq1Ranker:
                 + w.cite * p.cited)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ScorerRanker:
     """Any registered scorer (e.g. an NLI head) scoring (unit, passage) pairs through the engine and its cache."""
 

@@ -11,7 +11,7 @@ class Passage:
     title: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProvenanceExample:
     """One question with its answer units and candidate passages.
 

@@ -10,7 +10,7 @@ from attrib_audit.stats.types import Estimate
 _SKIP = {"skip_default": True}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Spread:
     """A statistic over confusable-pool seeds: mean, sd (0 for one seed), range and each seed's value."""
 
@@ -21,7 +21,7 @@ class Spread:
     per_seed: list[float]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RankerTop1:
     """One ranker on one pool: top-1 accuracy, the fooled rate (confusable pools) and the paired − lexical."""
 
@@ -42,7 +42,7 @@ class SeedDraw:
     mean_distractor_jaccard: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PoolSummary:
     """Every ranker's top-1 accuracy on one pool beside the random baseline; `draw` for a confusable pool."""
 
@@ -63,7 +63,7 @@ class RankerSpread:
     fooled: Spread
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Confusable:
     """The confusable-evidence stress test: k distractors per unit, drawn anew for each seed."""
 
@@ -75,7 +75,7 @@ class Confusable:
     random_baseline: Spread | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepSeries:
     """The α sweep's points as plain series (the confusable ones when seeds were run)."""
 
@@ -96,7 +96,7 @@ class AlphaSweep:
     series: SweepSeries
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DatasetProvenance:
     """One dataset's diagnostic: the clean pool, the confusable pools and the α sweep."""
 
@@ -112,7 +112,7 @@ class DatasetProvenance:
     alpha_sweep: AlphaSweep | None = field(default=None, metadata=_SKIP)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProvenanceSettings:
     """What the diagnostic was run with, as saved."""
 
@@ -155,7 +155,7 @@ class ScorerFailures:
     truncated_pairs: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProvenanceRun:
     """provenance.json: every dataset's diagnostic, what could not run and what was cut."""
 

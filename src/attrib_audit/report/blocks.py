@@ -34,7 +34,7 @@ class Table:
     caption: str = ""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Figure:
     """A plot saved as SVG (and PNG when asked) under plots/; the HTML embeds the SVG as a data URI."""
 

@@ -51,7 +51,7 @@ def find_chromium() -> str | None:
     return next((p for p in map(shutil.which, CANDIDATES) if p), None)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PageCheck:
     url: str
     screenshot: Path
@@ -285,5 +285,6 @@ def check_page(html: str | Path, screenshot: str | Path, *, timeout: float = 60.
         shot, _ = tab.screenshot(screenshot)
         network = [u for u in tab.network() if not u.startswith(("file:", "data:"))]
         errors = tab.console_errors()
-    return PageCheck(url, shot, facts["title"], int(facts["height"]), facts["images"], facts["svgs"],
-                     facts["sections"], errors, network)
+    return PageCheck(url=url, screenshot=shot, title=facts["title"], height=int(facts["height"]),
+                     images=facts["images"], svgs=facts["svgs"],
+                     sections=facts["sections"], console_errors=errors, network=network)

@@ -59,7 +59,7 @@ SECTIONS: tuple[SectionSpec, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReportPaths:
     html: Path
     markdown: Path
@@ -134,5 +134,6 @@ def build_report(folder: str | Path, out: str | Path | None = None, *, png: bool
         (stage / "report.md").write_text(to_markdown(title, meta, sections, stage / "report.md"), encoding="utf-8")
         (stage / "report.html").write_text(to_html(title, meta, sections, run_id=run), encoding="utf-8")
     # plots/ is replaced whole (never written into): a plot whose results are gone does not linger
-    return ReportPaths(out / "report.html", out / "report.md", [out / "plots" / n for n in drawn], skipped,
-                       list(inputs.ignored))
+    return ReportPaths(html=out / "report.html", markdown=out / "report.md", plots=[out / "plots" / n for n in drawn],
+                       skipped=skipped,
+                       ignored=list(inputs.ignored))

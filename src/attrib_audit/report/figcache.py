@@ -225,7 +225,8 @@ def cached_figure(draw: Callable[_P, _R]) -> Callable[_P, _R]:
             if png:
                 png_path = plots / f"{hit['name']}.png"
                 png_path.write_bytes(hit["png"])
-            return Figure(hit["name"], hit["caption"], png_path, svg, hit["alt"], hit["width_px"])
+            return Figure(name=hit["name"], caption=hit["caption"], png=png_path, svg=svg, alt=hit["alt"],
+                          width_px=hit["width_px"])
         fig = draw(*args, **kwargs)
         if isinstance(fig, Figure):
             if session is not None:

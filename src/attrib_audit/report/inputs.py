@@ -22,7 +22,7 @@ class ReportError(DataError):
     """A results folder or file that cannot be read; the message names the file."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReportInputs:
     folder: Path
     results: AuditResults | None = None
@@ -72,7 +72,7 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
         raise ValueError(f"unknown report inputs: {sorted(unknown)}")
     if not folder.is_dir():
         raise ReportError(f"{folder}: no such results folder")
-    inputs = ReportInputs(folder)
+    inputs = ReportInputs(folder=folder)
     older_agreement: dict[str, Any] | None = None
     for key, name in FILES.items():
         given = explicit.get(key)

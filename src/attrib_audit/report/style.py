@@ -93,4 +93,4 @@ def save(fig, plots: Path, name: str, caption: str, alt: str = "") -> Figure:
         fig.savefig(png, metadata={"Software": None})
     width = round(fig.get_figwidth() * DISPLAY_PX_PER_INCH)
     pyplot().close(fig)
-    return Figure(name, caption, png, svg, alt or caption, width)
+    return Figure(name=name, caption=caption, png=png, svg=svg, alt=alt or caption, width_px=width)

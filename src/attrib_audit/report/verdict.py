@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the records' modules import the statistics (scipy): only th
     from attrib_audit.stats.transfer import FixedRegret
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Pick:
     metric: str
     portable: bool  # within the best metric's 95% CI on every dataset
@@ -37,10 +37,11 @@ def pick(e: MatrixStatistics) -> Pick:
         m = min(portable, key=lambda x: fixed[x].mean) if all(x in fixed for x in portable) else portable[0]
     else:
         m = e.regret.lowest_regret_metric
-    return Pick(m, bool(portable), m in paired, fixed[m], [x for x in portable if x != m])
+    return Pick(metric=m, portable=bool(portable), paired=m in paired, regret=fixed[m],
+                others=[x for x in portable if x != m])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SliceVerdict:
     """The on-target answer for a construct audited on one labelled dataset: which metric, by how much, and
     whether it is better than chance at all (from the recorded AUROC rows, paired rows and chance tests)."""
@@ -99,7 +100,8 @@ def on_slice(construct: str, sl: str, auroc: Sequence[AurocRow],
     pairs = list(paired)
     head = f"{construct} (one dataset, {sl})"
     if not rows:
-        return SliceVerdict(construct, sl, "undefined", None, None, [], [], f"{head}: no metric has an AUROC here.")
+        return SliceVerdict(construct=construct, slice=sl, verdict="undefined", metric=None, best=None, tied=[],
+                            at_chance=[], text=f"{head}: no metric has an AUROC here.")
     top = max(rows, key=lambda n: rows[n].auroc or 0.0)
     good = [n for n in rows if beats_chance(rows[n])]
     weak = [n for n in rows if n not in good]
@@ -110,7 +112,8 @@ def on_slice(construct: str, sl: str, auroc: Sequence[AurocRow],
         text = (f"{head}: no candidate is better than chance on this data (best: {top}, AUROC "
                 f"{fmt.ci(t.auroc, t.ci_low, t.ci_high)}, {_chance_p(t)}). None is recommended: on these "
                 "labels each one ranks supported above unsupported answers no better than a coin flip.")
-        return SliceVerdict(construct, sl, "at-chance", None, top, [], weak, text + second)
+        return SliceVerdict(construct=construct, slice=sl, verdict="at-chance", metric=None, best=top, tied=[],
+                            at_chance=weak, text=text + second)
     m = max(good, key=lambda n: rows[n].auroc or 0.0)
     diffs = {n: _paired(pairs, sl, m, n) for n in rows if n != m}
     tied = [n for n in good if n != m and (d := diffs[n]) is not None and not d.excludes_zero]
@@ -131,7 +134,8 @@ def _chosen(construct: str, sl: str, text: str, m: str, top: str, shown: list[st
         text += f". Tied with {', '.join(tied)} (the paired CI holds 0): any of these will do (choose the cheapest)"
     if weak:
         text += f". {weak_label}: {', '.join(weak)}"
-    return SliceVerdict(construct, sl, "tied" if tied else "best", m, top, tied, weak, text + "." + second)
+    return SliceVerdict(construct=construct, slice=sl, verdict="tied" if tied else "best", metric=m, best=top,
+                        tied=tied, at_chance=weak, text=text + "." + second)
 
 
 def _graded_cell(statistic: str) -> tuple[str, str]:
@@ -160,7 +164,8 @@ def on_slice_graded(construct: str, sl: str, correlations: CorrelationSection, s
             if c.statistic == name and c.grouping == grouping and fmt.finite(c.estimate)}
     head = f"{construct} (one dataset, {sl}; by {unit})"
     if not rows:
-        return SliceVerdict(construct, sl, "undefined", None, None, [], [], f"{head}: no metric has a {unit} here.")
+        return SliceVerdict(construct=construct, slice=sl, verdict="undefined", metric=None, best=None, tied=[],
+                            at_chance=[], text=f"{head}: no metric has a {unit} here.")
     top = max(rows, key=lambda n: rows[n].estimate)
     good = [n for n in rows if fmt.finite(rows[n].ci_low) and rows[n].ci_low > 0]
     weak = [n for n in rows if n not in good]
@@ -168,8 +173,9 @@ def on_slice_graded(construct: str, sl: str, correlations: CorrelationSection, s
               "(portability, held-out regret).")
     if not good:
         t = rows[top]
-        return SliceVerdict(construct, sl, "at-chance", None, top, [], weak,
-                            f"{head}: no metric's {unit} is above 0 by its 95% CI (best: {top}, "
+        return SliceVerdict(construct=construct, slice=sl, verdict="at-chance", metric=None, best=top, tied=[],
+                            at_chance=weak,
+                            text=f"{head}: no metric's {unit} is above 0 by its 95% CI (best: {top}, "
                             f"{fmt.ci(t.estimate, t.ci_low, t.ci_high)}). None is recommended." + second)
     m = max(good, key=lambda n: rows[n].estimate)
     diffs: dict[str, tuple[float, float, float]] = {}  # other metric → (m − other, CI low, CI high)

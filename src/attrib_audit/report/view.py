@@ -7,7 +7,7 @@ from attrib_audit.audit.results import AuditResults, AurocRow, FailureRow, Slice
 from attrib_audit.report.fmt import evidence_caveat
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AuditView:
     scorers: list[str]
     slices: dict[str, SliceRow]  # slice name -> its `slices` row, grouped by construct
@@ -26,10 +26,10 @@ class AuditView:
         constructs: dict[str, list[str]] = {}
         for s in slices:
             constructs.setdefault(s.construct or "unspecified", []).append(s.slice)
-        return cls(scorers, {s.slice: s for s in slices}, constructs,
-                   {(r.scorer, r.slice): r for r in results.auroc},
-                   {(r.scorer, r.slice): r for r in results.truncation},
-                   {(r.scorer, r.slice): r for r in results.failures})
+        return cls(scorers=scorers, slices={s.slice: s for s in slices}, constructs=constructs,
+                   auroc={(r.scorer, r.slice): r for r in results.auroc},
+                   truncation={(r.scorer, r.slice): r for r in results.truncation},
+                   failures={(r.scorer, r.slice): r for r in results.failures})
 
     def cell(self, scorer: str, sl: str) -> AurocRow | None:
         return self.auroc.get((scorer, sl))

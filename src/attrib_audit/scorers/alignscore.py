@@ -212,10 +212,12 @@ def _check() -> tuple[bool, str]:
     return ok, where
 
 
-register(ScorerSpec("alignscore", _build,
-                    "AlignScore-large P(aligned), nli_sp: max over ~350-word chunks, mean over claim sentences",
-                    "fact-check", _check, INSTALL, ("path", "device", "model_batch", "dtype"),
-                    ("needs the roberta-large config + tokenizer files beside the checkpoint",
+register(ScorerSpec(name="alignscore", factory=_build,
+                    description="AlignScore-large P(aligned), nli_sp: max over ~350-word chunks, "
+                                "mean over claim sentences",
+                    family="fact-check", check=_check, install=INSTALL,
+                    options=("path", "device", "model_batch", "dtype"),
+                    needs=("needs the roberta-large config + tokenizer files beside the checkpoint",
                      "no --trust-remote-code: the Lightning checkpoint's state dict is read weights-only, "
                      "run natively"),
                     sentences=PUNKT))

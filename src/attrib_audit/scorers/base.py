@@ -28,7 +28,7 @@ class ScorerOptionError(InputError):
     kind = "error"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ScoreBatch:
     """Scores for a batch, aligned with its inputs.
 
@@ -181,7 +181,7 @@ def as_scorer(obj: Any) -> Scorer:
     return ScorerView(obj)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScorerSpec:
     """A registry entry: how to build a scorer and how to tell whether it can run here."""
 

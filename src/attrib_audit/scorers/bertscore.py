@@ -140,14 +140,15 @@ def _bertscore_identity(path: str | None = None, baseline_path: str | None = Non
     return None if baseline_path else _IDENTITY(path)
 
 
-register(ScorerSpec("bertscore", _bertscore(),
-                    "BERTScore F1 on MiniLM-L6 layer 4: an offline stand-in, not bert_score's default "
-                    "(roberta-large layer 17: bertscore-roberta)", "embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity,
+register(ScorerSpec(name="bertscore", factory=_bertscore(),
+                    description="BERTScore F1 on MiniLM-L6 layer 4: an offline stand-in, not bert_score's default "
+                    "(roberta-large layer 17: bertscore-roberta)", family="embedding",
+                    check=lambda: resolver_check(resolve_minilm), install=MINILM_INSTALL, identity=_bertscore_identity,
                     sentences="none"))
-register(ScorerSpec("bertscore-chunk", _bertscore(chunked=True),
-                    "BERTScore F1 on MiniLM-L6 layer 4, max over sentence windows of the evidence", "embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL, identity=_bertscore_identity,
+register(ScorerSpec(name="bertscore-chunk", factory=_bertscore(chunked=True),
+                    description="BERTScore F1 on MiniLM-L6 layer 4, max over sentence windows of the evidence",
+                    family="embedding",
+                    check=lambda: resolver_check(resolve_minilm), install=MINILM_INSTALL, identity=_bertscore_identity,
                     sentences=SPLITTER))
 
 BERTSCORE_ROBERTA_HUB = "roberta-large"  # bert_score's lang2model["en"]
@@ -163,9 +164,11 @@ def _bertscore_roberta(path: str | None = None, device: str = "cpu", window: int
                            install_hint=BERTSCORE_ROBERTA_INSTALL, window=window, name="bertscore-roberta")
 
 
-register(ScorerSpec("bertscore-roberta", _bertscore_roberta,
-                    "BERTScore F1, bert_score's English default: roberta-large layer 17, no idf, no rescaling",
-                    "embedding", lambda: resolver_check(resolve_bertscore_roberta), BERTSCORE_ROBERTA_INSTALL,
+register(ScorerSpec(name="bertscore-roberta", factory=_bertscore_roberta,
+                    description="BERTScore F1, bert_score's English default: roberta-large layer 17, no idf, "
+                                "no rescaling",
+                    family="embedding", check=lambda: resolver_check(resolve_bertscore_roberta),
+                    install=BERTSCORE_ROBERTA_INSTALL,
                     needs=("needs roberta-large's weights (about 1.4 GB)",),
                     identity=local_identity(resolve_bertscore_roberta, "bert-score", "transformers", "torch"),
                     sentences="none"))

@@ -44,6 +44,6 @@ def _blend(path: str | None = None, device: str = "cpu", w_lex: float = 0.47, w_
                        w_lex=w_lex, w_sem=w_sem)
 
 
-register(ScorerSpec("blend", _blend, "0.47·lexical + 0.53·minilm", "surface+embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL,
+register(ScorerSpec(name="blend", factory=_blend, description="0.47·lexical + 0.53·minilm", family="surface+embedding",
+                    check=lambda: resolver_check(resolve_minilm), install=MINILM_INSTALL,
                     identity=local_identity(resolve_minilm, *ST_LIBS)))

@@ -235,18 +235,22 @@ def embedding_factory(name: str, resolver, hint: str, chunked: bool = False):
     return build
 
 
-register(ScorerSpec("minilm", embedding_factory("minilm", resolve_minilm, MINILM_INSTALL),
-                    "cosine of all-MiniLM-L6-v2 embeddings", "embedding", lambda: resolver_check(resolve_minilm),
-                    MINILM_INSTALL, identity=local_identity(resolve_minilm, *ST_LIBS)))
-register(ScorerSpec("mpnet", embedding_factory("mpnet", resolve_mpnet, MPNET_INSTALL),
-                    "cosine of all-mpnet-base-v2 embeddings", "embedding", lambda: resolver_check(resolve_mpnet),
-                    MPNET_INSTALL, identity=local_identity(resolve_mpnet, *ST_LIBS)))
+register(ScorerSpec(name="minilm", factory=embedding_factory("minilm", resolve_minilm, MINILM_INSTALL),
+                    description="cosine of all-MiniLM-L6-v2 embeddings", family="embedding",
+                    check=lambda: resolver_check(resolve_minilm),
+                    install=MINILM_INSTALL, identity=local_identity(resolve_minilm, *ST_LIBS)))
+register(ScorerSpec(name="mpnet", factory=embedding_factory("mpnet", resolve_mpnet, MPNET_INSTALL),
+                    description="cosine of all-mpnet-base-v2 embeddings", family="embedding",
+                    check=lambda: resolver_check(resolve_mpnet),
+                    install=MPNET_INSTALL, identity=local_identity(resolve_mpnet, *ST_LIBS)))
 # long evidence without the cut: sentence windows that fit the encoder, aggregated (option chunk=max|mean)
-register(ScorerSpec("minilm-chunk", embedding_factory("minilm-chunk", resolve_minilm, MINILM_INSTALL, chunked=True),
-                    "minilm cosine, max over sentence windows of the evidence", "embedding",
-                    lambda: resolver_check(resolve_minilm), MINILM_INSTALL,
+register(ScorerSpec(name="minilm-chunk", factory=embedding_factory("minilm-chunk", resolve_minilm, MINILM_INSTALL,
+                                                                   chunked=True),
+                    description="minilm cosine, max over sentence windows of the evidence", family="embedding",
+                    check=lambda: resolver_check(resolve_minilm), install=MINILM_INSTALL,
                     identity=local_identity(resolve_minilm, *ST_LIBS), sentences=SPLITTER))
-register(ScorerSpec("mpnet-chunk", embedding_factory("mpnet-chunk", resolve_mpnet, MPNET_INSTALL, chunked=True),
-                    "mpnet cosine, max over sentence windows of the evidence", "embedding",
-                    lambda: resolver_check(resolve_mpnet), MPNET_INSTALL,
+register(ScorerSpec(name="mpnet-chunk", factory=embedding_factory("mpnet-chunk", resolve_mpnet, MPNET_INSTALL,
+                                                                  chunked=True),
+                    description="mpnet cosine, max over sentence windows of the evidence", family="embedding",
+                    check=lambda: resolver_check(resolve_mpnet), install=MPNET_INSTALL,
                     identity=local_identity(resolve_mpnet, *ST_LIBS), sentences=SPLITTER))

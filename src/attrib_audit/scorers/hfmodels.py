@@ -49,8 +49,9 @@ def hub_scorer_spec(name: str, hub_id: str, description: str, family: str, make:
     def build(path: str | None = None, device: str = "cpu", **opts: Any):
         return make(resolver(path), device=device, install_hint=hint, **opts)
 
-    return ScorerSpec(name, build, description, family, lambda: check_resolved(resolver), hint,
-                      ("path", *keyword_options(options_of or make)), needs, sentences=sentences)
+    return ScorerSpec(name=name, factory=build, description=description, family=family,
+                      check=lambda: check_resolved(resolver), install=hint,
+                      options=("path", *keyword_options(options_of or make)), needs=needs, sentences=sentences)
 
 
 def keyword_options(cls: Callable[..., Any]) -> tuple[str, ...]:

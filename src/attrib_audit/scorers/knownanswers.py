@@ -49,7 +49,7 @@ class KnownAnswerError(AuditError):
     kind = "known-answer check failed"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KnownPair:
     id: str
     group: str  # the passage: claims on one passage share it (the bootstrap's cluster)
@@ -75,7 +75,7 @@ def set_digest() -> str:
     return hashlib.sha256(_set_path().read_bytes()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CheckResult:
     scorer: str
     signature: str
@@ -131,8 +131,9 @@ def judge(name: str, signature: str, scores: np.ndarray, pairs: Sequence[KnownPa
         auc, lo, hi = est.estimate, est.ci_low, est.ci_high
     passed = (auc is not None and lo is not None and math.isfinite(lo) and auc >= MIN_AUROC and lo > CHANCE
               and n_failed <= MAX_FAILED * len(pairs))
-    return CheckResult(name, signature, auc, lo, hi, int(ok.sum()), n_failed, bool(passed), means, set_digest(),
-                       time.strftime(CHECKED_AT))
+    return CheckResult(scorer=name, signature=signature, auroc=auc, ci_low=lo, ci_high=hi, n=int(ok.sum()),
+                       n_failed=n_failed, passed=bool(passed), mean_by_kind=means, set_digest=set_digest(),
+                       checked_at=time.strftime(CHECKED_AT))
 
 
 def check_scorer(scorer: Scorer, name: str | None = None) -> CheckResult:

@@ -61,5 +61,6 @@ def _lexical() -> Scorer:
     return LexicalScorer()
 
 
-register(ScorerSpec("lexical", _lexical, "token Jaccard of claim and evidence", "surface", lambda: (True, "built in"),
-                    "-"))
+register(ScorerSpec(name="lexical", factory=_lexical, description="token Jaccard of claim and evidence",
+                    family="surface", check=lambda: (True, "built in"),
+                    install="-"))

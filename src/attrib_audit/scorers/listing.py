@@ -7,7 +7,7 @@ from attrib_audit.scorers import knownanswers
 from attrib_audit.scorers.catalog import registry
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelEntry:
     """One registered scorer: whether it can run here, where its weights resolve, what else it needs, how to
     install it, and its last known-answer check (None if never checked)."""

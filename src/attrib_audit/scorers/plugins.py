@@ -187,6 +187,7 @@ def entry_point_specs(builtin: set[str]) -> tuple[dict[str, ScorerSpec], list[st
             return True, _origin
 
         dist = getattr(ep, "dist", None)
-        specs[ep.name] = ScorerSpec(ep.name, build, f"plugin scorer ({ep.value})", "plugin", check,
-                                    f"pip install {dist.metadata['Name'] if dist is not None else '<package>'}")
+        specs[ep.name] = ScorerSpec(name=ep.name, factory=build, description=f"plugin scorer ({ep.value})",
+                                    family="plugin", check=check,
+                                    install=f"pip install {dist.metadata['Name'] if dist is not None else '<package>'}")
     return specs, clashes

@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Recipe:
     input: str  # the text(s) the model sees, e.g. "pair(premise=evidence, hypothesis=claim)"
     window: int | None  # tokens per model input (None: the model's own, uncut)

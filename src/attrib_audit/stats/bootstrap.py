@@ -116,7 +116,7 @@ def _auroc_jobs(sm: np.ndarray, y: np.ndarray, codes: np.ndarray, w: np.ndarray,
     return np.concatenate(blocks, axis=1) if blocks else np.zeros((len(jobs), 0))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AlignedAUROC:
     """AUROCs of several scorers on their common rows (every one of them finite), on the slice's shared draws.
 
@@ -136,7 +136,7 @@ class AlignedAUROC:
         return int(self.rows.sum())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BootstrapAUROC:
     """AUROC point estimates and replicates of m scorers on one slice, from the same resamples.
 

@@ -104,7 +104,7 @@ def _ece_replicates(rows: np.ndarray, data: LabelledScores, n_bins: int, strateg
     return point, np.abs(reps[:, :-1].reshape(-1, m, n_bins)).sum(axis=2) / reps[:, -1:]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Reliability:
     """A reliability diagram (per bin: weighted pairs, mean score, share supported) and its ECE with a CI."""
 
@@ -214,7 +214,7 @@ def _platt(s: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     return float(ab[0] / scale), float(ab[1])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CalibrationMap:
     """A fitted map from a score to P(supported): isotonic knots (linear between, flat outside) or Platt's (A, B)."""
 
@@ -284,7 +284,7 @@ def _cross_fitted(data: LabelledScores, method: str, folds: int, rng: np.random.
     return out, int(fold.max()) + 1
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Recalibration:
     """A map fitted on the whole slice (the one to deploy or transfer) and the slice's calibration before and after.
 
@@ -348,7 +348,7 @@ def recalibrate(data: LabelledScores, *, method: str = "isotonic", folds: int = 
 
 # --- does a map transfer? ------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CalibrationCell:
     """The map fitted on `fitted_on` applied to `applied_to`: its ECE there, and the excess over that slice's own
     held-out map (paired CI); `holds` unless the excess CI lies above 0. The diagonal is the slice's own held-out

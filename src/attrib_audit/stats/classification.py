@@ -97,7 +97,7 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float
     return float(values[k]), float(ba[k])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TransferredThreshold:
     """A threshold chosen on training rows (other datasets) and its balanced accuracy on the test slice."""
 

@@ -111,7 +111,7 @@ def wor_interval(terms: np.ndarray, pool_size: int, unit_margin: float) -> tuple
     return centre - float(x.mean()), half
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PairInterval:
     """AUROC_a − AUROC_b with its anytime-valid bounds, each one-sided at level α/(K−1) (`decide` reads one side
     of each pair only)."""

@@ -182,7 +182,7 @@ def _rating_ranks(counts: np.ndarray, y_inc: np.ndarray) -> _RatingRanks:
     return _RatingRanks(mid=mid, syy=_square_sums(big_n) - (weight ** 3 - weight).sum(axis=1) / 12.0, big_n=big_n)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class _SortedPlan:
     """A metric's rows in score order, for Spearman's resamples from item multiplicities.
 
@@ -283,7 +283,7 @@ def _pearson_from_moments(m: np.ndarray) -> np.ndarray:
 # One metric: point and replicates under one grouping.
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class _Design:
     """Rows of one comparison: rating y, item and system codes, and the item multiplicity blocks."""
 
@@ -368,7 +368,7 @@ def _replicates(statistic: str, grouping: str, x: np.ndarray, d: _Design, counts
 # Public API.
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Correlation:
     """One metric's correlation with the human rating, with its percentile bootstrap interval."""
 
@@ -387,7 +387,7 @@ class Correlation:
     n_boot_dropped: int  # resamples where the statistic was undefined
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CorrelationDifference:
     """metric_a − metric_b on their common rows, with a paired-bootstrap CI and a paired permutation p."""
 
@@ -406,7 +406,7 @@ class CorrelationDifference:
     n_perm: int
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class CorrelationBootstrap:
     """Point estimates and shared-draw replicates of several metrics under one statistic and grouping."""
 
@@ -441,12 +441,13 @@ def _design(rating: Sequence[float] | np.ndarray, items: Sequence | np.ndarray,
     sy = group_codes(systems) if systems is not None else np.zeros(y.size, dtype=np.int64)
     if sy.size != y.size:
         raise ValueError(f"systems ({sy.size}) must give one system per rating ({y.size})")
-    return _Design(y, it, sy, int(it.max()) + 1 if it.size else 0, int(sy.max()) + 1 if sy.size else 0)
+    return _Design(y=y, items=it, systems=sy, n_items=int(it.max()) + 1 if it.size else 0,
+                   n_systems=int(sy.max()) + 1 if sy.size else 0)
 
 
 def _subset(d: _Design, rows: np.ndarray) -> _Design:
     it = d.items[rows]
-    return _Design(d.y[rows], it, d.systems[rows], d.n_items, d.n_systems)
+    return _Design(y=d.y[rows], items=it, systems=d.systems[rows], n_items=d.n_items, n_systems=d.n_systems)
 
 
 def _n_groups_used(statistic: str, grouping: str, x: np.ndarray, d: _Design) -> int:

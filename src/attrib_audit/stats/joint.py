@@ -22,7 +22,7 @@ from attrib_audit.stats.types import LabelledScores
 MAX_GRID = 40
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JointCertificate:
     """The Learn-then-Test answer for two risks at once, or None and how many labels would do it."""
 

@@ -17,7 +17,7 @@ from attrib_audit.stats.rng import as_generator
 from attrib_audit.stats.types import Estimate
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BootstrapMeans:
     """Means of m variables over the same rows, and their replicates from shared cluster resamples."""
 

@@ -110,7 +110,7 @@ def pair_sum_product(a: np.ndarray, b: np.ndarray, m: np.ndarray | None = None) 
     return (m @ a) * (m @ b) - m @ (a * b)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Draws:
     """What the sampling knows: which pool pairs were labelled, their label and coin probability, and the walk so far.
 
@@ -161,7 +161,7 @@ def make_draws(labelled: np.ndarray, labels: np.ndarray, pi: np.ndarray, pool_si
     t = pool_size if visited is None else int(visited)
     if not idx.size <= t <= pool_size:
         raise ValueError(f"visited ({t}) must lie between the labels ({idx.size}) and the pool size ({pool_size})")
-    return Draws(idx, y.astype(np.float64), p, int(pool_size), t)
+    return Draws(labelled=idx, labels=y.astype(np.float64), pi=p, pool_size=int(pool_size), visited=t)
 
 
 @dataclass(frozen=True)
@@ -340,7 +340,7 @@ def fit(indexes: tuple[RankIndex, ...], p_hat: np.ndarray, draws: Draws, lam: fl
     return PPFit(tuple(ests), tuple(infs), np.vstack(terms) if terms else np.zeros((0, draws.labelled.size)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FixedInterval:
     """A fixed-sample percentile bootstrap interval: valid at one pre-set sample size, not for stopping."""
 
@@ -408,5 +408,5 @@ def fixed_intervals(point: np.ndarray, replicates: np.ndarray, level: float) -> 
     out = []
     for est, reps in zip(point, replicates):
         lo, hi, dropped = percentile_ci(reps, level)
-        out.append(FixedInterval(float(est), lo, hi, int(reps.size), dropped))
+        out.append(FixedInterval(estimate=float(est), low=lo, high=hi, n_boot=int(reps.size), dropped=dropped))
     return tuple(out)

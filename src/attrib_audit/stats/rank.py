@@ -141,7 +141,7 @@ def _w_from_row_sums(r: np.ndarray, k: int, tie: float) -> np.ndarray:
     return 12.0 * s / (k * k * (n ** 3 - n) - k * tie)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KendallW:
     """Kendall's W with tie correction and rank-permutation p-values in both tails.
 

@@ -192,7 +192,7 @@ def permuted_aurocs(score_matrix: np.ndarray, labels: np.ndarray, row_cluster: n
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Exchangeability:
     """Clusters (not rows) shuffled across the construct's datasets, dataset cluster counts kept.
 

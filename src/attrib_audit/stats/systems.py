@@ -44,7 +44,7 @@ SUMMARIES = ("mean", "pass")
 CONSTANT_RTOL = 1e-9
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InputDesign:
     """Which inputs the statistics use and how they are resampled.
 
@@ -69,7 +69,7 @@ class InputDesign:
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SystemBootstrap:
     """Per-system point values and replicates of the human pass rate and every metric summary.
 
@@ -321,7 +321,7 @@ def percentile_cis(replicates: np.ndarray, level: float = 0.95) -> tuple[np.ndar
 
 # ---- per-system summaries -------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SystemRow:
     """One system: its human pass rate and each metric's mean score and pass rate, with CIs (over inputs)."""
 
@@ -431,7 +431,7 @@ def _ties(values: np.ndarray) -> int:
     return int((values[i] == values[j]).sum())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AgreementReplicates:
     """Every agreement statistic of k metrics' system summaries with the human rates, point and replicates.
 
@@ -479,7 +479,7 @@ def agreement_replicates(res: SystemBootstrap, summary: str = "mean",
                                method=res.method)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RankAgreement:
     """How one metric's ordering of the systems agrees with the human pass rates (see `agreement_stats`).
 
@@ -546,7 +546,7 @@ def human_ceiling(agr: AgreementReplicates, level: float = 0.95) -> dict[str, Es
     return {key: one(agr.ceiling[key]) for key in RANK_STATS}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AgreementDifference:
     """metric_a − metric_b in τ-b and in pairwise accuracy, with CIs from the same draws (paired bootstrap)."""
 
@@ -584,7 +584,7 @@ def agreement_differences(agr: AgreementReplicates, level: float = 0.95,
 
 # ---- pairs of systems: reversals and significance clusters ----------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PairDifferences:
     """value_i − value_j for every system pair i < j (np.triu_indices order), with CIs from the input draws."""
 
@@ -629,7 +629,7 @@ def _oriented(res: SystemBootstrap, d: PairDifferences, q: int, sign: int, v: in
                     n_boot_dropped=int(d.dropped[q]))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reversal:
     """Humans prefer `human_prefers` (rate difference CI above 0) but the metric significantly prefers the other."""
 
@@ -670,7 +670,7 @@ def reversals(res: SystemBootstrap, metric: str, summary: str = "mean", level: f
     return sorted(out, key=lambda r: r.human_difference.estimate, reverse=True)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SignificanceClusters:
     """Systems ordered best first and cut where every system above beats every system below (CI above 0).
 
@@ -727,7 +727,7 @@ def significance_clusters(res: SystemBootstrap, metric: str | None = None, summa
 
 # ---- everything for one slice ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SystemLevel:
     """The system-level audit of one slice: design, per-system table, agreement, comparisons, reversals, clusters."""
 

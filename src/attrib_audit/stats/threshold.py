@@ -403,7 +403,7 @@ def _group_moments(scores: np.ndarray, codes: np.ndarray, w: np.ndarray, neg: np
     return out
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Scan:
     """Every candidate threshold, most conservative first, with its risk on the unit, effective n and p-value."""
 
@@ -512,7 +512,7 @@ def assumption(target: Target, unit: str, weighted: bool, fixed_grid: bool) -> s
     return "; ".join(parts)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Certificate:
     """Learn-then-Test's answer for one slice: the least conservative certified threshold, or None and why."""
 
@@ -708,7 +708,7 @@ def naive_threshold(data: LabelledScores, target: Target) -> NaiveThreshold:
 
 # --- rates of a gate, with CIs ------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GateRates:
     """A gate's pair-level rates on labelled pairs; `supported_pass` (share of supported pairs let through) is its
     cost."""
@@ -798,7 +798,7 @@ def gate_rates(data: LabelledScores, thresholds: Sequence[float], *, level: floa
 
 # --- labels needed -----------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LabelNeed:
     """How many labelled pairs would certify `threshold`, if new labels show the rates seen here.
 
@@ -894,7 +894,7 @@ def fewest_labels(data: LabelledScores, cert: Certificate) -> LabelNeed | None:
 
 # --- held-out rates by cross-fitting --------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HeldOut:
     """Certified and naive thresholds fitted without each fold's groups, judged on that fold's pairs.
 
@@ -963,7 +963,7 @@ def cross_fit(data: LabelledScores, target: Target, delta: float = 0.1, *, folds
 
 # --- one slice, everything a thresholds.json entry needs ------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SliceThresholds:
     """Certified and naive thresholds of one scorer on one slice, their in-sample and held-out rates, and labels
     needed."""
@@ -1016,7 +1016,7 @@ def slice_thresholds(data: LabelledScores, target: Target, delta: float = 0.1, *
 
 # --- transfer: each slice's threshold on every slice ------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TransferCell:
     fitted_on: str
     applied_to: str

@@ -63,7 +63,7 @@ def _ci(x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Portability:
     """Portable: on every dataset the metric's AUROC is not below the best metric's CI lower bound.
 
@@ -78,7 +78,7 @@ class Portability:
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DatasetBest:
     dataset: str
     best: str
@@ -139,7 +139,7 @@ def _valid_replicates(mat: AurocMatrix) -> np.ndarray:
     return np.isfinite(mat.replicates).all(axis=(0, 1))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FixedRegret:
     """Regret of always using `metric`: per dataset best − metric; mean over held-out datasets with CI."""
 
@@ -153,7 +153,7 @@ class FixedRegret:
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SelectorRegret:
     """The naive rule: on each held-out dataset use the metric with the best mean AUROC on the others."""
 
@@ -167,7 +167,7 @@ class SelectorRegret:
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LodoRegret:
     fixed: list[FixedRegret]
     selector: SelectorRegret
@@ -260,7 +260,7 @@ def eps_regret_sweep(mat: AurocMatrix, grid: Sequence[float] = DEFAULT_EPS_GRID)
     return [{"eps": float(e), "metrics": [mat.metrics[i] for i in np.flatnonzero(worst <= e + 1e-12)]} for e in grid]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PairedDiff:
     """AUROC_a − AUROC_b on one dataset, with the paired-bootstrap CI; sign is 0 when the CI holds 0."""
 
@@ -340,7 +340,7 @@ def sign_flips(mat: AurocMatrix, level: float = 0.95) -> list[SignFlip]:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Decomposition:
     """AUROC = grand mean + dataset effect + metric effect + interaction residual, with variance shares.
 

@@ -24,7 +24,7 @@ def group_codes(groups: ArrayLike) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Estimate:
     """A point estimate with its percentile bootstrap interval."""
 

@@ -33,7 +33,7 @@ def proposal_probs(p_hat: np.ndarray, ell: np.ndarray, b: float, eta: float, tau
     return np.clip((1.0 - tau) * eta * np.sqrt(p * (1.0 - p)) * np.abs(ell) + tau * b, pi_min, 1.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     """A session's fixed choices: δ and α of the claim, label budget, active or uniform sampling, the seed, and
     whether the proxy is calibrated on the labels (`stats.calibrate.cross_fit`)."""
@@ -56,7 +56,7 @@ class Flip:
     shown: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Standings:
     """The state after an update: each metric's augmented AUROC and λ, the anytime-valid paired intervals, the
     decision, and the counts it rests on."""
@@ -138,8 +138,9 @@ class Session:
     def draws(self) -> Draws:
         """The labelled pairs so far as `Draws` (the walk's prefix: the pairs visited)."""
         # built by this class from checked flips: make_draws' checks would only repeat themselves every label
-        return Draws(np.asarray(self.rows, dtype=np.int64), np.asarray(self.labels, dtype=np.float64),
-                     np.asarray(self.pis), self.pool_size, max(self.visited, len(self.rows)), self.p_lab)
+        return Draws(labelled=np.asarray(self.rows, dtype=np.int64), labels=np.asarray(self.labels, dtype=np.float64),
+                     pi=np.asarray(self.pis), pool_size=self.pool_size, visited=max(self.visited, len(self.rows)),
+                     proxy=self.p_lab)
 
     def probability(self, row: int) -> float:
         """π of `row` now, from the state before its coin (so it is predictable)."""
@@ -233,15 +234,16 @@ class Session:
             for j in range(i + 1, k):
                 est = float(a[i] - a[j])
                 shift, half = self._interval(f.terms[i] - f.terms[j], t)
-                pairs.append(PairInterval(i, j, est, est + shift - half, est + shift + half))
+                pairs.append(PairInterval(a=i, b=j, estimate=est, low=est + shift - half, high=est + shift + half))
         n_pos = int(sum(self.labels))
         exhausted = self.spent >= self.settings.budget or self.visited >= self.pool_size
         decision = decide(self.names, a, tuple(pairs), self.settings.delta, self.settings.alpha, len(self.labels),
                           (len(self.labels) - n_pos, n_pos), exhausted)
         decision = self._chance_veto(decision, f, t, exhausted)
         self._update_gain(f, pairs)
-        self.last = Standings(a, f.lams, tuple(pairs), decision, len(self.labels), n_pos, self.visited,
-                              self.non_response)
+        self.last = Standings(aurocs=a, lams=f.lams, pairs=tuple(pairs), decision=decision, n_labels=len(self.labels),
+                              n_positive=n_pos, visited=self.visited,
+                              non_response=self.non_response)
         return self.last
 
     def _interval(self, terms: np.ndarray, t: int) -> tuple[float, float]:

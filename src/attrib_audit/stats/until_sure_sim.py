@@ -82,7 +82,8 @@ def simulate_session(sc: Scenario, seed: int, active: bool, delta: float = 0.02,
     scores, y, p_hat = binormal_pool(sc.pool, sc.aucs, rng, sc.proxy)
     true = np.array([auroc(s, y) for s in scores])
     names = tuple(f"m{i}" for i in range(len(sc.aucs)))
-    st = run_oracle(Session(names, scores, p_hat, Settings(delta, alpha, sc.budget, active, seed=seed)), y)
+    st = run_oracle(Session(names, scores, p_hat, Settings(delta=delta, alpha=alpha, budget=sc.budget, active=active,
+                                                           seed=seed)), y)
     if st is None:
         return Outcome("budget", 0, False)
     return Outcome(st.decision.kind, st.n_labels, wrong_decision(st.decision.kind, st.decision.best, true, delta))

@@ -169,7 +169,7 @@ def estimate_icc(scores: np.ndarray, labels: np.ndarray, groups: np.ndarray) -> 
     return float(np.clip((msb - msw) / (msb + (n0 - 1) * msw), 0.0, 0.95))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanRow:
     """One sample size of a plan's curve, from its simulated samples."""
 
@@ -187,7 +187,7 @@ class HanleyMcNeil:
     n: int | None = field(metadata={"json": "hanley_mcneil_n"})  # None: not reached below 100 000 pairs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SamplePlan:
     """One scenario's plan (an audited slice, or the assumed population): the simulated curve and the n it
     recommends (None: no grid size meets the goals)."""
@@ -243,8 +243,8 @@ def simulate(pop, n: int, *, best: int, runner: int | None, m: int, icc: float, 
         widths[r] = (hi - lo) / 2
         if runner is not None:
             hits[r] = paired_difference(boot, 0, 1).ci_low > 0
-    return PlanRow(n, float(np.nanmean(widths)) if np.isfinite(widths).any() else float("nan"),
-                   None if runner is None else float(hits.mean()), undefined)
+    return PlanRow(n=n, half_width=float(np.nanmean(widths)) if np.isfinite(widths).any() else float("nan"),
+                   power=None if runner is None else float(hits.mean()), undefined=undefined)
 
 
 def plan_curve(pop, grid, *, best: int, runner: int | None, m: int, icc: float, half_width: float | None,
@@ -267,7 +267,7 @@ def hanley_mcneil_se(a: float, n_pos: float, n_neg: float) -> float:
     return float(np.sqrt((a * (1 - a) + (n_pos - 1) * (q1 - a * a) + (n_neg - 1) * (q2 - a * a)) / (n_pos * n_neg)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanOptions:
     """What `plan` simulates: the population (an audit folder, or assumed AUROCs) and the targets."""
 
@@ -291,7 +291,7 @@ class PlanOptions:
     pool: int | None = None  # pairs in the pool the labels come from: the plan never asks for more
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Scenario:
     """One population to plan for, with the names the table prints."""
 
@@ -441,7 +441,7 @@ def pool_grid(grid: Sequence[int], pool: int | None) -> tuple[int, ...]:
 
 # ---- gates: how many labels certify a threshold ---------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GateSimulation:
     """Simulated samples of the label count: the share of them on which a threshold is certified."""
 
@@ -452,7 +452,7 @@ class GateSimulation:
     certified_share: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PoolReach:
     """Whether labelling the pool can certify the cheapest threshold, and if not, the best the whole pool shows."""
 
@@ -463,7 +463,7 @@ class PoolReach:
     reachable_target: str  # the target that bound certifies, as the CLI spells it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GatePlan:
     """One slice and scorer under a gate target: certified already, or the labels that would certify a threshold."""
 

@@ -30,7 +30,7 @@ from attrib_audit.validate.designs import draw
 STRATEGIES = ("random", "stratified", "disagreement")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Pool:
     """Unlabelled pairs as read, with the fields the sampler needs; `rows` keep every original field."""
 
@@ -88,7 +88,7 @@ def read_pool(path: str | Path, columns: Mapping[str, str] | None = None) -> Poo
         questions.append(cell_text(raw.get(col["question"])))
     if not rows:
         raise DataError("no rows", path=str(p))
-    return Pool(p, rows, ids, claims, evidences, questions)
+    return Pool(path=p, rows=rows, ids=ids, claims=claims, evidences=evidences, questions=questions)
 
 
 def cluster_codes(pool: Pool, column: str | None) -> np.ndarray:

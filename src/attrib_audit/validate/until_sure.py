@@ -41,7 +41,7 @@ SCHEMA = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SessionSpec:
     """What fixes a session: the metrics, the proxy and what was done to it, the claim's δ and α, the budget,
     the sampling (active or uniform) and the seed. A resumed session must be asked for with the same."""
@@ -172,7 +172,7 @@ class FlipLog:
             con.close()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Setup:
     """What a session (or a simulated one) runs on and for: the pool, the metrics, the proxy and what was done to
     it, the claim's δ and α, the label budget. The head of both `Report` and `UntilSurePlan`."""
@@ -190,7 +190,7 @@ class Setup:
         return {f.name: getattr(self, f.name) for f in dataclass_fields(Setup)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Report(Setup):
     """Where a session stands: the prediction-powered AUROCs with both kinds of interval, the decision and its
     guarantee, and the counts (labels, flips, non-response) it rests on."""
@@ -301,7 +301,8 @@ class UntilSure:
         k = len(s.names)
         if st is None or not s.rows:
             nan = tuple(float("nan") for _ in range(k))
-            fixed = tuple(FixedInterval(float("nan"), float("nan"), float("nan"), 0, 0) for _ in range(k))
+            fixed = tuple(FixedInterval(estimate=float("nan"), low=float("nan"), high=float("nan"), n_boot=0,
+                                        dropped=0) for _ in range(k))
             return self._report(nan, nan, fixed, (), (), "burn-in", None, "no labels yet")
         draws = s.draws()
         reps = bootstrap_fit(s.indexes, s.p_pool, draws, st.lams, self.codes, n_boot,
@@ -427,8 +428,9 @@ def open_session(pool_file: str | Path, *, metrics: tuple[str, ...] | None = Non
     check_claim(delta, alpha, budget)
     names, scores, p_hat, proxy_name, note, calibrate = pool_scores(pool, metrics, score_cols, proxy, proxy_col,
                                                                     config_for, log)
-    spec = SessionSpec(names, proxy_name, note, float(delta), float(alpha), int(budget), bool(active), int(seed),
-                       pool_digest(pool), cluster_by, calibrate)
+    spec = SessionSpec(metrics=names, proxy=proxy_name, proxy_note=note, delta=float(delta), alpha=float(alpha),
+                       budget=int(budget), active=bool(active), seed=int(seed),
+                       pool_digest=pool_digest(pool), cluster_by=cluster_by, calibrate=calibrate)
     if saved is not None:
         old = _saved_spec(saved, path)
         if old != spec:
@@ -474,7 +476,7 @@ def run_with_oracle(session: UntilSure, answers: dict[str, int]) -> Report:
     return session.report()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanArm:
     """Simulated sessions of one sampling design: labels to a decision, and how the sessions ended."""
 
@@ -510,7 +512,8 @@ def simulate_arm(names: tuple[str, ...], scores: np.ndarray, p_hat: np.ndarray, 
         if st is not None and st.decision.best is not None and kind == "best":
             winners[names[st.decision.best]] = winners.get(names[st.decision.best], 0) + 1
     q = np.percentile(used, [25, 50, 75]) if used else np.full(3, np.nan)
-    return PlanArm("active" if settings.active else "uniform", float(q[1]), float(q[0]), float(q[2]), kinds, winners)
+    return PlanArm(sampling="active" if settings.active else "uniform", median_labels=float(q[1]), q25=float(q[0]),
+                   q75=float(q[2]), decisions=kinds, winners=winners)
 
 
 def plan_until_sure(pool_file: str | Path, *, metrics: tuple[str, ...] | None = None,

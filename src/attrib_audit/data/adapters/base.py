@@ -49,7 +49,7 @@ class Context:
 Converted = Iterable["dict | Skip"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Adapter:
     """A named public-benchmark format: how to detect it, read it and map it to pairs."""
 

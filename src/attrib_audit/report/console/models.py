@@ -26,7 +26,7 @@ def format_models(entries: Sequence[ModelEntry]) -> str:
     return "\n".join(lines)
 
 
-# ---- reproduce (issue 26) ---------------------------------------------------------------------------------------
+# ---- reproduce ------------------------------------------------------------------------------------------------
 
 def format_reproduce(rep: ReproduceReport) -> str:
     """`reproduce`: per paper row and scorer that ran, the paper's AUROC beside ours with the difference and whether

@@ -24,8 +24,10 @@ def _judge_options() -> tuple[str, ...]:
     return tuple(p.name for p in inspect.signature(build_judge).parameters.values() if p.kind is p.KEYWORD_ONLY)
 
 
-register(ScorerSpec("judge", _judge("graded", "judge"), "LLM judge, graded SUPPORT in [0,1] (local GGUF or server)",
-                    "llm-judge", lambda: resolver_check(resolve_judge), JUDGE_INSTALL, _judge_options))
-register(ScorerSpec("judge-label", _judge("label", "judge-label"),
-                    "LLM judge, LABEL attributable|not_attributable + CONF", "llm-judge",
-                    lambda: resolver_check(resolve_judge), JUDGE_INSTALL, _judge_options))
+register(ScorerSpec(name="judge", factory=_judge("graded", "judge"),
+                    description="LLM judge, graded SUPPORT in [0,1] (local GGUF or server)",
+                    family="llm-judge", check=lambda: resolver_check(resolve_judge), install=JUDGE_INSTALL,
+                    options=_judge_options))
+register(ScorerSpec(name="judge-label", factory=_judge("label", "judge-label"),
+                    description="LLM judge, LABEL attributable|not_attributable + CONF", family="llm-judge",
+                    check=lambda: resolver_check(resolve_judge), install=JUDGE_INSTALL, options=_judge_options))
