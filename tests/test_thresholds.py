@@ -18,8 +18,10 @@ from scipy import stats as sps
 
 from attrib_audit.audit.check import diff
 from attrib_audit.audit.thresholds import (
+    AuditRef,
     ThresholdEntry,
     ThresholdOptions,
+    ThresholdSource,
     ThresholdsResults,
     compute_thresholds,
     read_thresholds,
@@ -291,8 +293,8 @@ def test_a_scores_file_of_another_run_is_refused(demo, tmp_path):
 def test_thresholds_json_round_trips_sealed_with_the_keys_of_its_model(demo):
     pairs, res = scored_from_results(demo)
     opts = ThresholdOptions(Target("false_pass", 0.1), n_boot=300, recalibrate="platt")
-    made = compute_thresholds(pairs, opts, source={"results": {"run_id": res.run_id}}, run_id=res.run_id,
-                              slice_by="source")
+    source = ThresholdSource(results=AuditRef(folder=str(demo), run_id=res.run_id))
+    made = compute_thresholds(pairs, opts, source=source, run_id=res.run_id, slice_by="source")
     text = to_json(made)
     data = json.loads(text)
     assert "NaN" not in text and "Infinity" not in text and is_sealed(data)

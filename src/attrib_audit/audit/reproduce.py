@@ -489,7 +489,7 @@ def reproduce(manifest: Manifest, data_dir: str | Path | None, settings: Setting
             groups = [sub.groups[i] for i in pos]
             data_info[r.id] = RowData(
                 dataset=ds.key, title=ds.title, stand_in=stand_in_note(ds, sub),
-                files=tuple(DataFile(path=o.get("path"), sha256=o.get("sha256"), rows=o.get("rows"))
+                files=tuple(DataFile(path=o.path, sha256=getattr(o, "sha256", None), rows=o.rows)
                             for o in table.origin),
                 n=int(pos.size), n_pos=int(y.sum()), n_groups=len(set(groups)),
                 paper_n=manifest.datasets[r.dataset].paper_n if not ds.stand_in else None,
