@@ -26,9 +26,9 @@ class SkippedRow:
     """A row `--on-error skip` dropped, and why (loaders.skip_entry); an adapter's rows skipped by rule are
     counted per reason instead (`count`, `row` null)."""
 
-    file: str | None
-    row: int | None
-    field: str | None
+    file: str | None  # the file (or hf:ID[SPLIT]) the row is in
+    row: int | None  # its 1-based row (null: the adapter's count of rows skipped for one reason)
+    field: str | None  # the field at fault, when one is
     reason: str
     count: int | None = dataclasses.field(default=None, metadata=SKIP)  # `field` above is a key of the row
 
@@ -50,8 +50,8 @@ class PairsFile:
     """A file in our pair schema, as loaded."""
 
     path: str
-    sha256: str
-    rows: int
+    sha256: str  # of the file's bytes as read
+    rows: int  # pairs loaded
     load: LoadOptions | None = field(default=None, metadata=SKIP)  # None: an earlier version did not record it
     skipped: tuple[SkippedRow, ...] = ()
     text_columns_missing: tuple[str, ...] = field(default=(), metadata=SKIP)  # a scores-only file
@@ -62,14 +62,14 @@ class PairsFile:
 class Adapted:
     """What a benchmark's adapter made of a source's native rows: the pairs kept, the rows skipped (by reason)."""
 
-    format: str
-    construct: str
+    format: str  # the benchmark format (data.adapters)
+    construct: str  # what its labels measure
     dataset: str
-    native_rows: int
-    rows: int
+    native_rows: int  # rows in the benchmark's layout
+    rows: int  # pairs made of them
     skipped: tuple[SkippedRow, ...]  # bad rows one each, then the adapter's skips one per reason with its count
     skip_counts: dict[str, int] = field(default_factory=dict)  # the adapter's skips by reason
-    n_skipped: int
+    n_skipped: int  # bad rows and the adapter's skips together
     n_unclustered: int | None = None  # pairs without a cluster column (None: not recorded by an earlier version)
 
 
@@ -78,7 +78,7 @@ class FileRef:
     """A local file and its content hash."""
 
     path: str
-    sha256: str
+    sha256: str  # of the file's bytes as read
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,21 +91,21 @@ class HFSplitSource:
     """A Hugging Face split as loaded: what pins it (revision, fingerprint) and how many rows it had."""
 
     path: str  # hf:ID[SPLIT], the name in messages
-    hf: str
+    hf: str  # the dataset id
     config: str | None
     split: str | None
-    revision: str | None
+    revision: str | None  # as asked (--hf-revision)
     pinned: bool  # the revision is a commit SHA
-    fingerprint: str | None
-    hf_rows: int
+    fingerprint: str | None  # the `datasets` library's fingerprint of the split as loaded
+    hf_rows: int  # rows in the split
 
 
 @dataclass(frozen=True, kw_only=True)
 class HFPairs(HFSplitSource):
     """A Hugging Face split in our pair schema."""
 
-    format: str
-    rows: int
+    format: str  # "pairs"
+    rows: int  # pairs loaded
     skipped: tuple[SkippedRow, ...] = ()
 
 
