@@ -46,11 +46,17 @@ class LoadOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class PairsFile:
-    """A file in our pair schema, as loaded."""
+class FileRef:
+    """A local file and its content hash."""
 
     path: str
     sha256: str  # of the file's bytes as read
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairsFile(FileRef):
+    """A file in our pair schema, as loaded."""
+
     rows: int  # pairs loaded
     load: LoadOptions | None = field(default=None, metadata=SKIP)  # None: an earlier version did not record it
     skipped: tuple[SkippedRow, ...] = ()
@@ -71,14 +77,6 @@ class Adapted:
     skip_counts: dict[str, int] = field(default_factory=dict)  # the adapter's skips by reason
     n_skipped: int  # bad rows and the adapter's skips together
     n_unclustered: int | None = None  # pairs without a cluster column (None: not recorded by an earlier version)
-
-
-@dataclass(frozen=True, kw_only=True)
-class FileRef:
-    """A local file and its content hash."""
-
-    path: str
-    sha256: str  # of the file's bytes as read
 
 
 @dataclass(frozen=True, kw_only=True)

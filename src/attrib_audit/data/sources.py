@@ -16,7 +16,7 @@ from attrib_audit.data.errors import DataError
 from attrib_audit.data.hf import load_hf
 from attrib_audit.data.labels import RatingCut
 from attrib_audit.data.loaders import check_unique_ids, load_pairs, rows_to_records
-from attrib_audit.data.origin import DataEntry, HFBenchmark, HFPairs, PairsFile, SkippedRow, parts
+from attrib_audit.data.origin import DataEntry, FileRef, HFBenchmark, HFPairs, PairsFile, SkippedRow, parts
 from attrib_audit.data.records import FIELDS, PairTable
 from attrib_audit.errors import SpecError
 
@@ -137,7 +137,7 @@ class DataSpec:
 
     def resolved(self, origin: list[DataEntry]) -> "DataSpec":
         """The same spec with each file's detected format and sha256 from its loaded `data` entry."""
-        files = tuple(replace(f, format=o.format or f.format, sha256=getattr(o, "sha256", f.sha256))
+        files = tuple(replace(f, format=o.format or f.format, sha256=o.sha256 if isinstance(o, FileRef) else f.sha256)
                       for f, o in zip(self.files, origin))
         return replace(self, files=files)
 

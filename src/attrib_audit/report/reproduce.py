@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 from attrib_audit.audit.results import AuditResults
+from attrib_audit.data.origin import FileRef
 from attrib_audit.files.records import to_record
 from attrib_audit.report.blocks import Code, Para, Section, Table
 
@@ -27,7 +28,7 @@ def build(inputs, plots: Path) -> Section | None:
     if results is None:
         return None
     sec = Section("reproduce", "Reproduce this audit")
-    sec.add(Table(["file", "rows", "sha256"], [[d.path, str(d.rows), getattr(d, "sha256", "")]
+    sec.add(Table(["file", "rows", "sha256"], [[d.path, str(d.rows), d.sha256 if isinstance(d, FileRef) else ""]
                                                 for d in results.data], "Input files as loaded."))
     sec.add(Table(["scorer", "signature", "pairs", "scored anew", "from cache"],
                   [[s.scorer, s.signature, str(s.n_pairs), str(s.n_scored), str(s.n_cached)] for s in results.scorers],
