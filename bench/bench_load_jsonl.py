@@ -41,6 +41,7 @@ def child(mode: str, data: str, libs: bool) -> None:
     sys.path.insert(0, SRC)
     from attrib_audit.data import loaders
     from attrib_audit.data.sources import DataSpec, FileSource, load_data
+    from attrib_audit.files.records import to_record
 
     if mode == "per-line":
         loaders.plain_jsonl_table = lambda data: None  # every file takes the per-line reader
@@ -49,7 +50,7 @@ def child(mode: str, data: str, libs: bool) -> None:
     h = hashlib.sha256()
     for name in ("ids", "datasets", "claims", "evidences", "sources", "questions", "groups", "constructs", "systems"):
         h.update(json.dumps(getattr(table, name)).encode())
-    h.update(table.labels.tobytes() + json.dumps(table.origin, sort_keys=True).encode())
+    h.update(table.labels.tobytes() + json.dumps(to_record(table.origin), sort_keys=True).encode())
     print(json.dumps({"seconds": seconds, "cpu": c1.user + c1.system - c0.user - c0.system,
                       "rows": len(table), "digest": h.hexdigest(),
                       "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

@@ -61,5 +61,5 @@ def test_vitaminc_clusters_by_a_shared_native_id_and_warns_without_one(tmp_path)
 
     bare = [{k: v for k, v in r.items() if k != "case_id"} for r in rows()]
     recs, origin, logs = load(write_jsonl(tmp_path / "bare.jsonl", bare), "vitaminc")
-    assert len({r.cluster() for r in recs.values()}) == len(recs) and origin["n_unclustered"] == len(recs)
+    assert len({r.cluster() for r in recs.values()}) == len(recs) and origin.n_unclustered == len(recs)
     assert any("warning: vitaminc" in line and "no cluster column (expected case_id or id)" in line for line in logs)

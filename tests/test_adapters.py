@@ -51,8 +51,8 @@ def test_attributionbench_maps_labels_joins_references_and_counts_skips(tmp_path
     assert recs["a1"].source == "LFQA" and recs["a1"].question == "q1"
     assert recs["a1"].group == recs["a2"].group  # one cluster per question
     assert recs["a1"].construct == "attribution" and recs["a1"].dataset == "attributionbench"
-    assert origin["skip_counts"] == {"no non-empty reference": 2, "label missing (attribution_label)": 2}
-    assert origin["native_rows"] == 6 and origin["rows"] == 2 and origin["n_skipped"] == 4
+    assert origin.skip_counts == {"no non-empty reference": 2, "label missing (attribution_label)": 2}
+    assert origin.native_rows == 6 and origin.rows == 2 and origin.n_skipped == 4
     assert "skipped 4" in logs[0] and "no non-empty reference: 2" in logs[0]
 
 
@@ -100,7 +100,7 @@ def test_hagrid_one_pair_per_labelled_citing_sentence(tmp_path):
     assert (second.claim, second.evidence, second.label) == ("Second claim.", "Quote one.\n\nQuote two.", 0)
     assert third.evidence == "Quote one.\n\nQuote two." and third.claim == "Third claim"
     assert first.question == "who?" and first.group == "hagrid:7" and first.construct == "attribution"
-    assert origin["skip_counts"] == {"sentence unlabelled (attributable is null)": 1, "sentence cites no quote": 1,
+    assert origin.skip_counts == {"sentence unlabelled (attributable is null)": 1, "sentence cites no quote": 1,
                                  "sentence cites a quote missing from quotes": 1, "answer without sentences": 1,
                                  "query without answers": 1}
 
@@ -122,10 +122,10 @@ def test_vitaminc_drops_nei_by_default_and_maps_it_to_zero_on_request(tmp_path):
     recs, origin, _ = load(path, "vitaminc")
     assert {k: r.label for k, r in recs.items()} == {"u1": 1, "u2": 0}
     assert recs["u1"].group == recs["u2"].group == "vitaminc:k1" and recs["u1"].construct == "fact-check"
-    assert origin["skip_counts"] == {"label 'not enough info' dropped": 1, "label missing (label)": 1,
+    assert origin.skip_counts == {"label 'not enough info' dropped": 1, "label missing (label)": 1,
                                      "empty evidence": 1}
     recs, origin, _ = load(path, "vitaminc", options=AdapterOptions(nei="0"))
-    assert recs["u3"].label == 0 and "label 'not enough info' dropped" not in origin["skip_counts"]
+    assert recs["u3"].label == 0 and "label 'not enough info' dropped" not in origin.skip_counts
 
 
 # ---------------------------------------------------------------- begin (raw TSV)
@@ -152,7 +152,7 @@ def test_begin_tsv_reads_quotes_literally_drops_generic_and_counts(tmp_path):
     assert r1.question == 'did you see "bring it on?' and r1.label == 1 and r1.source == "wow/t5"
     assert (r1.system, r2.system) == ("t5", "gpt2")  # the generating model, for the system-level audit
     assert r2.evidence == 'the "king of rock' and r2.label == 0 and r2.construct == "boundary-dialogue"
-    assert origin["skip_counts"] == {"label 'generic' dropped": 1, "label missing (begin_label)": 1}
+    assert origin.skip_counts == {"label 'generic' dropped": 1, "label missing (begin_label)": 1}
     # the generic (quote-aware) TSV reader would have altered these fields
     generic = dict(iter_rows(tmp_path / "begin_dev_wow.tsv"))
     assert generic[1]["knowledge"] != r1.evidence
@@ -182,7 +182,7 @@ def test_aggrefact_labels_as_given_source_is_dataset(tmp_path):
     recs, origin, _ = load(write_jsonl(tmp_path / "llm_aggrefact.jsonl", rows), "aggrefact")
     assert [(r.label, r.source, r.construct) for r in recs.values()] == [
         (1, "AggreFact-CNN", "boundary-grounding"), (0, "AggreFact-CNN", "boundary-grounding")]
-    assert len({r.group for r in recs.values()}) == 1 and origin["skip_counts"] == {"label missing (label)": 1}
+    assert len({r.group for r in recs.values()}) == 1 and origin.skip_counts == {"label missing (label)": 1}
     rows.append({"dataset": "X", "doc": "d", "claim": "c", "label": 2})
     with pytest.raises(DataError) as err:
         load(write_jsonl(tmp_path / "bad.jsonl", rows), "aggrefact")
@@ -195,7 +195,7 @@ def test_summac_document_claim_label(tmp_path):
             {"document": "d2", "claim": "", "label": 0, "cut": "test", "dataset": "xsumfaith"}]
     recs, origin, _ = load(write_jsonl(tmp_path / "summac.jsonl", rows), "summac")
     assert [(r.label, r.source) for r in recs.values()] == [(1, "cogensumm"), (0, "cogensumm")]
-    assert origin["construct"] == "boundary-summarisation" and origin["skip_counts"] == {"empty claim": 1}
+    assert origin.construct == "boundary-summarisation" and origin.skip_counts == {"empty claim": 1}
 
 
 # ---------------------------------------------------------------- true
@@ -205,20 +205,20 @@ def test_true_construct_and_dataset_from_file_name(tmp_path):
     frame.to_csv(tmp_path / "summeval_download.csv")  # pandas index column, duplicated ids, as TRUE writes them
     recs, origin, _ = load(tmp_path / "summeval_download.csv", "true")
     assert [r.label for r in recs.values()] == [1, 0, 1]
-    assert {r.dataset for r in recs.values()} == {"true-summeval"} and origin["construct"] == "boundary-summarisation"
+    assert {r.dataset for r in recs.values()} == {"true-summeval"} and origin.construct == "boundary-summarisation"
     frame.to_csv(tmp_path / "qags_xsum_download.csv")
-    assert load(tmp_path / "qags_xsum_download.csv", "true")[1]["dataset"] == "true-qags_xsum"
+    assert load(tmp_path / "qags_xsum_download.csv", "true")[1].dataset == "true-qags_xsum"
     frame.to_csv(tmp_path / "vitc_dev_download.csv")
-    assert load(tmp_path / "vitc_dev_download.csv", "true")[1]["construct"] == "fact-check"
+    assert load(tmp_path / "vitc_dev_download.csv", "true")[1].construct == "fact-check"
     with_nan = pd.DataFrame({"grounding": ["g1", "g2", "g3"], "generated_text": ["t1", "t2", "t3"],
                              "label": [1, None, 0]})
     with_nan.to_csv(tmp_path / "frank_valid_download.csv")  # pandas writes the labels as 1.0 / "" / 0.0
     recs, origin, _ = load(tmp_path / "frank_valid_download.csv", "true")
-    assert [r.label for r in recs.values()] == [1, 0] and origin["skip_counts"] == {"label missing (label)": 1}
+    assert [r.label for r in recs.values()] == [1, 0] and origin.skip_counts == {"label missing (label)": 1}
     frame.to_csv(tmp_path / "mine.csv")
     with pytest.raises(DataError, match="pass --construct"):
         load(tmp_path / "mine.csv", "true")
-    assert load(tmp_path / "mine.csv", "true", construct="fact-check")[1]["construct"] == "fact-check"
+    assert load(tmp_path / "mine.csv", "true", construct="fact-check")[1].construct == "fact-check"
 
 
 # ---------------------------------------------------------------- wice
@@ -236,7 +236,7 @@ def test_wice_labels_partial_flag_and_provenance(tmp_path):
     assert {k: r.label for k, r in recs.items()} == {"wice-dev0": 1, "wice-dev1": 0, "wice-dev2": 0}
     assert recs["wice-dev0"].evidence == "(meta data) TITLE:  Page   Sentence a0. Sentence b0."
     assert recs["wice-dev0"].group == recs["wice-dev1"].group != recs["wice-dev2"].group
-    assert origin["skip_counts"] == {"label missing (label)": 1}
+    assert origin.skip_counts == {"label missing (label)": 1}
     recs, _, _ = load(path, "wice", options=AdapterOptions(wice_partial=1))
     assert recs["wice-dev1"].label == 1
     logs: list[str] = []

@@ -105,7 +105,7 @@ def _check(rows, path, table_or_exc, skipped):
     assert list(zip(table_or_exc.ids, table_or_exc.labels.tolist())) == good
     if skipped is not None:
         assert len(skipped) + len(good) == len(rows), "a row vanished"
-        assert all(s["file"] == str(path) and s["row"] and s["reason"] for s in skipped)
+        assert all(s.file == str(path) and s.row and s.reason for s in skipped)
 
 
 @pytest.mark.parametrize("on_error", ["fail", "skip"])
@@ -118,7 +118,7 @@ def test_jsonl_rows_load_or_are_named(tmp_path, rows, on_error):
         table = load_pairs([path], on_error=on_error)
     except DataError as exc:
         return _check(rows, path, exc, None)
-    _check(rows, path, table, table.origin[0]["skipped"] if on_error == "skip" else None)
+    _check(rows, path, table, table.origin[0].skipped if on_error == "skip" else None)
 
 
 CSV_TEXT = st.lists(st.sampled_from(list('ab ,"\n\r\t;') + ["é", "日", '""', "\r\n"]), max_size=20).map("".join)
@@ -141,7 +141,7 @@ def test_csv_with_embedded_newlines_and_quotes(tmp_path, rows):
         return _check(rows, path, exc, None)
     kept = [r for r in rows if _valid_text(r["claim"]) and _valid_text(r["evidence"]) and r["label"] in ("0", "1")]
     assert table.claims == [r["claim"] for r in kept] and table.evidences == [r["evidence"] for r in kept]
-    _check(rows, path, table, table.origin[0]["skipped"])
+    _check(rows, path, table, table.origin[0].skipped)
 
 
 @FAST
@@ -162,7 +162,7 @@ def test_parquet_mixed_type_columns_load_or_are_named(tmp_path, rows):
         table = load_pairs([path], on_error="skip")
     except DataError as exc:
         return _check(back, path, exc, None)
-    _check(back, path, table, table.origin[0]["skipped"])
+    _check(back, path, table, table.origin[0].skipped)
 
 
 def test_bad_bytes_and_broken_files_are_data_errors(tmp_path):
@@ -171,7 +171,7 @@ def test_bad_bytes_and_broken_files_are_data_errors(tmp_path):
     with pytest.raises(DataError, match=r"row 2.*UTF-8"):
         load_pairs([p])
     t = load_pairs([p], on_error="skip")
-    assert len(t) == 1 and t.origin[0]["skipped"][0]["row"] == 2
+    assert len(t) == 1 and t.origin[0].skipped[0].row == 2
     c = tmp_path / "bad.csv"
     c.write_text('claim,evidence,label\n"a","b",1\n"a","b",1,extra,fields\n')
     with pytest.raises(DataError, match="cannot read csv"):

@@ -67,7 +67,7 @@ def test_ray_audit_and_score_cli_match_local(ray_local, tmp_path):
                   log=lambda *_: None).results
     assert a.auroc == b.auroc and a.paired == b.paired
 
-    src = demo.origin[1]["path"]
+    src = demo.origin[1].path
     assert main(["score", src, "--out", str(tmp_path / "l.parquet"), "--no-cache", "--quiet"]) == 0
     assert main(["score", src, "--out", str(tmp_path / "r.parquet"), "--cache", str(tmp_path / "c2.sqlite"),
                  "--engine", "ray", "--concurrency", "1", "--quiet"]) == 0

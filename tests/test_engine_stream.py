@@ -10,6 +10,7 @@ import pytest
 
 from attrib_audit.cli import main
 from attrib_audit.data import DataError, load_demo, load_pairs
+from attrib_audit.data.origin import DataEntry, SkippedRow
 from attrib_audit.data.sources import DataSpec
 from attrib_audit.engine import ScoreCache, score_pairs
 from attrib_audit.engine.stream import iter_tables, stream_score
@@ -42,7 +43,7 @@ def test_stream_equals_in_memory_across_chunk_sizes(tmp_path, demo_frame, fmt):
         assert res.stats[0].n_scored + res.stats[0].n_cached == res.stats[0].n_unique
         meta = json.loads(pq.read_metadata(out).metadata[b"attrib_audit"])
         assert meta["complete"] and meta["scorers"] == {"lexical": LexicalScorer().signature}
-        assert meta["data"][0]["sha256"] == table.origin[0]["sha256"] and meta["data"][0]["rows"] == len(table)
+        assert meta["data"][0]["sha256"] == table.origin[0].sha256 and meta["data"][0]["rows"] == len(table)
 
 
 def test_stream_rerun_is_all_cached_and_duplicate_ids_across_chunks_are_caught(tmp_path, demo_frame):
@@ -57,12 +58,12 @@ def test_stream_rerun_is_all_cached_and_duplicate_ids_across_chunks_are_caught(t
     dup.to_parquet(tmp_path / "dup.parquet", index=False)
     with pytest.raises(DataError, match=r"row 401.*duplicated id"):
         list(iter_tables([tmp_path / "dup.parquet"], chunk_rows=64))
-    origin: list[dict] = []
+    origin: list[DataEntry] = []
     tables = list(iter_tables([tmp_path / "dup.parquet"], DataSpec(on_error="skip"), chunk_rows=64, origin=origin))
     assert sum(map(len, tables)) == 400
-    assert origin[0]["skipped"] == [{"file": str(tmp_path / "dup.parquet"), "row": 401, "field": "id",
-                                     "reason": f"duplicated id {demo_frame.id[3]!r} (first at "
-                                               f"{tmp_path / 'dup.parquet'} row 4)"}]
+    assert origin[0].skipped == (SkippedRow(file=str(tmp_path / "dup.parquet"), row=401, field="id",
+                                            reason=f"duplicated id {demo_frame.id[3]!r} (first at "
+                                                   f"{tmp_path / 'dup.parquet'} row 4)"),)
 
 
 def test_stream_chunk_of_only_bad_rows_is_skipped_not_an_error(tmp_path):
@@ -70,9 +71,9 @@ def test_stream_chunk_of_only_bad_rows_is_skipped_not_an_error(tmp_path):
     rows += [{"claim": "c", "evidence": "c d", "label": 0}]
     path = tmp_path / "p.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    origin: list[dict] = []
+    origin: list[DataEntry] = []
     got = list(iter_tables([path], DataSpec(on_error="skip"), chunk_rows=3, origin=origin))
-    assert [len(t) for t in got] == [3, 1] and len(origin[0]["skipped"]) == 5
+    assert [len(t) for t in got] == [3, 1] and len(origin[0].skipped) == 5
     with pytest.raises(DataError, match="row 4.*claim"):
         list(iter_tables([path], chunk_rows=3))
 

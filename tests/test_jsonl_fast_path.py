@@ -164,7 +164,7 @@ def test_a_bad_row_is_skipped_as_the_per_line_reader_skips_it(tmp_path, monkeypa
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
     fast, slow = both_ways(path, monkeypatch, on_error="skip")
     assert_same(fast, slow)
-    assert fast.origin == slow.origin and [e["row"] for e in fast.origin[0]["skipped"]] == [21]
+    assert fast.origin == slow.origin and [e.row for e in fast.origin[0].skipped] == [21]
 
 
 def test_ids_are_unique_across_files_read_either_way(tmp_path):
@@ -183,7 +183,7 @@ def test_a_plain_file_is_not_read_line_by_line(tmp_path, monkeypatch):
     monkeypatch.setattr(loaders, "rows_to_records", lambda *a, **k: pytest.fail("per-line reader"))
     monkeypatch.setattr(loaders, "file_sha256", lambda *a, **k: pytest.fail("read again to hash"))
     table = load_pairs(path)
-    assert len(table) == len(lines_of(BASE)) and table.origin[0]["sha256"] == file_sha256(path)
+    assert len(table) == len(lines_of(BASE)) and table.origin[0].sha256 == file_sha256(path)
 
 
 def test_a_line_longer_than_arrows_block_is_still_read(tmp_path, monkeypatch):

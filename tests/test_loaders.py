@@ -20,7 +20,7 @@ def test_demo_samples_load(demo_data):
     assert len(t) == 200 and int(t.labels.sum()) == 100
     assert len(set(t.groups)) == 66
     assert sorted(set(t.sources)) == ["AttributedQA", "ExpertQA", "LFQA", "Stanford-GenSearch"]
-    assert t.origin[0]["rows"] == 200 and len(t.origin[0]["sha256"]) == 64
+    assert t.origin[0].rows == 200 and len(t.origin[0].sha256) == 64
 
 
 def test_demo_is_packaged_with_constructs():

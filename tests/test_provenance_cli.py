@@ -86,7 +86,9 @@ def test_the_alpha_sweep_runs_only_when_asked_or_its_encoder_is_already_embeddin
 @pytest.mark.parametrize("edit, key", [
     (lambda d: d["datasets"][0]["clean"]["rankers"]["lexical"]["top1"].update(ci_low="low"),
      "datasets[0].clean.rankers.lexical.top1.ci_low"),
-    (lambda d: d["datasets"][0]["confusable"].pop("summary"), "datasets[0].confusable.summary")])
+    (lambda d: d["datasets"][0]["confusable"].pop("summary"), "datasets[0].confusable.summary"),
+    (lambda d: d["datasets"][0]["data"][0].update(examples="12"), "datasets[0].data[0].examples"),
+    (lambda d: d["datasets"][0]["data"][0].pop("sha256"), "datasets[0].data[0].sha256")])
 def test_report_names_the_file_and_key_of_a_wrong_provenance_json(tmp_path, capsys, edit, key):
     prov = json.loads((Path(__file__).parent / "data" / "report_provenance_wice.json").read_text())
     edit(prov)

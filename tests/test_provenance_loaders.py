@@ -31,7 +31,7 @@ def test_our_schema_claim_is_the_unit_and_empty_passages_are_counted(tmp_path):
     ex = ps.examples[0]
     assert ex.units == ("Claim number 1 about cats.",) and ex.gold == frozenset({"s0"})
     assert [p.id for p in ex.passages] == ["s0", "s1"] and ex.group == "Cat" and ps.examples[1].group == "ex2"
-    assert ps.skipped == {"empty_passage": 2} and ps.origin[0]["format"] == "jsonl"
+    assert ps.skipped == {"empty_passage": 2} and ps.origin[0].format == "jsonl"
 
 
 def test_our_schema_answer_sentences_and_citations(tmp_path):
@@ -73,7 +73,7 @@ def test_alce_asqa_units_citations_and_gold(tmp_path):
     path.write_text(json.dumps([rec]))
     ps = load_provenance(path)
     ex = ps.examples[0]
-    assert ps.origin[0]["format"] == "alce" and ex.id == "-123"
+    assert ps.origin[0].format == "alce" and ex.id == "-123"
     assert ex.units == ("The Lakers won the title.", "It happened in 1987.")
     assert ex.citations == (frozenset({"1", "3"}), frozenset({"2"}))
     assert ex.gold == frozenset({"1"}) and ex.answers == ("The Lakers", "1987")
@@ -126,7 +126,7 @@ def test_msmarco_hf_layout_parquet_and_skips(tmp_path):
     path = tmp_path / "msmarco.parquet"
     pd.DataFrame(rows).to_parquet(path)
     ps = load_provenance(path)
-    assert ps.origin[0]["format"] == "msmarco" and len(ps) == 1
+    assert ps.origin[0].format == "msmarco" and len(ps) == 1
     ex = ps.examples[0]
     assert ex.units == ("A thing is a small gadget.",
                         "It is blue.") and ex.gold == frozenset({"1"}) and ex.answers == ()

@@ -85,7 +85,7 @@ def test_score_only_file_loads_without_texts_or_label(tmp_path):
     table = load_pairs(path, columns={"rating": "likert"})
     assert (table.labels == NO_LABEL).all() and not table.labelled.any()
     assert table.ratings.tolist() == [r["likert"] for r in score_rows()]
-    assert table.origin[0]["text_columns_missing"] == ["claim", "evidence"]
+    assert table.origin[0].text_columns_missing == ("claim", "evidence")
     assert set(table.claims) == {""} and table.has_systems and table.has_ratings
 
 
@@ -94,7 +94,7 @@ def test_label_is_derived_only_when_asked(tmp_path):
     path = write_jsonl(tmp_path / "s.jsonl", rows)
     table = load_pairs(path, columns={"rating": "likert"}, label_from_rating=RatingCut.parse(">=4"))
     assert table.labels.tolist() == [int(r["likert"] >= 4) for r in rows]
-    assert table.origin[0]["load"]["label_from_rating"] == ">=4"
+    assert table.origin[0].load.label_from_rating == ">=4"
     with pytest.raises(DataError, match="missing column 'label'"):
         load_pairs(path)  # no rating column named: the label is required, never guessed
     with pytest.raises(DataError, match="--rating-col"):

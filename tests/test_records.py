@@ -133,3 +133,58 @@ def test_a_mapping_annotated_field_reads_like_a_dict():
     assert from_record(_Mapped, {"counts": {"a": 1}}) == _Mapped(counts={"a": 1})
     with pytest.raises(InputError, match=r"key 'counts\.a': expected an integer, got a string"):
         from_record(_Mapped, {"counts": {"a": "x"}}, where="f")
+
+
+# --- a union of record kinds: read as the first arm whose required keys the object has -----------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Local:
+    path: str
+    sha256: str
+    rows: int
+    note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Remote:
+    path: str
+    hub: str
+    rows: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Adapted(Local):
+    native_rows: int
+
+
+@dataclass(frozen=True)
+class Entries:
+    data: list[Adapted | Remote | Local]
+
+
+def test_a_union_of_records_reads_each_object_as_the_kind_whose_keys_it_has():
+    entries = Entries(data=[Local(path="a", sha256="x", rows=2), Remote(path="hf:b", hub="b", rows=3),
+                            Adapted(path="c", sha256="y", rows=1, native_rows=4)])
+    raw = json.loads(json.dumps(to_record(entries)))
+    got = from_record(Entries, raw, where="f.json")
+    assert got == entries and [type(e) for e in got.data] == [Local, Remote, Adapted]
+    raw["data"][0]["native_rows"] = 9  # now it has Adapted's keys too: the first arm that fits wins
+    assert type(from_record(Entries, raw, where="f.json").data[0]) is Adapted
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d["data"][1].pop("rows"), "f.json: key 'data[1].rows' is missing"),  # Remote lacks fewest
+    (lambda d: d["data"][0].clear(), "f.json: key 'data[0].path' is missing"),
+    (lambda d: d["data"].__setitem__(0, 3), "f.json: key 'data[0]': expected an object, got a number"),
+    (lambda d: d["data"][2].__setitem__("native_rows", "4"), "f.json: key 'data[2].native_rows': expected an "
+                                                             "integer, got a string"),
+    (lambda d: d["data"][0].__setitem__("note", 1), "f.json: key 'data[0].note': expected a string or null, "
+                                                    "got a number"),
+])
+def test_an_object_no_kind_fits_or_a_wrong_value_inside_one_is_one_line_naming_the_key(edit, message):
+    raw = to_record(Entries(data=[Local(path="a", sha256="x", rows=2), Remote(path="hf:b", hub="b", rows=3),
+                                  Adapted(path="c", sha256="y", rows=1, native_rows=4)]))
+    edit(raw)
+    with pytest.raises(InputError) as err:
+        from_record(Entries, raw, where="f.json")
+    assert str(err.value) == message

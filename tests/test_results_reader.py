@@ -12,6 +12,7 @@ import pytest
 from attrib_audit.audit.results import AuditResults, SliceRow
 from attrib_audit.audit.saved import read_results
 from attrib_audit.cli import main
+from attrib_audit.data.origin import BenchmarkFile, HFBenchmark, HFPairs, PairsFile
 from attrib_audit.errors import InputError
 from attrib_audit.files.jsonfile import sealed_json
 from attrib_audit.files.records import to_record
@@ -138,6 +139,63 @@ def test_a_file_without_the_keys_added_since_reads_with_their_defaults(audited, 
     assert res.config.statistic == "auroc" and res.config.chance_test is None and res.precomputed == []
     assert all(r.chance is None and not r.beats_chance for r in res.auroc) and res.spec is None
     assert res.systems is None and all(f.n_clamped == 0 for f in res.failures)
+    assert main(["report", str(folder)]) == 0
+
+
+DATA_PLANTS = [  # a data entry (where the pairs came from) edited by hand
+    ("data[0].rows", "200", "data[0].rows", "expected an integer, got a string"),
+    ("data[0].load.columns", [], "data[0].load.columns", "expected an object, got a list"),
+    ("data[0].load.label_map", {"yes": "1"}, "data[0].load.label_map.yes", "expected an integer, got a string"),
+    ("data[0].skipped", {}, "data[0].skipped", "expected a list, got an object"),
+    ("data[0].skipped", [{"file": "f", "row": "2", "field": None, "reason": "bad"}], "data[0].skipped[0].row",
+     "expected an integer or null, got a string"),
+    ("data[0]", "summ.jsonl", "data[0]", "expected an object, got a string"),
+]
+
+
+@pytest.mark.parametrize("command", ["report", "select", "audit --check"])
+@pytest.mark.parametrize("key,value,named,expected", DATA_PLANTS, ids=[f"{p[0]}={p[1]!r}" for p in DATA_PLANTS])
+def test_a_wrong_type_in_a_data_entry_is_one_line_naming_the_file_and_key(audited, tmp_path, capsys, command, key,
+                                                                           value, named, expected):
+    folder = _planted(audited, tmp_path, _set(key, value))
+    capsys.readouterr()
+    code = main(COMMANDS[command](folder))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and "Traceback" not in err, (code, err)
+    assert err.endswith(f"{folder / 'results.json'}: key '{named}': {expected}"), err
+
+
+@pytest.mark.parametrize("command", ["report", "select", "audit --check"])
+def test_a_data_entry_of_no_known_kind_names_the_key_it_lacks(audited, tmp_path, capsys, command):
+    folder = _planted(audited, tmp_path, lambda raw: raw["data"][0].pop("sha256"))
+    capsys.readouterr()
+    code = main(COMMANDS[command](folder))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err, (code, err)
+    assert err.endswith(f"{folder / 'results.json'}: key 'data[0].sha256' is missing"), err
+
+
+def test_data_entries_read_as_their_kind_and_earlier_ones_with_defaults(audited, tmp_path):
+    """Each kind of source reads as its record; the keys added since (load options, skipped rows, skip counts,
+    unclustered pairs) read as their defaults in an entry an earlier version wrote."""
+    hf = {"path": "hf:org/set[test]", "hf": "org/set", "config": None, "split": "test", "revision": None,
+          "pinned": False, "fingerprint": "f1", "hf_rows": 7}
+    adapted = {"format": "attributionbench", "construct": "attribution", "dataset": "ab", "native_rows": 6,
+               "rows": 4, "skipped": [{"file": "ab.jsonl", "row": None, "field": None, "reason": "empty", "count": 2}],
+               "n_skipped": 2}
+
+    def entries(raw: dict) -> None:
+        raw["data"] += [{"path": "old.jsonl", "sha256": "ab" * 32, "rows": 3},
+                        {"path": "ab.jsonl", "sha256": "cd" * 32, **adapted},
+                        {**hf, **adapted}, {**hf, "format": "pairs", "rows": 7, "skipped": []}]
+    folder = _planted(audited, tmp_path, entries)
+    res = read_results(folder)
+    now, old, bench, hf_bench, hf_pairs = res.data
+    assert [type(d) for d in res.data] == [PairsFile, PairsFile, BenchmarkFile, HFBenchmark, HFPairs]
+    assert now.load is not None and now.load.columns["claim"] == "system" and now.skipped == ()
+    assert old.load is None and old.skipped == () and old.format is None
+    assert bench.skip_counts == {} and bench.n_unclustered is None and bench.skipped[0].count == 2
+    assert hf_bench.hf == "org/set" and hf_bench.native_rows == 6 and hf_pairs.rows == 7 and hf_pairs.pinned is False
     assert main(["report", str(folder)]) == 0
 
 

@@ -286,7 +286,8 @@ def test_data_loads_from_a_data_spec_without_argparse(tmp_path):
 
     native = tmp_path / "ab_native.jsonl"
     native.write_text("".join(json.dumps({**r, "id": "n-" + r["id"]}) + "\n" for r in ab_native_rows()[:20]))
-    table = load_data(DataSpec(files=(FileSource(path=str(AB), construct="attribution"), FileSource(path=str(native)))))
-    assert len(table) == 220 and [o["format"] for o in table.origin] == ["pairs", "attributionbench"]
+    table = load_data(DataSpec(files=(FileSource(path=str(AB), construct="attribution"),
+                                      FileSource(path=str(native)))))
+    assert len(table) == 220 and [o.format for o in table.origin] == ["pairs", "attributionbench"]
     with pytest.raises(DataError, match="duplicated id"):  # ids are unique across every file of a spec
         load_data(DataSpec(files=(FileSource(path=str(AB)), FileSource(path=str(AB)))))

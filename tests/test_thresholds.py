@@ -18,8 +18,10 @@ from scipy import stats as sps
 
 from attrib_audit.audit.check import diff
 from attrib_audit.audit.thresholds import (
+    AuditRef,
     ThresholdEntry,
     ThresholdOptions,
+    ThresholdSource,
     ThresholdsResults,
     compute_thresholds,
     read_thresholds,
@@ -30,8 +32,9 @@ from attrib_audit.audit.thresholds import (
 from attrib_audit.cli import main
 from attrib_audit.data import load_pairs
 from attrib_audit.data.demo import demo_paths
+from attrib_audit.data.origin import PairsFile
 from attrib_audit.errors import InputError
-from attrib_audit.files.jsonfile import is_sealed
+from attrib_audit.files.jsonfile import is_sealed, sealed_json
 from attrib_audit.files.records import to_record
 from attrib_audit.report import fmt
 from attrib_audit.report.build import build_report
@@ -153,9 +156,19 @@ def test_a_labelled_file_scored_here_gives_the_entries_of_its_audit_folder(tmp_p
     assert run("threshold", "--results", str(tmp_path / "audit"), *FP10, "--n-boot", "200", "--quiet")[0] == 0
     code, out = run("threshold", ab, *flags, *FP10, "--n-boot", "200", "--out", str(tmp_path / "direct"))
     assert code == 0 and "construct attribution (unit of exchangeability: group)" in out
-    a, b = to_record(read_thresholds(tmp_path / "audit")), to_record(read_thresholds(tmp_path / "direct"))
+    ra, rb = read_thresholds(tmp_path / "audit"), read_thresholds(tmp_path / "direct")
+    assert ra.source.results is not None and ra.source.results.folder == str(tmp_path / "audit")
+    assert rb.source.data is not None and isinstance(rb.source.data[0], PairsFile) and rb.source.unavailable == []
+    a, b = to_record(ra), to_record(rb)
     assert b["source"]["data"][0]["sha256"] and b["source"]["scorers"]["lexical"].startswith("lexical")
     assert a["entries"] == b["entries"] and len(a["entries"]) == 4
+    raw = json.loads((tmp_path / "direct" / "thresholds.json").read_text())
+    raw["source"]["data"][0]["rows"] = "200"  # a hand edit: one line naming the file and key
+    (tmp_path / "direct" / "thresholds.json").write_text(sealed_json(raw))
+    with pytest.raises(InputError) as err:
+        read_thresholds(tmp_path / "direct")
+    assert str(err.value) == (f"{tmp_path / 'direct' / 'thresholds.json'}: key 'source.data[0].rows': expected an "
+                              "integer, got a string")
 
 
 def test_a_weighted_sample_uses_its_weights_throughout(tmp_path):
@@ -291,8 +304,8 @@ def test_a_scores_file_of_another_run_is_refused(demo, tmp_path):
 def test_thresholds_json_round_trips_sealed_with_the_keys_of_its_model(demo):
     pairs, res = scored_from_results(demo)
     opts = ThresholdOptions(target=Target("false_pass", 0.1), n_boot=300, recalibrate="platt")
-    made = compute_thresholds(pairs, opts, source={"results": {"run_id": res.run_id}}, run_id=res.run_id,
-                              slice_by="source")
+    source = ThresholdSource(results=AuditRef(folder=str(demo), run_id=res.run_id))
+    made = compute_thresholds(pairs, opts, source=source, run_id=res.run_id, slice_by="source")
     text = to_json(made)
     data = json.loads(text)
     assert "NaN" not in text and "Infinity" not in text and is_sealed(data)

@@ -416,30 +416,33 @@ def test_a_label_store_that_is_not_sqlite_is_one_line(tmp_path, content):
 
 # ---- 5: report cells edited to numbers, null, lists, booleans or objects --------------------------------------------
 
-# the data entries are read as parsed JSON; a typed field of the wrong type is refused in one line
-# (tests/test_results_reader.py, tests/test_saved_sections.py)
-EDITED = [["data", 0, "path"]]
-
-
+# every cell the report draws from results.json is a typed field now (the data entries included): a value of the
+# wrong type is refused in one line (tests/test_results_reader.py); a string of markup is drawn inert
 @pytest.mark.parametrize("value", [None, 3, True, [1, "<b>x</b>"], {"a": "<b>x</b>"}])
-def test_report_cells_of_any_type_render_escaped(audited, tmp_path, value):
-    """A scorer or slice name edited to null, a number or a bool ended in AttributeError ('NoneType' object has no
-    attribute 'replace') inside html.escape; now every cell is shown as text, escaped."""
+def test_a_report_cell_of_the_wrong_type_is_one_line_naming_its_key(audited, tmp_path, value):
+    """A data entry's path edited to null, a number, a list or an object once reached html.escape; it is refused
+    when results.json is read, naming the file and key."""
     d = tmp_path / "res"
     shutil.copytree(audited, d)
     res = json.loads((d / "results.json").read_text())
-    for path in EDITED:
-        parent = res
-        for key in path[:-1]:
-            parent = parent[key]
-        parent[path[-1]] = value
+    res["data"][0]["path"] = value
+    (d / "results.json").write_text(json.dumps(res))
+    code, err = run(["report", str(d)])
+    assert code == 2 and "Traceback" not in err and "\n" not in err.strip(), err
+    assert "results.json: key 'data[0].path': expected a string, got " in err, err
+
+
+def test_a_report_cell_of_markup_renders_escaped(audited, tmp_path):
+    d = tmp_path / "res"
+    shutil.copytree(audited, d)
+    res = json.loads((d / "results.json").read_text())
+    res["data"][0]["path"] = "<b>x</b>.jsonl"
     (d / "results.json").write_text(json.dumps(res))
     code, err = run(["report", str(d)])
     assert code == 0 and "Traceback" not in err, err
     page = (d / "report.html").read_text()
     assert "<b>x</b>" not in page and "<b>x</b>" not in (d / "report.md").read_text()
-    if isinstance(value, list):
-        assert "&lt;b&gt;x&lt;/b&gt;" in page
+    assert "&lt;b&gt;x&lt;/b&gt;.jsonl" in page
 
 
 CELL = JSON_VALUE | st.text(alphabet="<>&\"'`*_[]()#|\\\n ab", max_size=12)

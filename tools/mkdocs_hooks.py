@@ -73,12 +73,14 @@ def _nested(cls) -> list:
 
 
 def _comments(cls) -> dict[str, str]:
-    """The `# ...` comment after each field in the class source: what the field holds, in the code's words."""
-    out = {}
-    for line in inspect.getsource(cls).splitlines():
-        m = re.match(r"\s+(\w+): .*?#\s*(.+)$", line)
-        if m:
-            out[m.group(1)] = m.group(2).strip()
+    """The `# ...` comment after each field in the class source (or the record it extends): what the field holds, in
+    the code's words."""
+    out: dict[str, str] = {}
+    for base in reversed([c for c in cls.__mro__ if _is_record(c)]):
+        for line in inspect.getsource(base).splitlines():
+            m = re.match(r"\s+(\w+): .*?#\s*(.+)$", line)
+            if m:
+                out[m.group(1)] = m.group(2).strip()
     return out
 
 
@@ -89,6 +91,8 @@ def _type_name(t) -> str:
     origin = typing.get_origin(t)
     if origin is typing.Union or type(t).__name__ == "UnionType":
         return " \\| ".join(_type_name(a) for a in args)
+    if origin is tuple and args and args[-1] is Ellipsis:  # written as a list
+        return f"list[{_type_name(args[0])}]"
     if origin is not None:
         return f"{origin.__name__}[{', '.join(_type_name(a) for a in args)}]"
     return "None" if t is type(None) else getattr(t, "__name__", str(t).replace("typing.", ""))

@@ -15,6 +15,7 @@ import numpy as np
 
 from attrib_audit.audit.config import TRANSFER_STATISTICS
 from attrib_audit.data.labels import RatingCut
+from attrib_audit.data.origin import PairsFile
 from attrib_audit.data.records import PairTable
 from attrib_audit.stats.bootstrap import bootstrap_aurocs, percentile_ci, slice_rng
 from attrib_audit.stats.correlation import (
@@ -62,9 +63,9 @@ class CorrelationSection:
 def rating_column(table: PairTable) -> str:
     """The column the ratings were read from (as the loader recorded it)."""
     for o in table.origin:
-        col = o.get("load", {}).get("columns", {}).get("rating")
+        col = o.load.columns.get("rating") if isinstance(o, PairsFile) and o.load is not None else None
         if col:
-            return str(col)
+            return col
     return "rating"
 
 
@@ -327,8 +328,8 @@ def cut_sensitivity(table: PairTable, keys: Sequence[str], scores: Mapping[str, 
                     level: float, seed: int) -> CutSensitivity | None:
     """With a label derived from the rating (`--label-from-rating >=c` or `>c`): the AUROC and the recommended
     metric at every cut `rating >= v` that leaves both classes, per slice; None without a derived label."""
-    text = next((o.get("load", {}).get("label_from_rating") for o in table.origin
-                 if o.get("load", {}).get("label_from_rating")), None)
+    text = next((o.load.label_from_rating for o in table.origin
+                 if isinstance(o, PairsFile) and o.load is not None and o.load.label_from_rating), None)
     if text is None or table.ratings is None:
         return None
     cut = RatingCut.parse(str(text))

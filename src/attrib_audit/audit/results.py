@@ -12,7 +12,6 @@ and the table, which `save` writes beside results.json (scores.parquet, bootstra
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import platform
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from attrib_audit import __version__
+from attrib_audit.data.origin import DataEntry, SkippedRow
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.runner import RunStats
 from attrib_audit.errors import InputError
@@ -196,18 +196,6 @@ class FailureRow:
     examples: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, kw_only=True)
-class SkippedRow:
-    """A row `--on-error skip` dropped, and why (data.loaders.skip_entry); an adapter's rows skipped by rule are
-    counted per reason instead (`count`, `row` null)."""
-
-    file: str | None
-    row: int | None
-    field: str | None
-    reason: str
-    count: int | None = dataclasses.field(default=None, metadata=SKIP)  # `field` above is a key of the row
-
-
 @dataclass(frozen=True)
 class Unavailable:
     """A requested scorer that could not run here, and why (engine.table.build_scorers)."""
@@ -286,8 +274,7 @@ class AuditResults:
     run_id: str  # stamped on every file of the run (scores.parquet, bootstrap.npz, derived files)
     tool: ToolInfo
     config: ConfigRecord
-    # the keys of a data entry differ by kind of source (a file, an adapter, a Hugging Face split)
-    data: list[dict[str, Any]]  # one entry per input: path, format, sha256, rows, load options, skipped rows
+    data: list[DataEntry]  # one entry per input, by kind of source (data.origin): a file, an adapter, a HF split
     skipped: list[SkippedRow] = field(default_factory=list)  # rows skipped with --on-error skip, and why
     scorers: list[RunStats]  # each scorer's signature and how many pairs it scored or found cached
     unavailable: list[Unavailable] = field(default_factory=list)  # scorers that could not run here

@@ -25,7 +25,6 @@ from attrib_audit.audit.results import (
     ConfigRecord,
     FailureRow,
     PairedRow,
-    SkippedRow,
     SliceBoot,
     SliceRow,
     SystemsBlock,
@@ -39,6 +38,7 @@ from attrib_audit.audit.spec import Local, RunSpec, audit_config
 from attrib_audit.audit.systems import SystemSettings, refuse_weighted, systems_section
 from attrib_audit.audit.transfer import evidence_counts, transfer_section
 from attrib_audit.data.errors import DataError
+from attrib_audit.data.origin import PairsFile
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import load_data
 from attrib_audit.engine.cache import ScoreCache
@@ -151,11 +151,11 @@ def check_texts(table: PairTable, scorers: Sequence[str]) -> None:
     if not scorers:
         return
     for o in table.origin:
-        missing = o.get("text_columns_missing")
+        missing = o.text_columns_missing if isinstance(o, PairsFile) else ()
         if missing:
             raise DataError(f"missing column {missing[0]!r}: scorer {scorers[0]!r} reads the text; this file holds "
                             "scores only (audit them with --scorers none --score-col NAME=COL)",
-                            path=o.get("path"), field=missing[0])
+                            path=o.path, field=missing[0])
 
 
 def chance_family(auroc_rows: list[AurocRow], level: float, construct_of: dict[str, str]) -> list[AurocRow]:
@@ -283,8 +283,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
             precomputed={n: to_record(v) if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
                          for (n, v), p in zip(config.precomputed.items(), external.values())}),
         data=table.origin,
-        skipped=[SkippedRow(file=s["file"], row=s["row"], field=s["field"], reason=s["reason"], count=s.get("count"))
-                 for o in table.origin for s in o.get("skipped", [])],
+        skipped=[s for o in table.origin for s in o.skipped],
         scorers=run_stats,
         unavailable=[Unavailable(scorer=u["scorer"], reason=u["reason"]) for u in unavailable],
         precomputed=[p.record(table.ids) for p in external.values()],
@@ -331,7 +330,7 @@ def run_systems(spec: RunSpec, local: Local, log: Callable[[str], None] = print)
     """`attrib-audit systems DATA`: score the spec's data (through the cache), then only the per-slice AUROC (for the
     item-vs-system comparison) and the system-level section."""
     table = load_data(spec.data, log=None if local.quiet else log)
-    refuse_weighted(table.weights, ", ".join(str(o["path"]) for o in table.origin or []) or "the data")
+    refuse_weighted(table.weights, ", ".join(o.path for o in table.origin or []) or "the data")
     if not table.has_systems:
         raise UsageError("no row names the system that generated it: map that column with --system-col NAME")
     config = audit_config(spec, local)

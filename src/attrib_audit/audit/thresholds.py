@@ -20,8 +20,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from attrib_audit.audit.results import AuditResults, ToolInfo, tool_info
+from attrib_audit.audit.results import AuditResults, ToolInfo, Unavailable, tool_info
 from attrib_audit.audit.saved import read_results
+from attrib_audit.data.origin import DataEntry
 from attrib_audit.data.records import PairTable
 from attrib_audit.errors import InputError, UsageError
 from attrib_audit.files.jsonfile import SavedDict, read_json, sealed_json
@@ -164,12 +165,31 @@ class ThresholdConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AuditRef:
+    """The earlier audit whose saved scores the thresholds were chosen on."""
+
+    folder: str
+    run_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThresholdSource:
+    """Where the scores came from: an earlier audit (`results`), or labelled inputs scored here (`data`, each
+    scorer's signature, the scorers that could not run)."""
+
+    results: AuditRef | None = field(default=None, metadata={"skip_default": True})
+    data: list[DataEntry] | None = field(default=None, metadata={"skip_default": True})
+    scorers: dict[str, str] | None = field(default=None, metadata={"skip_default": True})
+    unavailable: list[Unavailable] | None = field(default=None, metadata={"skip_default": True})
+
+
+@dataclass(frozen=True, kw_only=True)
 class ThresholdsResults:
     """thresholds.json, in the order of its keys (the file adds `digest` last)."""
 
     run_id: str  # the audit's run id (--results), or this run's own (a scored file)
     tool: ToolInfo
-    source: dict[str, Any]  # {"results": {folder, run_id}} or {"data": [loaded files], "scorers": {name: signature}}
+    source: ThresholdSource
     config: ThresholdConfig
     notes: list[str]
     entries: list[ThresholdEntry]
@@ -427,7 +447,7 @@ def _transfer_reason(construct: str, two_class: int) -> str | None:
     return None
 
 
-def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Mapping[str, Any], run_id: str,
+def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: ThresholdSource, run_id: str,
                        slice_by: str) -> ThresholdsResults:
     """Every scorer × slice entry, and the transfer rows within each declared construct."""
     t0 = time.time()
@@ -471,7 +491,7 @@ def compute_thresholds(pairs: ScoredPairs, opts: ThresholdOptions, *, source: Ma
         notes.append("weighted: Horvitz–Thompson (each pair weighs 1/inclusion probability), so every rate describes "
                      "the pool the labelled sample was drawn from")
     return ThresholdsResults(
-        run_id=run_id, tool=tool_info(), source=dict(source),
+        run_id=run_id, tool=tool_info(), source=source,
         config=ThresholdConfig(target=opts.target, delta=opts.delta, unit=opts.unit, folds=opts.folds,
                                n_boot=opts.n_boot, seed=opts.seed, level=opts.level, n_bins=opts.n_bins,
                                recalibrate=opts.recalibrate, scorers=names, slice_by=slice_by,

@@ -14,6 +14,7 @@ from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.engine.stream import DEFAULT_CHUNK_ROWS, ScoreWriter, score_columns, stream_score
 from attrib_audit.engine.table import build_scorers, no_scorer_ran, score_table
 from attrib_audit.files.outdir import check_out_file
+from attrib_audit.files.records import to_record
 
 
 def _plain_pair_files(data: DataSpec) -> bool:
@@ -50,10 +51,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         writer.write(score_columns(table.ids, scores))
         origin = table.origin
         writer.close({"tool": {"name": "attrib-audit", "version": __version__},
-                      "scorers": {s.scorer: s.signature for s in stats}, "data": origin, "complete": True})
+                      "scorers": {s.scorer: s.signature for s in stats}, "data": to_record(origin),
+                      "complete": True})
     for s in stats:
         print(f"{s.scorer}: {s.n_pairs} pairs, {s.n_scored} scored anew, {s.n_cached} cached  [{s.signature}]")
-    n_skipped = sum(len(o.get("skipped", [])) for o in origin)
+    n_skipped = sum(len(o.skipped) for o in origin)
     if n_skipped:
         print(f"skipped {n_skipped} bad rows (listed in the output's provenance metadata)", file=sys.stderr)
     print(f"scores: {out}")

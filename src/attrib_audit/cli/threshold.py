@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
+from attrib_audit.audit.results import Unavailable
 from attrib_audit.audit.spec import audit_config
 from attrib_audit.audit.thresholds import (
     FILE,
+    AuditRef,
     ThresholdOptions,
+    ThresholdSource,
     compute_thresholds,
     scored_from_results,
     scored_from_table,
@@ -69,7 +71,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         out = check_out_dir(args.out or args.results, names=("thresholds.json",))
         pairs, audit = scored_from_results(args.results)
         run_id, slice_by = audit.run_id, audit.config.slice_by
-        source: dict[str, Any] = {"results": {"folder": str(Path(args.results)), "run_id": run_id}}
+        source = ThresholdSource(results=AuditRef(folder=str(Path(args.results)), run_id=run_id))
     else:
         if not (args.data or args.hf):
             raise UsageError("give --results DIR (an earlier audit) or labelled files to score")
@@ -89,8 +91,8 @@ def cmd_threshold(args: argparse.Namespace) -> int:
             raise no_scorer_ran(unavailable)
         pairs, slice_by, run_id = scored_from_table(table, table.slice_keys(args.slice_by),
                                                     scores), args.slice_by, new_run_id()
-        source = {"data": table.origin, "scorers": {s.scorer: s.signature for s in run_stats},
-                  "unavailable": unavailable}
+        source = ThresholdSource(data=table.origin, scorers={s.scorer: s.signature for s in run_stats},
+                                 unavailable=[Unavailable(scorer=u["scorer"], reason=u["reason"]) for u in unavailable])
     results = compute_thresholds(pairs, opts, source=source, run_id=run_id, slice_by=slice_by)
     out.mkdir(parents=True, exist_ok=True)
     path = out / FILE

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from attrib_audit.data.errors import DataError
+from attrib_audit.data.origin import HFSplitSource
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
@@ -21,7 +22,7 @@ class HFSplit:
 
     rows: Callable[[], Iterator[tuple[int, dict]]]
     columns: list[str]
-    origin: dict
+    origin: HFSplitSource
     label: str  # hf:ID[SPLIT], used in messages and as the path of row errors
 
 
@@ -65,8 +66,9 @@ def load_hf(dataset_id: str, *, split: str | None, revision: str | None = None, 
                         f"{f' (revision {revision})' if revision else ''}: {why}", path=label) from None
     if isinstance(ds, datasets.DatasetDict):
         raise DataError(f"pass --hf-split (splits: {', '.join(ds)})", path=label)
-    origin = {"path": label, "hf": dataset_id, "config": config, "split": split, "revision": revision,
-              "pinned": note is None, "fingerprint": getattr(ds, "_fingerprint", None),
-              "hf_rows": ds.num_rows}
+    fingerprint = getattr(ds, "_fingerprint", None)
+    origin = HFSplitSource(path=label, hf=dataset_id, config=config, split=split, revision=revision,
+                           pinned=note is None, fingerprint=None if fingerprint is None else str(fingerprint),
+                           hf_rows=ds.num_rows)
     return HFSplit(rows=lambda: ((i, dict(r)) for i, r in enumerate(ds, start=1)),
                     columns=list(ds.column_names), origin=origin, label=label)

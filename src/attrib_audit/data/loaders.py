@@ -17,6 +17,7 @@ import numpy as np
 from attrib_audit.data.columnar import MAX_JSON_DEPTH, batch_to_table, nested_too_deep, plain_jsonl_table
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.labels import RatingCut, parse_label, parse_rating
+from attrib_audit.data.origin import DataEntry, LoadOptions, PairsFile, SkippedRow
 from attrib_audit.data.records import FIELDS, NO_LABEL, PairRecord, PairTable
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.text.cells import cell_text
@@ -27,12 +28,12 @@ JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")  # JSON Lines: one object per li
 ARROW_MIN_BYTES = 16 << 20
 
 
-def skip_entry(exc: DataError) -> dict:
+def skip_entry(exc: DataError) -> SkippedRow:
     """What `--on-error skip` records for a dropped row, so no row disappears unreported."""
-    return {"file": exc.path, "row": exc.row, "field": exc.field, "reason": exc.reason}
+    return SkippedRow(file=exc.path, row=exc.row, field=exc.field, reason=exc.reason)
 
 
-def _iter_jsonl(path: Path, skipped: list[dict] | None = None) -> Iterator[tuple[int, dict]]:
+def _iter_jsonl(path: Path, skipped: list[SkippedRow] | None = None) -> Iterator[tuple[int, dict]]:
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             try:
@@ -90,7 +91,7 @@ def _iter_table(path: Path, kind: str) -> Iterator[tuple[int, dict]]:
         yield i, rec
 
 
-def iter_rows(path: str | Path, skipped: list[dict] | None = None) -> Iterator[tuple[int, dict]]:
+def iter_rows(path: str | Path, skipped: list[SkippedRow] | None = None) -> Iterator[tuple[int, dict]]:
     """Raw rows of a JSONL/CSV/TSV/Parquet file with their 1-based row numbers.
 
     With a `skipped` list, unreadable JSONL lines are recorded there instead of raising.
@@ -159,7 +160,7 @@ def rows_to_records(
     label_map: Mapping[str, int] | None = None,
     dataset: str | None = None,
     construct: str | None = None,
-    skipped: list[dict] | None = None,
+    skipped: list[SkippedRow] | None = None,
     seen_ids: dict[str, tuple[str, int]] | None = None,
     label_from_rating: RatingCut | None = None,
 ) -> list[PairRecord]:
@@ -331,10 +332,13 @@ def load_pairs(
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
     path_list = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
     tables: list[PairTable] = []
-    origin = []
+    origin: list[DataEntry] = []
     seen_ids = {} if seen_ids is None else seen_ids
+    load = LoadOptions(columns=dict(columns or {}), label_map=dict(label_map) if label_map else None,
+                       dataset=dataset, construct=construct, on_error=on_error,
+                       label_from_rating=str(label_from_rating) if label_from_rating else None)
     for p in path_list:
-        skipped: list[dict] | None = [] if on_error == "skip" else None
+        skipped: list[SkippedRow] | None = [] if on_error == "skip" else None
         table, digest = _plain_jsonl(p, columns=columns, label_map=label_map, dataset=dataset, construct=construct,
                                      seen_ids=seen_ids, label_from_rating=label_from_rating)
         if table is None:  # not a plain JSONL file: row by row, each error naming its file, row and field
@@ -342,12 +346,8 @@ def load_pairs(
                 iter_rows(p, skipped), path=str(p), columns=columns, label_map=label_map, dataset=dataset,
                 construct=construct, skipped=skipped, seen_ids=seen_ids, label_from_rating=label_from_rating))
         missing = text_columns_missing(table, columns)
-        origin.append({"path": str(p), "sha256": digest or file_sha256(p), "rows": len(table),
-                       "load": {"columns": dict(columns or {}), "label_map": dict(label_map) if label_map else None,
-                                "dataset": dataset, "construct": construct, "on_error": on_error,
-                                **({"label_from_rating": str(label_from_rating)} if label_from_rating else {})},
-                       "skipped": skipped or [],
-                       **({"text_columns_missing": missing} if missing else {})})
+        origin.append(PairsFile(path=str(p), sha256=digest or file_sha256(p), rows=len(table), load=load,
+                                skipped=tuple(skipped or ()), text_columns_missing=tuple(missing)))
         tables.append(table)
     table = tables[0] if len(tables) == 1 else PairTable.concat(tables)
     check_unique_ids(table.ids, [str(p) for p in path_list])

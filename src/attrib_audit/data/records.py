@@ -6,6 +6,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from attrib_audit.data.origin import DataEntry
+
 FIELDS = ("id", "dataset", "source", "question", "claim", "evidence", "label", "group", "construct", "system",
           "rating")
 NO_LABEL = -1  # a row with a graded rating and no binary label: it enters the correlations, not the AUROC
@@ -47,7 +49,7 @@ class PairTable:
     questions: list[str | None]
     groups: list[str]
     constructs: list[str | None]
-    origin: list[dict] = field(default_factory=list)  # one entry per loaded file
+    origin: list[DataEntry] = field(default_factory=list)  # one entry per loaded input: where its pairs came from
     inclusion_probs: np.ndarray | None = None  # None: every pair of the pool is here (probability 1)
     systems: list[str | None] | None = None  # the generator of each claim; None: no row names one
     ratings: np.ndarray | None = None  # graded human ratings (NaN: a row without one); None: no row has one
@@ -95,7 +97,7 @@ class PairTable:
         return len(self.ids)
 
     @classmethod
-    def from_records(cls, records: Sequence[PairRecord], origin: list[dict] | None = None) -> "PairTable":
+    def from_records(cls, records: Sequence[PairRecord], origin: list[DataEntry] | None = None) -> "PairTable":
         return cls(
             ids=[r.id for r in records],
             datasets=[r.dataset for r in records],

@@ -16,6 +16,7 @@ from attrib_audit.data.errors import DataError
 from attrib_audit.data.hf import load_hf
 from attrib_audit.data.labels import RatingCut
 from attrib_audit.data.loaders import check_unique_ids, load_pairs, rows_to_records
+from attrib_audit.data.origin import DataEntry, FileRef, HFBenchmark, HFPairs, PairsFile, SkippedRow, parts
 from attrib_audit.data.records import FIELDS, PairTable
 from attrib_audit.errors import SpecError
 
@@ -134,9 +135,9 @@ class DataSpec:
             data["hf"] = HFSource(**strict(HFSource, data["hf"], f"{where}.hf"))
         return cls(**data)
 
-    def resolved(self, origin: list[dict]) -> "DataSpec":
+    def resolved(self, origin: list[DataEntry]) -> "DataSpec":
         """The same spec with each file's detected format and sha256 from its loaded `data` entry."""
-        files = tuple(replace(f, format=o.get("format", f.format), sha256=o.get("sha256", f.sha256))
+        files = tuple(replace(f, format=o.format or f.format, sha256=o.sha256 if isinstance(o, FileRef) else f.sha256)
                       for f, o in zip(self.files, origin))
         return replace(self, files=files)
 
@@ -179,7 +180,7 @@ def load_data(spec: DataSpec, log: Callable[[str], None] | None = None) -> PairT
         if found == PAIRS:
             table = load_pairs(f.path, columns=spec.columns, label_map=spec.label_map, dataset=dataset,
                                construct=construct, on_error=spec.on_error, seen_ids=seen_ids, label_from_rating=cut)
-            table.origin[0]["format"] = PAIRS
+            table.origin = [replace(o, format=PAIRS) if isinstance(o, PairsFile) else o for o in table.origin]
             tables.append(table)
             continue
         records, origin = load_native_file(f.path, found, options=options, dataset=dataset, construct=construct,
@@ -200,16 +201,17 @@ def _load_hf_table(spec: DataSpec, hf: HFSource, options: AdapterOptions, log: C
         log(f"format: {src.label}: " + ("our pair schema" if fmt == PAIRS else f"detected {fmt}"))
     stem = hf.id.rstrip("/").split("/")[-1] + (f"-{hf.split}" if hf.split else "")
     if fmt == PAIRS:
-        skipped: list[dict] | None = [] if spec.on_error == "skip" else None
+        skipped: list[SkippedRow] | None = [] if spec.on_error == "skip" else None
         cut = RatingCut.parse(spec.label_from_rating) if spec.label_from_rating is not None else None
         records = rows_to_records(src.rows(), path=src.label, columns=spec.columns, label_map=spec.label_map,
                                   dataset=spec.dataset or stem, construct=spec.construct, skipped=skipped,
                                   label_from_rating=cut)
-        origin = {**src.origin, "format": PAIRS, "rows": len(records), "skipped": skipped or []}
+        origin: DataEntry = HFPairs(**parts(src.origin), format=PAIRS, rows=len(records),
+                                    skipped=tuple(skipped or ()))
     else:
         records, entry = adapt_rows(get_adapter(fmt), src.rows(), path=src.label, stem=stem, options=options,
                                     dataset=spec.dataset, construct=spec.construct, log=log, on_error=spec.on_error)
-        origin = {**src.origin, **entry}
+        origin = HFBenchmark(**parts(src.origin), **parts(entry))
     return PairTable.from_records(records, origin=[origin])
 
 

@@ -20,6 +20,7 @@ from attrib_audit import __version__
 from attrib_audit.data.columnar import batch_to_table
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import iter_rows, rows_to_records
+from attrib_audit.data.origin import DataEntry, LoadOptions, PairsFile, SkippedRow
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import DataSpec
 from attrib_audit.engine.cache import ScoreCache
@@ -27,6 +28,7 @@ from attrib_audit.engine.gate import check_before_long_run
 from attrib_audit.engine.runner import RunStats, score_pairs
 from attrib_audit.files.hashing import file_sha256
 from attrib_audit.files.outdir import StagedFile, write_text_atomic
+from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch, Scorer
 
 DEFAULT_CHUNK_ROWS = 16_384
@@ -37,10 +39,11 @@ class StreamResult:
     n_rows: int
     n_chunks: int
     stats: list[RunStats]
-    origin: list[dict] = field(default_factory=list)
+    origin: list[DataEntry] = field(default_factory=list)
 
 
-def _raw_chunks(path: Path, chunk_rows: int, skipped: list[dict] | None) -> Iterator[list[tuple[int, dict]] | tuple]:
+def _raw_chunks(path: Path, chunk_rows: int,
+                skipped: list[SkippedRow] | None) -> Iterator[list[tuple[int, dict]] | tuple]:
     """Lists of (row number, row) for JSONL/CSV; for Parquet (first row number, record batch) pairs."""
     if path.suffix.lower() in (".parquet", ".pq"):
         import pyarrow.parquet as pq
@@ -66,7 +69,7 @@ def _batch_rows(first_row: int, batch: Any) -> list[tuple[int, dict]]:
 
 
 def iter_tables(paths: Iterable[str | Path], data: DataSpec | None = None,
-                chunk_rows: int = DEFAULT_CHUNK_ROWS, origin: list[dict] | None = None) -> Iterator[PairTable]:
+                chunk_rows: int = DEFAULT_CHUNK_ROWS, origin: list[DataEntry] | None = None) -> Iterator[PairTable]:
     """Validated PairTables of at most `chunk_rows` rows; ids are checked unique across all files.
 
     `origin`, if given, receives one entry per file (path, sha256, rows, load options, skipped rows)
@@ -77,7 +80,7 @@ def iter_tables(paths: Iterable[str | Path], data: DataSpec | None = None,
     for p in map(Path, paths):
         if not p.exists():
             raise DataError("file not found", path=str(p))
-        skipped: list[dict] | None = [] if opt.on_error == "skip" else None
+        skipped: list[SkippedRow] | None = [] if opt.on_error == "skip" else None
         n = 0
         for raw in _raw_chunks(p, chunk_rows, skipped):
             if isinstance(raw, tuple):  # a Parquet batch: column-wise unless a row needs a closer look
@@ -104,11 +107,11 @@ def iter_tables(paths: Iterable[str | Path], data: DataSpec | None = None,
         if n == 0:
             raise DataError("no rows", path=str(p))
         if origin is not None:
-            origin.append({"path": str(p), "sha256": file_sha256(p), "rows": n,
-                           "load": {"columns": dict(opt.columns or {}),
-                                    "label_map": dict(opt.label_map) if opt.label_map else None,
-                                    "dataset": opt.dataset, "construct": opt.construct, "on_error": opt.on_error},
-                           "skipped": skipped or []})
+            load = LoadOptions(columns=dict(opt.columns or {}),
+                               label_map=dict(opt.label_map) if opt.label_map else None,
+                               dataset=opt.dataset, construct=opt.construct, on_error=opt.on_error)
+            origin.append(PairsFile(path=str(p), sha256=file_sha256(p), rows=n, load=load,
+                                    skipped=tuple(skipped or ())))
 
 
 def score_columns(ids: list[str], scores: Mapping[str, ScoreBatch]) -> dict[str, Any]:
@@ -209,7 +212,7 @@ def stream_score(paths: Iterable[str | Path], scorers: Mapping[str, Scorer], out
     """
     paths = list(paths)
     writer = ScoreWriter(out, list(scorers), inputs=paths)  # never onto a file it reads
-    origin: list[dict] = []
+    origin: list[DataEntry] = []
     totals: dict[str, RunStats | None] = {n: None for n in scorers}
     n_rows = n_chunks = 0
     done = False
@@ -232,5 +235,5 @@ def stream_score(paths: Iterable[str | Path], scorers: Mapping[str, Scorer], out
     finally:  # a failed run publishes nothing: the earlier file, if any, stays whole
         writer.close({"tool": {"name": "attrib-audit", "version": __version__},
                       "scorers": {n: s.signature for n, s in scorers.items()},
-                      "data": origin, "complete": done}, publish=done)
+                      "data": to_record(origin), "complete": done}, publish=done)
     return StreamResult(n_rows, n_chunks, [s for s in totals.values() if s is not None], origin)

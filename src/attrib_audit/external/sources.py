@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import iter_rows, row_id
+from attrib_audit.data.origin import PairsFile
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import need
 from attrib_audit.external.exports import ScoreFile, keys_for, numeric_columns, read_score_file, text_key
@@ -105,12 +106,13 @@ def data_columns(table: PairTable, columns: Sequence[str]) -> ScoreFile:
     cells: dict[str, list[Any]] = {c: [] for c in columns}
     names = []
     for o in table.origin:
-        load, path = o.get("load"), o.get("path")
-        if load is None or path is None or o.get("format", "pairs") != "pairs" or not Path(path).is_file():
+        path = o.path
+        load = o.load if isinstance(o, PairsFile) and o.format in (None, "pairs") else None
+        if load is None or not Path(path).is_file():
             raise DataError("--score-col reads columns of files in our pair schema; for this input give the "
-                            "scores as a file with --scores", path=str(path or o.get("source", "input")))
-        id_col = (load.get("columns") or {}).get("id", "id")
-        default = load.get("dataset") or Path(path).stem
+                            "scores as a file with --scores", path=path)
+        id_col = load.columns.get("id", "id")
+        default = load.dataset or Path(path).stem
         first = True
         for row, rec in iter_rows(path, skipped=[]):
             absent = [c for c in columns if c not in rec] if first else []

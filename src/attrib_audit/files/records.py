@@ -12,6 +12,10 @@ differs from the fields:
 - `{"inline": True}`: a nested record's keys written into this object (read back from it).
 
 A class may list properties written after its fields in `record_derived` (a ClassVar); they are not read back.
+
+A union of record classes (`A | B`) reads an object as the first arm, in the union's order, whose required keys
+(fields without a default) the object all has; list the more specific kinds first. When no arm's keys are all
+there, the error names the first missing key of the arm that lacks fewest.
 """
 from __future__ import annotations
 
@@ -131,6 +135,42 @@ def _json_names(cls: type) -> set[str]:
     return out
 
 
+def _required(cls: type) -> set[str]:
+    """The keys an object must have to be read as `cls`: its fields without a default (a required inline part's
+    own required keys included)."""
+    out: set[str] = set()
+    for f in dataclasses.fields(cls):
+        if (not f.init or f.metadata.get("omit") or f.default is not dataclasses.MISSING
+                or f.default_factory is not dataclasses.MISSING):
+            continue
+        if f.metadata.get("inline"):
+            parts = [a for a in (_hints(cls)[f.name], *typing.get_args(_hints(cls)[f.name]))
+                     if dataclasses.is_dataclass(a) and isinstance(a, type)]
+            out |= _required(parts[0]) if len(parts) == 1 else set()
+        else:
+            out.add(f.metadata.get("json", f.name))
+    return out
+
+
+def _missing(cls: type, data: Mapping[str, Any]) -> list[str]:
+    """`cls`'s required keys that `data` lacks, in field order."""
+    need = _required(cls)
+    return [n for n in _field_keys(cls) if n in need and n not in data]
+
+
+def _field_keys(cls: type) -> list[str]:
+    """A record's JSON keys in field order (inline parts' keys in place)."""
+    out: list[str] = []
+    for f in dataclasses.fields(cls):
+        hint = _hints(cls)[f.name]
+        if f.metadata.get("inline"):
+            out += [n for a in (hint, *typing.get_args(hint)) if dataclasses.is_dataclass(a) and isinstance(a, type)
+                    for n in _field_keys(a)]
+        else:
+            out.append(f.metadata.get("json", f.name))
+    return out
+
+
 class _Mismatch(Exception):
     """A value that does not fit a type: what was expected, at which key path."""
 
@@ -221,14 +261,23 @@ class _Reader:
             return None
         arms = [a for a in args if a is not type(None)]
         first: _Mismatch | None = None
+        lacking: list[tuple[int, str]] = []  # per record arm the object does not fit: (keys missing, the first)
         for arm in arms:
+            if isinstance(value, Mapping) and dataclasses.is_dataclass(arm) and isinstance(arm, type):
+                missing = _missing(arm, value)
+                if missing:  # not this kind of record: try the next arm
+                    lacking.append((len(missing), missing[0]))
+                    continue
             try:
                 return self._value(arm, value, key)
             except _Mismatch as exc:
                 if exc.key != key:  # the value had the arm's shape but something inside it is wrong
                     raise
                 first = first or exc
-        expected = " or ".join(_describe(a) for a in args)
+        if lacking:  # an object, but none of the record kinds: name the key the nearest one lacks
+            name = min(lacking, key=lambda t: t[0])[1]
+            raise self.error(f"{self.where}: key '{f'{key}.{name}' if key else name}' is missing")
+        expected = " or ".join(dict.fromkeys(_describe(a) for a in args))
         raise _Mismatch(key, expected, value) from first
 
     @staticmethod

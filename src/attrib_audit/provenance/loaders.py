@@ -16,7 +16,7 @@ import numpy as np
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import iter_rows
 from attrib_audit.files.hashing import file_sha256
-from attrib_audit.provenance.records import Passage, ProvenanceExample, ProvenanceSet
+from attrib_audit.provenance.records import ExampleFile, Passage, ProvenanceExample, ProvenanceSet
 from attrib_audit.text.answers import normalize_answer, split_citations
 from attrib_audit.text.sentences import split_sentences
 
@@ -294,12 +294,12 @@ def load_provenance(path: str | Path, *, format: str = "auto", dataset: str | No
             examples.append(ADAPTERS[fmt](rec, where, name, skipped))
         except Skip as why:
             skipped[str(why)] += 1
-    if not examples:
+    if not examples or fmt is None:  # no rows: no format detected either
         raise DataError(f"no usable examples (skipped: {dict(skipped) or 'none'})", path=str(p))
     ids = Counter(e.id for e in examples)
     dup = [i for i, c in ids.items() if c > 1]
     if dup:
         raise DataError(f"example id {dup[0]!r} appears {ids[dup[0]]} times", path=str(p), field="id")
-    origin = [{"path": str(p), "sha256": file_sha256(p), "format": fmt, "examples": len(examples),
-               "units": sum(len(e.units) for e in examples)}]
+    origin = [ExampleFile(path=str(p), sha256=file_sha256(p), format=fmt, examples=len(examples),
+                          units=sum(len(e.units) for e in examples))]
     return ProvenanceSet(examples, {k: v for k, v in sorted(skipped.items()) if v}, origin)

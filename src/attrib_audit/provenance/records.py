@@ -45,13 +45,24 @@ class ProvenanceExample:
             object.__setattr__(self, "group", self.id)
 
 
+@dataclass(frozen=True, kw_only=True)
+class ExampleFile:
+    """A file of provenance examples as loaded: its hash, its format and how many examples and answer units."""
+
+    path: str
+    sha256: str
+    format: str
+    examples: int
+    units: int
+
+
 @dataclass
 class ProvenanceSet:
     """Loaded examples plus what the loader skipped (by reason) and where they came from."""
 
     examples: list[ProvenanceExample]
     skipped: dict[str, int] = field(default_factory=dict)
-    origin: list[dict] = field(default_factory=list)
+    origin: list[ExampleFile] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.examples)

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from attrib_audit.audit.results import ToolInfo
+from attrib_audit.provenance.records import ExampleFile
 from attrib_audit.stats.types import Estimate
 
 _SKIP = {"skip_default": True}
@@ -101,7 +101,7 @@ class DatasetProvenance:
     """One dataset's diagnostic: the clean pool, the confusable pools and the α sweep."""
 
     dataset: str
-    data: list[dict[str, Any]]
+    data: list[ExampleFile]
     skipped: dict[str, int]
     n_examples: int
     n_units: int

@@ -108,7 +108,7 @@ def dataset_blocks(d: DatasetProvenance, plots: Path) -> list[Block]:
                       "units with tied top score"], rows,
                      "Top-1 provenance accuracy: share of answer units whose highest-scoring passage is a gold one."))
     out += guard(f"The provenance plot of {d.dataset}", lambda: [provenance_plot(d, plots)])
-    files = [[str(x.get("path", "")), str(x.get("examples", "")), str(x.get("sha256", ""))] for x in d.data]
+    files = [[x.path, str(x.examples), x.sha256] for x in d.data]
     if files:
         out.append(Table(["file", "examples", "sha256"], files, f"{d.dataset}: input files."))
     return out

@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 from attrib_audit.audit.results import AuditResults
+from attrib_audit.data.origin import FileRef
 from attrib_audit.files.records import to_record
 from attrib_audit.report.blocks import Code, Para, Section, Table
 
@@ -16,7 +17,7 @@ def command(results: AuditResults) -> str:
     if results.command is not None:
         return shlex.join(results.command)
     cfg = results.config
-    args = ["attrib-audit", "audit", *[str(d["path"]) for d in results.data],
+    args = ["attrib-audit", "audit", *[d.path for d in results.data],
             "--scorers", ",".join(cfg.scorers), "--slice-by", cfg.slice_by,
             "--n-boot", str(cfg.n_boot), "--seed", str(cfg.seed), "--out", "OUT"]
     return " ".join(shlex.quote(a) for a in args)
@@ -27,7 +28,7 @@ def build(inputs, plots: Path) -> Section | None:
     if results is None:
         return None
     sec = Section("reproduce", "Reproduce this audit")
-    sec.add(Table(["file", "rows", "sha256"], [[str(d["path"]), str(d.get("rows", "")), str(d.get("sha256", ""))]
+    sec.add(Table(["file", "rows", "sha256"], [[d.path, str(d.rows), d.sha256 if isinstance(d, FileRef) else ""]
                                                 for d in results.data], "Input files as loaded."))
     sec.add(Table(["scorer", "signature", "pairs", "scored anew", "from cache"],
                   [[s.scorer, s.signature, str(s.n_pairs), str(s.n_scored), str(s.n_cached)] for s in results.scorers],

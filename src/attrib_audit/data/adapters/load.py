@@ -11,6 +11,7 @@ from attrib_audit.data.adapters import PAIRS, detect_format, get_adapter
 from attrib_audit.data.adapters.base import Adapter, AdapterOptions, Context, Skip
 from attrib_audit.data.errors import DataError
 from attrib_audit.data.loaders import file_sha256, iter_rows, rows_to_records, skip_entry
+from attrib_audit.data.origin import Adapted, BenchmarkFile, SkippedRow, parts
 from attrib_audit.data.records import PairRecord
 
 Log = Callable[[str], None]
@@ -22,8 +23,8 @@ def skip_summary(skipped: Counter) -> str:
 
 def adapt_rows(adapter: Adapter, rows: Iterable[tuple[int, dict]], *, path: str, stem: str,
                options: AdapterOptions | None = None, dataset: str | None = None, construct: str | None = None,
-               log: Log | None = None, on_error: str = "fail") -> tuple[list[PairRecord], dict]:
-    """Pairs of one native source and its provenance entry (format, construct, rows, skips).
+               log: Log | None = None, on_error: str = "fail") -> tuple[list[PairRecord], Adapted]:
+    """Pairs of one native source and what the adapter made of it (format, construct, rows, skips).
 
     `skipped` lists what was left out in the layout of our schema's entries (file, row, field, reason):
     a row that is bad under `on_error="skip"` one entry each, an adapter's by-design skips one entry per
@@ -35,7 +36,7 @@ def adapt_rows(adapter: Adapter, rows: Iterable[tuple[int, dict]], *, path: str,
         raise DataError(f"the {adapter.name} format cannot tell the construct of {stem!r} from its name: "
                         "pass --construct", path=path)
     name = dataset or adapter.dataset_of(stem)
-    bad: list[dict] | None = [] if on_error == "skip" else None
+    bad: list[SkippedRow] | None = [] if on_error == "skip" else None
     skipped: Counter = Counter()
     native, out = 0, []
     for row, raw in rows:
@@ -62,7 +63,7 @@ def adapt_rows(adapter: Adapter, rows: Iterable[tuple[int, dict]], *, path: str,
             out.append((row, item))
     if not out:
         raise DataError(f"no pairs left: all {native} {adapter.name} rows were skipped "
-                        f"({skip_summary(skipped + Counter(e['reason'] for e in bad or []))})"
+                        f"({skip_summary(skipped + Counter(e.reason for e in bad or []))})"
                         if native else "no rows", path=path)
     records = rows_to_records(out, path=path, skipped=bad)
     unclustered = sum(1 for _, item in out if not item.get("group"))
@@ -71,15 +72,14 @@ def adapt_rows(adapter: Adapter, rows: Iterable[tuple[int, dict]], *, path: str,
             "cluster, so CIs are too narrow if several rows share a claim or case")
     n_skip = sum(skipped.values()) + len(bad or [])
     if log is not None:
-        summary = skip_summary(skipped + Counter(e["reason"] for e in bad or []))
+        summary = skip_summary(skipped + Counter(e.reason for e in bad or []))
         log(f"{adapter.name}: {path}: {native} rows -> {len(records)} pairs ({construct})"
             + (f"; skipped {n_skip}: {summary}" if n_skip else "; nothing skipped"))
-    entries = (bad or []) + [{"file": path, "row": None, "field": None, "reason": reason, "count": n}
+    entries = (bad or []) + [SkippedRow(file=path, row=None, field=None, reason=reason, count=n)
                              for reason, n in sorted(skipped.items())]
-    origin = {"format": adapter.name, "construct": construct, "dataset": name, "native_rows": native,
-              "rows": len(records), "skipped": entries, "skip_counts": dict(sorted(skipped.items())),
-              "n_skipped": n_skip, "n_unclustered": unclustered}
-    return records, origin
+    return records, Adapted(format=adapter.name, construct=construct, dataset=name, native_rows=native,
+                            rows=len(records), skipped=tuple(entries), skip_counts=dict(sorted(skipped.items())),
+                            n_skipped=n_skip, n_unclustered=unclustered)
 
 
 def peek_columns(path: str | Path) -> list[str]:
@@ -152,14 +152,14 @@ def resolve_format(fmt: str, path: str | Path, log: Log | None = None) -> str:
 
 def load_native_file(path: str | Path, fmt: str, *, options: AdapterOptions | None = None,
                      dataset: str | None = None, construct: str | None = None,
-                     log: Log | None = None, on_error: str = "fail") -> tuple[list[PairRecord], dict]:
+                     log: Log | None = None, on_error: str = "fail") -> tuple[list[PairRecord], BenchmarkFile]:
     """One file in a named benchmark format -> validated pairs and its `data` entry for results.json."""
     p = Path(path)
     adapter = get_adapter(fmt)
-    bad: list[dict] | None = [] if on_error == "skip" and not adapter.reader else None
+    bad: list[SkippedRow] | None = [] if on_error == "skip" and not adapter.reader else None
     rows = adapter.reader(p) if adapter.reader else iter_rows(p, bad)
-    records, origin = adapt_rows(adapter, rows, path=str(p), stem=p.stem, options=options, dataset=dataset,
-                                 construct=construct, log=log, on_error=on_error)
-    origin["skipped"] = (bad or []) + origin["skipped"]  # unreadable lines first, as the schema loader lists them
-    origin["n_skipped"] += len(bad or [])
-    return records, {"path": str(p), "sha256": file_sha256(p), **origin}
+    records, adapted = adapt_rows(adapter, rows, path=str(p), stem=p.stem, options=options, dataset=dataset,
+                                  construct=construct, log=log, on_error=on_error)
+    return records, BenchmarkFile(path=str(p), sha256=file_sha256(p), **{
+        **parts(adapted), "skipped": (*(bad or ()), *adapted.skipped),  # unreadable lines first, as in our schema
+        "n_skipped": adapted.n_skipped + len(bad or [])})
