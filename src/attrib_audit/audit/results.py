@@ -36,9 +36,11 @@ from attrib_audit.stats.bootstrap import BootstrapAUROC
 from attrib_audit.stats.systems import SystemLevel
 from attrib_audit.stats.types import Estimate
 
-if TYPE_CHECKING:  # these records import the statistics (scipy): bound at read time by audit.saved.bind_records
+if TYPE_CHECKING:  # these records import the statistics (scipy) or the scorers: bound at read time by
+    # audit.saved.bind_records
     from attrib_audit.audit.correlations import CorrelationSection, CutSensitivity, StatisticBoot
     from attrib_audit.audit.sensitivity import SensitivitySection
+    from attrib_audit.audit.spec import RunSpec
     from attrib_audit.audit.transfer import TransferSection
 
 
@@ -303,7 +305,8 @@ class AuditResults:
     correlations: CorrelationSection | None = field(default=None, metadata=SKIP)  # only with a graded rating
     cut_sensitivity: CutSensitivity | None = field(default=None, metadata=SKIP)  # only with a label cut from it
     elapsed_s: float = math.nan  # seconds the audit took
-    spec: dict[str, Any] | None = field(default=None, metadata=SKIP)  # the run spec (RunSpec), data resolved
+    # the run spec, data resolved: what `audit --check` runs again, so read strictly (an unknown key is refused)
+    spec: RunSpec | None = field(default=None, metadata={**SKIP, "strict": True})
     command: list[str] | None = field(default=None, metadata=SKIP)  # the command line that reruns it (cli.rerun)
 
     @property

@@ -299,7 +299,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         correlations=correlations,
         cut_sensitivity=cuts,
         elapsed_s=round(time.time() - t0, 3),
-        spec=None if spec is None else to_record(dataclasses.replace(spec, data=spec.data.resolved(table.origin))),
+        spec=None if spec is None else dataclasses.replace(spec, data=spec.data.resolved(table.origin)),
         command=None if command is None else list(command),
     )
     return AuditResult(results=normalised(results), scores=scores, boots=boots, table=table, slice_keys=keys,
