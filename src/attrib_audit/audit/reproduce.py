@@ -349,6 +349,17 @@ class ReproduceSummary:
     stand_in_rows: int
 
 
+@dataclass(frozen=True, kw_only=True)
+class Fetched:
+    """One download of `reproduce --download`: a dataset or a scorer's weights, where from, at which revision."""
+
+    dataset: str | None = field(default=None, metadata={"skip_default": True})  # the manifest's dataset key
+    scorer: str | None = field(default=None, metadata={"skip_default": True})  # or the manifest's scorer key
+    source: str = field(metadata={"json": "from"})  # hf:REPO/PATH, hf:ID[SPLIT], github:REPO
+    revision: str | None  # the commit fetched
+    pinned: bool  # whether the manifest named the revision (else the hub's current one was taken)
+
+
 @dataclass(frozen=True)
 class ReproduceReport:
     """A reproduction: per paper row its cells, what could not run and why, scorer signatures and run statistics,
@@ -364,11 +375,11 @@ class ReproduceReport:
     signatures: dict[str, str]
     scorers_run: tuple[RunStats, ...]
     summary: ReproduceSummary
-    fetched: tuple[dict[str, Any], ...] | None = field(default=None, metadata={"skip_default": True})
+    fetched: tuple[Fetched, ...] | None = field(default=None, metadata={"skip_default": True})
 
-    def with_fetched(self, fetched: Sequence[Mapping[str, Any]]) -> "ReproduceReport":
+    def with_fetched(self, fetched: Sequence[Fetched]) -> "ReproduceReport":
         """This report with what `--download` fetched (written to reproduce.json even when empty)."""
-        return replace(self, fetched=tuple(dict(f) for f in fetched))
+        return replace(self, fetched=tuple(fetched))
 
 
 # ---- the run ------------------------------------------------------------------------------------------------------
@@ -615,13 +626,13 @@ def _fetching(what: str, call: Callable[[], Any]) -> Any:
 
 def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None = None,
           downloader: Downloader | None = None, models: bool = True,
-          log: Callable[[str], None] = lambda _m: None) -> list[dict]:
+          log: Callable[[str], None] = lambda _m: None) -> list[Fetched]:
     """Download the data (and, with `models`, the hub weights not already here) of `tables` into `dest` in the
     layout `--data-dir` reads; each data file is written whole or not at all. Returns what came at which revision."""
     dl = downloader or HubDownloader()
     root = Path(dest).absolute()
     rows = manifest.rows_of(tables)
-    done: list[dict] = []
+    done: list[Fetched] = []
     for key in dict.fromkeys(r.dataset for r in rows):
         ds = manifest.datasets[key]
         targets = [root / f for f in ds.local]
@@ -634,25 +645,25 @@ def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None 
             src = ds.source["hf_file"]
             text, sha = _fetching(ds.title, partial(dl.hf_file, src["repo"], src["path"], src.get("revision")))
             write_text_atomic(targets[0], text)
-            item = {"dataset": key, "from": f"hf:{src['repo']}/{src['path']}", "revision": sha}
+            came = f"hf:{src['repo']}/{src['path']}"
         elif "hf_dataset" in ds.source:
             src = ds.source["hf_dataset"]
             records, sha = _fetching(ds.title, partial(dl.hf_dataset, src["id"], src["split"], src.get("revision")))
             write_text_atomic(targets[0], "".join(json.dumps(rec, ensure_ascii=False, default=str) + "\n"
                                                   for rec in records))
-            item = {"dataset": key, "from": f"hf:{src['id']}[{src['split']}]", "revision": sha}
+            came = f"hf:{src['id']}[{src['split']}]"
         elif "github" in ds.source:
             src = {**ds.source["github"], "revision": ds.source["github"]["commit"]}
             for path, target in zip(src["paths"], targets):
                 url = f"https://raw.githubusercontent.com/{src['repo']}/{src['commit']}/{path}"
                 write_text_atomic(target, _fetching(ds.title, partial(dl.url, url)))
-            item = {"dataset": key, "from": f"github:{src['repo']}", "revision": src["commit"]}
+            came, sha = f"github:{src['repo']}", src["commit"]
         else:
             raise ManifestError(f"dataset {key} has no source to download from")
-        item["pinned"] = bool(src.get("revision"))
+        item = Fetched(dataset=key, source=came, revision=sha, pinned=bool(src.get("revision")))
         done.append(item)
-        log(f"fetch: {ds.title}: {item['from']} @ {item['revision']}"
-            + ("" if item["pinned"] else " (no revision pinned in the manifest: the hub's current one)"))
+        log(f"fetch: {ds.title}: {item.source} @ {item.revision}"
+            + ("" if item.pinned else " (no revision pinned in the manifest: the hub's current one)"))
     if models:
         for key in dict.fromkeys(k for r in rows for k in r.scorers):
             use = manifest.scorers[key]
@@ -672,7 +683,7 @@ def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None 
             if use.also:
                 _fetching(key, partial(dl.model, use.also["model"], use.also.get("revision"), target,
                                        use.also.get("files")))
-            done.append({"scorer": key, "from": f"hf:{use.model}", "revision": sha, "pinned": bool(use.revision)})
+            done.append(Fetched(scorer=key, source=f"hf:{use.model}", revision=sha, pinned=bool(use.revision)))
             log(f"fetch: {key}: {use.model} @ {sha}" +
                 ("" if use.revision else " (no revision pinned in the manifest)"))
     return done
