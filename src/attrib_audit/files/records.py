@@ -90,7 +90,8 @@ def from_record(cls: type[T], data: Any, *, where: str = "record", key: str = ""
             offered to the record's own check (`__post_init__`), whose AuditError, naming the field from the top of
             `data` (``data.construct: expected a string, got 5``), is the answer; errors name the key path as the
             person wrote it and the type they gave (``spec.toml: stats: unknown key n_boots; valid: n_boot, ...``,
-            ``spec.toml: precomputed: expected a list, got str``).
+            ``spec.toml: precomputed: expected a list, got str``); a whole number for a float stays as written and
+            null is not NaN.
 
     Returns:
         The record, built by keyword; unless `strict`, keys of `data` that are not fields (derived values, newer
@@ -317,12 +318,12 @@ class _Reader:
             return np.asarray(value, dtype=np.int64)
         return np.asarray([np.nan if v is None else v for v in value], dtype=np.float64)
 
-    @staticmethod
-    def _scalar(hint: Any, value: Any, key: str) -> Any:
+    def _scalar(self, hint: Any, value: Any, key: str) -> Any:
         checks: dict[Any, tuple[str, Callable[[Any], bool]]] = {
             bool: ("a boolean", lambda v: isinstance(v, bool)),
             int: ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
-            float: ("a number", lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))),
+            float: ("a number", lambda v: (v is None and not self.strict)  # null: how attrib-audit writes NaN
+                    or (isinstance(v, (int, float)) and not isinstance(v, bool))),
             str: ("a string", lambda v: isinstance(v, str)),
             type(None): ("null", lambda v: v is None),
         }
@@ -334,6 +335,8 @@ class _Reader:
         if hint is float:
             if not _fits_float(value):
                 raise _Mismatch(key, "a number", value)
+            if self.strict and isinstance(value, int):  # a whole number stays as the person wrote it
+                return value
             return math.nan if value is None else float(value)
         return value
 
@@ -353,7 +356,9 @@ class _Strict(_Reader):
         return f"{self.where}: {key}" if key else self.where
 
     def _mismatch(self, exc: _Mismatch) -> str:
-        return f"{self._at(exc.key)}: expected {exc.expected}, got {type(exc.got).__name__}"
+        got = exc.got
+        kind = "dict" if isinstance(got, Mapping) else "list" if isinstance(got, (list, tuple)) else type(got).__name__
+        return f"{self._at(exc.key)}: expected {exc.expected}, got {kind}"  # the names a Python reader of JSON knows
 
     def _missing(self, key: str) -> str:
         return f"{self._at(key)}: missing (it has no default)"
