@@ -71,7 +71,7 @@ class HubFile:
 
     repo: str
     path: str
-    revision: str | None = field(default=None, metadata=OPTIONAL)  # the commit; None: the hub's current one
+    revision: str | None = None  # the commit; None: the hub's current one
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class HubSplit:
 
     id: str
     split: str
-    revision: str | None = field(default=None, metadata=OPTIONAL)
+    revision: str | None = None
 
 
 @dataclass(frozen=True)
