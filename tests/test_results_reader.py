@@ -209,3 +209,79 @@ def test_the_records_read_back_equal_the_ones_written(audited):
     res = read_results(audited)
     assert isinstance(res, AuditResults) and isinstance(res.slices[0], SliceRow) and res.systems is not None
     assert json.loads(sealed_json(to_record(res))) == json.loads((audited / "results.json").read_text())
+
+
+SPEC_PLANTS = [  # the run spec is read strictly (it is what `audit --check` runs): its keys as written, its own checks
+    ("spec.precomputed", "m", "spec.precomputed: expected a list, got str"),
+    ("spec.stats.level", 95, "spec.stats.level: expected a number between 0 and 1, got 95"),
+    ("spec.data.construct", [1], "spec.data.construct: expected a string, got [1]"),
+    ("spec.stats.n_bot", 5, "spec.stats: unknown key n_bot; valid: n_boot, seed, n_perm, slice_by, level, "
+                            "window_sensitivity, system_resample, statistic"),
+    ("spec.precomputed[0].lower", "yes", "spec.precomputed.lower: expected true or false, got 'yes'"),
+    ("spec.scorers", {"name": "lexical"}, "spec.scorers: expected a list, got dict"),
+    ("config.precomputed.lex.column", 3, "key 'config.precomputed.lex.column': expected a string, got a number"),
+    ("config.precomputed.lex", [], "key 'config.precomputed.lex': expected an object, got a list"),
+]
+
+
+@pytest.mark.parametrize("command", ["report", "select", "audit --check"])
+@pytest.mark.parametrize("key,value,expected", SPEC_PLANTS, ids=[p[0] for p in SPEC_PLANTS])
+def test_a_wrong_run_spec_or_precomputed_source_is_one_line_naming_the_file_and_key(audited, tmp_path, capsys, command,
+                                                                                     key, value, expected):
+    folder = _planted(audited, tmp_path, _set(key, value))
+    capsys.readouterr()
+    code = main(COMMANDS[command](folder))
+    err = capsys.readouterr().err.strip()
+    assert code == 2, (code, err)
+    assert "\n" not in err and "Traceback" not in err, err
+    assert err.endswith(f"{folder / 'results.json'}: {expected}"), err
+
+
+def test_the_run_spec_and_precomputed_sources_read_as_records(audited):
+    from attrib_audit.audit.spec import RunSpec
+    from attrib_audit.external.sources import ScoreSource
+
+    res = read_results(audited)
+    assert isinstance(res.spec, RunSpec) and res.spec.precomputed[0] == ScoreSource(name="lex", column="lexical")
+    assert res.config.precomputed["lex"] == res.spec.precomputed[0]
+
+
+def test_a_run_spec_without_the_keys_added_since_reads_with_their_defaults(audited, tmp_path):
+    """Every key of the spec that has a default was absent from some earlier version's file (or may be)."""
+    def older(raw: dict) -> None:
+        spec = raw["spec"]
+        for part in ("stats", "engine", "version"):
+            spec.pop(part)
+        for k in [k for k in spec["data"] if k != "files"]:
+            spec["data"].pop(k)
+        for f in spec["data"]["files"]:
+            for k in ("construct", "dataset"):
+                f.pop(k, None)
+        for p in spec["precomputed"]:
+            for k in ("file", "format", "lower"):
+                p.pop(k)
+    folder = _planted(audited, tmp_path, older)
+    res = read_results(folder)
+    assert res.spec is not None and res.spec.stats.system_resample == ("inputs",)
+    assert res.spec.stats.statistic == "auroc" and res.spec.data.label_from_rating is None
+    assert main(["report", str(folder)]) == 0
+
+
+def test_values_handed_to_run_audit_are_recorded_as_their_source(tmp_path):
+    """A precomputed metric given as values (Python) has no file or column to read again: its config entry names
+    where its values came from, and reads back as that record."""
+    import numpy as np
+
+    from attrib_audit.audit import AuditConfig, run_audit
+    from attrib_audit.audit.results import HandedSource
+    from attrib_audit.data import demo_paths, load_pairs
+
+    table = load_pairs([str(demo_paths()[0])], construct="attribution")
+    values = np.linspace(0, 1, len(table))
+    result = run_audit(table, AuditConfig(scorers=(), precomputed={"mine": values}, n_boot=200, n_perm=20,
+                                          cache_path=":memory:", quiet=True))
+    assert result.results.config.precomputed == {"mine": HandedSource(name="mine", source="python")}
+    result.save(tmp_path / "run")
+    raw = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert raw["config"]["precomputed"] == {"mine": {"name": "mine", "source": "python"}}
+    assert read_results(tmp_path / "run").config.precomputed == result.results.config.precomputed

@@ -9,13 +9,14 @@ import stat
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from attrib_audit.cli import main
 from attrib_audit.data.demo import demo_paths
 from attrib_audit.errors import InputError
 from attrib_audit.files.outdir import staged_dir, write_text_atomic
-from attrib_audit.probe.compare import ProbeResult
+from attrib_audit.probe.compare import CompareSettings, Coverage, ProbeComparison, ProbeResult
 from attrib_audit.validate.store import LabelStore, store_path
 from judge_servers import ScriptedServer
 
@@ -202,7 +203,11 @@ def test_probe_per_example_csv_never_follows_a_symlink(tmp_path):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     (out / "per_example.csv").symlink_to(victim)
-    result = ProbeResult({"tool": {"name": "attrib-audit"}}, {"base": {"em": [1.0, 0.0]}})
+    comparison = ProbeComparison(
+        config=CompareSettings(n_boot=200, seed=0, level=0.95, ci="percentile", rewrite_jaccard_threshold=0.9),
+        data={}, coverage=Coverage(n_compared=2, n_only_base=0, n_only_tuned=0, n_unanswered=0), metrics=(),
+        rewrite={}, verdict="")
+    result = ProbeResult(results=comparison, per_example={"em": np.array([1.0, 0.0])})
     with pytest.raises(InputError, match="per_example.csv is a symbolic link"):
         result.save(out)
     assert victim.read_text() == "precious"

@@ -34,6 +34,7 @@ from attrib_audit.engine.runner import RunStats
 from attrib_audit.engine.table import score_table
 from attrib_audit.errors import BackendError, InputError
 from attrib_audit.files.outdir import write_text_atomic
+from attrib_audit.files.records import from_record
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
 from attrib_audit.scorers.catalog import get_scorer, scorer_spec
 from attrib_audit.stats.bootstrap import DEFAULT_B, bootstrap_aurocs, percentile_ci, slice_rng
@@ -62,14 +63,60 @@ class ScorerUse:
     stand_in: str | None = None  # a registry scorer run in this one's place when its weights are absent
 
 
+OPTIONAL = {"skip_default": True}  # a key written only when it holds a value
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file of a Hugging Face repository."""
+
+    repo: str
+    path: str
+    revision: str | None = None  # the commit; None: the hub's current one
+
+
+@dataclass(frozen=True)
+class HubSplit:
+    """A split of a Hugging Face dataset."""
+
+    id: str
+    split: str
+    revision: str | None = None
+
+
+@dataclass(frozen=True)
+class GithubFiles:
+    """Files of a GitHub repository at a commit."""
+
+    repo: str
+    commit: str
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where `reproduce --download` fetches a dataset from: one of these (none: the files are local only)."""
+
+    hf_file: HubFile | None = field(default=None, metadata=OPTIONAL)
+    hf_dataset: HubSplit | None = field(default=None, metadata=OPTIONAL)
+    github: GithubFiles | None = field(default=None, metadata=OPTIONAL)
+
+    @property
+    def revision(self) -> str | None:
+        """The revision the manifest pins (a commit), None when it pins none."""
+        if self.github is not None:
+            return self.github.commit
+        part = self.hf_file or self.hf_dataset
+        return part.revision if part is not None else None
+
+
 @dataclass(frozen=True, kw_only=True)
 class DatasetUse:
     key: str
     title: str
     local: tuple[str, ...]  # files under --data-dir, all needed
     format: str
-    # {"hf_file"|"hf_dataset"|"github": {...}}; none: local only
-    source: Mapping[str, Any] = field(default_factory=dict)
+    source: DataSource = DataSource()
     paper_n: int | None = None
     note: str | None = None
     stand_in: bool = False
@@ -150,7 +197,9 @@ def load_manifest(path: str | Path | None = None) -> Manifest:
         for stand_in, group in ((False, raw["datasets"]), (True, raw.get("stand_ins", {}))):
             for k, v in group.items():
                 v = dict(v)
-                source = {s: v.pop(s) for s in ("hf_file", "hf_dataset", "github") if s in v}
+                source = from_record(DataSource, {s: v.pop(s) for s in ("hf_file", "hf_dataset", "github") if s in v},
+                                     where=str(p), key=f"{'stand_ins' if stand_in else 'datasets'}.{k}",
+                                     error=ManifestError)
                 datasets[k] = DatasetUse(key=k, title=v.pop("title", k), local=tuple(v.pop("local")),
                                          format=v.pop("format"), source=source, stand_in=stand_in, **v)
         eight = tuple(raw.get("eight", ()))
@@ -161,6 +210,8 @@ def load_manifest(path: str | Path | None = None) -> Manifest:
                      for r in raw["rows"])
         manifest = Manifest(paper=raw["paper"], scorers=scorers, datasets=datasets, tables=dict(raw["tables"]),
                             rows=rows, digest=hashlib.sha256(text.encode()).hexdigest()[:16])
+    except ManifestError:  # a source of the wrong shape: already one line naming the file and key
+        raise
     except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"{p}: not a reproduce manifest ({type(exc).__name__}: {exc})") from None
     for r in rows:
@@ -314,7 +365,7 @@ class AbsentData:
 
     dataset: str
     title: str
-    source: dict[str, Any]
+    source: DataSource
     rows: tuple[str, ...]
     reason: str
 
@@ -353,6 +404,17 @@ class ReproduceSummary:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Fetched:
+    """One download of `reproduce --download`: a dataset or a scorer's weights, where from, at which revision."""
+
+    dataset: str | None = field(default=None, metadata={"skip_default": True})  # the manifest's dataset key
+    scorer: str | None = field(default=None, metadata={"skip_default": True})  # or the manifest's scorer key
+    source: str = field(metadata={"json": "from"})  # hf:REPO/PATH, hf:ID[SPLIT], github:REPO
+    revision: str | None  # the commit fetched
+    pinned: bool  # whether the manifest named the revision (else the hub's current one was taken)
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReproduceReport:
     """A reproduction: per paper row its cells, what could not run and why, scorer signatures and run statistics,
     and (from `--download`) what was fetched at which revision."""
@@ -367,11 +429,11 @@ class ReproduceReport:
     signatures: dict[str, str]
     scorers_run: tuple[RunStats, ...]
     summary: ReproduceSummary
-    fetched: tuple[dict[str, Any], ...] | None = field(default=None, metadata={"skip_default": True})
+    fetched: tuple[Fetched, ...] | None = field(default=None, metadata={"skip_default": True})
 
-    def with_fetched(self, fetched: Sequence[Mapping[str, Any]]) -> "ReproduceReport":
+    def with_fetched(self, fetched: Sequence[Fetched]) -> "ReproduceReport":
         """This report with what `--download` fetched (written to reproduce.json even when empty)."""
-        return replace(self, fetched=tuple(dict(f) for f in fetched))
+        return replace(self, fetched=tuple(fetched))
 
 
 # ---- the run ------------------------------------------------------------------------------------------------------
@@ -536,7 +598,7 @@ def _report(manifest: Manifest, rows: Sequence[Row], choices: Mapping[str, DataC
         ds = manifest.datasets[key]
         where = f"none of {', '.join(ds.local)} under {root}" if root is not None else "no --data-dir given"
         absent_data.append(AbsentData(
-            dataset=key, title=ds.title, source=dict(ds.source),
+            dataset=key, title=ds.title, source=ds.source,
             rows=tuple(f"{r.table}:{r.row}" for r in rows if r.dataset == key and choices[r.id] is None),
             reason=where))
     reasons = dict(absent_scorers)
@@ -618,13 +680,13 @@ def _fetching(what: str, call: Callable[[], Any]) -> Any:
 
 def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None = None,
           downloader: Downloader | None = None, models: bool = True,
-          log: Callable[[str], None] = lambda _m: None) -> list[dict]:
+          log: Callable[[str], None] = lambda _m: None) -> list[Fetched]:
     """Download the data (and, with `models`, the hub weights not already here) of `tables` into `dest` in the
     layout `--data-dir` reads; each data file is written whole or not at all. Returns what came at which revision."""
     dl = downloader or HubDownloader()
     root = Path(dest).absolute()
     rows = manifest.rows_of(tables)
-    done: list[dict] = []
+    done: list[Fetched] = []
     for key in dict.fromkeys(r.dataset for r in rows):
         ds = manifest.datasets[key]
         targets = [root / f for f in ds.local]
@@ -633,29 +695,30 @@ def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None 
             continue
         for t in targets:
             t.parent.mkdir(parents=True, exist_ok=True)
-        if "hf_file" in ds.source:
-            src = ds.source["hf_file"]
-            text, sha = _fetching(ds.title, partial(dl.hf_file, src["repo"], src["path"], src.get("revision")))
+        src = ds.source
+        if src.hf_file is not None:
+            hub = src.hf_file
+            text, sha = _fetching(ds.title, partial(dl.hf_file, hub.repo, hub.path, hub.revision))
             write_text_atomic(targets[0], text)
-            item = {"dataset": key, "from": f"hf:{src['repo']}/{src['path']}", "revision": sha}
-        elif "hf_dataset" in ds.source:
-            src = ds.source["hf_dataset"]
-            records, sha = _fetching(ds.title, partial(dl.hf_dataset, src["id"], src["split"], src.get("revision")))
+            came = f"hf:{hub.repo}/{hub.path}"
+        elif src.hf_dataset is not None:
+            split = src.hf_dataset
+            records, sha = _fetching(ds.title, partial(dl.hf_dataset, split.id, split.split, split.revision))
             write_text_atomic(targets[0], "".join(json.dumps(rec, ensure_ascii=False, default=str) + "\n"
                                                   for rec in records))
-            item = {"dataset": key, "from": f"hf:{src['id']}[{src['split']}]", "revision": sha}
-        elif "github" in ds.source:
-            src = {**ds.source["github"], "revision": ds.source["github"]["commit"]}
-            for path, target in zip(src["paths"], targets):
-                url = f"https://raw.githubusercontent.com/{src['repo']}/{src['commit']}/{path}"
+            came = f"hf:{split.id}[{split.split}]"
+        elif src.github is not None:
+            gh = src.github
+            for path, target in zip(gh.paths, targets):
+                url = f"https://raw.githubusercontent.com/{gh.repo}/{gh.commit}/{path}"
                 write_text_atomic(target, _fetching(ds.title, partial(dl.url, url)))
-            item = {"dataset": key, "from": f"github:{src['repo']}", "revision": src["commit"]}
+            came, sha = f"github:{gh.repo}", gh.commit
         else:
             raise ManifestError(f"dataset {key} has no source to download from")
-        item["pinned"] = bool(src.get("revision"))
+        item = Fetched(dataset=key, source=came, revision=sha, pinned=bool(src.revision))
         done.append(item)
-        log(f"fetch: {ds.title}: {item['from']} @ {item['revision']}"
-            + ("" if item["pinned"] else " (no revision pinned in the manifest: the hub's current one)"))
+        log(f"fetch: {ds.title}: {item.source} @ {item.revision}"
+            + ("" if item.pinned else " (no revision pinned in the manifest: the hub's current one)"))
     if models:
         for key in dict.fromkeys(k for r in rows for k in r.scorers):
             use = manifest.scorers[key]
@@ -675,7 +738,7 @@ def fetch(manifest: Manifest, dest: str | Path, *, tables: Sequence[str] | None 
             if use.also:
                 _fetching(key, partial(dl.model, use.also["model"], use.also.get("revision"), target,
                                        use.also.get("files")))
-            done.append({"scorer": key, "from": f"hf:{use.model}", "revision": sha, "pinned": bool(use.revision)})
+            done.append(Fetched(scorer=key, source=f"hf:{use.model}", revision=sha, pinned=bool(use.revision)))
             log(f"fetch: {key}: {use.model} @ {sha}" +
                 ("" if use.revision else " (no revision pinned in the manifest)"))
     return done

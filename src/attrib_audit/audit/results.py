@@ -28,6 +28,7 @@ from attrib_audit.data.records import PairTable
 from attrib_audit.engine.runner import RunStats
 from attrib_audit.errors import InputError
 from attrib_audit.external.precomputed import PrecomputedRecord
+from attrib_audit.external.sources import ScoreSource
 from attrib_audit.files.jsonfile import SavedDict, read_json, sealed_json
 from attrib_audit.files.outdir import PARQUET_RUN_KEY, RUN_ARTEFACTS, staged_dir
 from attrib_audit.files.records import to_record
@@ -36,9 +37,11 @@ from attrib_audit.stats.bootstrap import BootstrapAUROC
 from attrib_audit.stats.systems import SystemLevel
 from attrib_audit.stats.types import Estimate
 
-if TYPE_CHECKING:  # these records import the statistics (scipy): bound at read time by audit.saved.bind_records
+if TYPE_CHECKING:  # these records import the statistics (scipy) or the scorers: bound at read time by
+    # audit.saved.bind_records
     from attrib_audit.audit.correlations import CorrelationSection, CutSensitivity, StatisticBoot
     from attrib_audit.audit.sensitivity import SensitivitySection
+    from attrib_audit.audit.spec import RunSpec
     from attrib_audit.audit.transfer import TransferSection
 
 
@@ -61,6 +64,14 @@ def tool_info() -> ToolInfo:
 SKIP = {"skip_default": True}  # a key written only when it holds a value (absent in the rows that lack it)
 
 
+@dataclass(frozen=True)
+class HandedSource:
+    """A precomputed metric handed to `run_audit` as values, not a file or column a rerun could read again."""
+
+    name: str
+    source: str  # where its values say they came from ("python" unless a Precomputed names a file)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ConfigRecord:
     """How the audit ran (machine-local settings included; `spec` is what reruns it)."""
@@ -81,7 +92,8 @@ class ConfigRecord:
     engine: str = "local"
     cache: str | None = None
     on_error: str = "fail"
-    precomputed: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> its ScoreSource record
+    # name -> where its scores came from: a file or column (ScoreSource), or values handed over (HandedSource)
+    precomputed: dict[str, ScoreSource | HandedSource] = field(default_factory=dict)
 
 
 def _check_range(record: object, names: tuple[str, ...], low: float, high: float) -> None:
@@ -290,7 +302,8 @@ class AuditResults:
     correlations: CorrelationSection | None = field(default=None, metadata=SKIP)  # only with a graded rating
     cut_sensitivity: CutSensitivity | None = field(default=None, metadata=SKIP)  # only with a label cut from it
     elapsed_s: float = math.nan  # seconds the audit took
-    spec: dict[str, Any] | None = field(default=None, metadata=SKIP)  # the run spec (RunSpec), data resolved
+    # the run spec, data resolved: what `audit --check` runs again, so read strictly (an unknown key is refused)
+    spec: RunSpec | None = field(default=None, metadata={**SKIP, "strict": True})
     command: list[str] | None = field(default=None, metadata=SKIP)  # the command line that reruns it (cli.rerun)
 
     @property

@@ -24,6 +24,7 @@ from attrib_audit.audit.results import (
     ChanceTest,
     ConfigRecord,
     FailureRow,
+    HandedSource,
     PairedRow,
     SliceBoot,
     SliceRow,
@@ -48,7 +49,6 @@ from attrib_audit.errors import UsageError
 from attrib_audit.external.precomputed import Precomputed
 from attrib_audit.external.sources import ScoreSource, precomputed_scores
 from attrib_audit.files.outdir import new_run_id
-from attrib_audit.files.records import to_record
 from attrib_audit.scorers.base import ScoreBatch, Scorer, ScorerUnavailable
 from attrib_audit.scorers.catalog import get_scorer
 from attrib_audit.scorers.judge.http import public_options
@@ -280,7 +280,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
             level=config.level, chance_test=CHANCE_TEST, device=config.device, n_perm=config.n_perm,
             window_sensitivity=config.window_sensitivity, scorer_options=public_options(config.scorer_options),
             batch_size=config.batch_size, engine=config.engine, cache=config.cache_path, on_error=config.on_error,
-            precomputed={n: to_record(v) if isinstance(v, ScoreSource) else {"name": n, "source": p.source}
+            precomputed={n: v if isinstance(v, ScoreSource) else HandedSource(name=n, source=p.source)
                          for (n, v), p in zip(config.precomputed.items(), external.values())}),
         data=table.origin,
         skipped=[s for o in table.origin for s in o.skipped],
@@ -298,7 +298,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         correlations=correlations,
         cut_sensitivity=cuts,
         elapsed_s=round(time.time() - t0, 3),
-        spec=None if spec is None else to_record(dataclasses.replace(spec, data=spec.data.resolved(table.origin))),
+        spec=None if spec is None else dataclasses.replace(spec, data=spec.data.resolved(table.origin)),
         command=None if command is None else list(command),
     )
     return AuditResult(results=normalised(results), scores=scores, boots=boots, table=table, slice_keys=keys,

@@ -10,20 +10,23 @@ from typing import Any
 
 import attrib_audit.audit.results as results_module
 from attrib_audit.audit.results import AuditResults, results_file
+from attrib_audit.audit.spec import RunSpec
 from attrib_audit.errors import InputError
 from attrib_audit.files.records import from_record, to_record
 
 
 def bind_records() -> None:
     """Bind the names of the records results.json holds that live above audit.results (correlations, transfer,
-    sensitivity) in its namespace, for `from_record` to resolve AuditResults' hints: those modules import the
-    statistics (scipy) and audit.results itself, so audit.results names them for type checking only."""
+    sensitivity, the run spec) in its namespace, for `from_record` to resolve AuditResults' hints: those modules
+    import the statistics (scipy), the scorers or audit.results itself, so audit.results names them for type
+    checking only."""
     from attrib_audit.audit.correlations import CorrelationSection, CutSensitivity
     from attrib_audit.audit.sensitivity import SensitivitySection
     from attrib_audit.audit.transfer import TransferSection
 
     vars(results_module).update(CorrelationSection=CorrelationSection, CutSensitivity=CutSensitivity,
-                                TransferSection=TransferSection, SensitivitySection=SensitivitySection)
+                                TransferSection=TransferSection, SensitivitySection=SensitivitySection,
+                                RunSpec=RunSpec)
 
 
 def results_record(raw: Any, where: str | Path, error: type[InputError] = InputError) -> AuditResults:

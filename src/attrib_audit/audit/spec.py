@@ -17,12 +17,13 @@ from typing import Any, Mapping
 
 from attrib_audit.audit.config import TRANSFER_STATISTICS, AuditConfig
 from attrib_audit.audit.trust import LOCAL_OPTIONS, Asked, check_file_spec, refuse_local_options
-from attrib_audit.data.sources import DataSpec, is_int, need, strict
+from attrib_audit.data.sources import DataSpec, is_int, need
 from attrib_audit.engine.ray_engine import RayOptions
 from attrib_audit.errors import SpecError
 from attrib_audit.external.sources import ScoreSource
 from attrib_audit.files.jsonfile import lone_surrogate
 from attrib_audit.files.paths import default_cache_path
+from attrib_audit.files.records import from_record
 from attrib_audit.scorers.catalog import check_options
 from attrib_audit.scorers.plugins import is_import_path
 from attrib_audit.stats.bootstrap import DEFAULT_B, MIN_BOOT
@@ -108,8 +109,8 @@ class EngineSpec:
 class RunSpec:
     """What an audit runs: data, scorers with options, statistics settings, engine."""
 
-    data: DataSpec
-    scorers: tuple[ScorerChoice, ...]
+    data: DataSpec = DataSpec()  # a spec file may leave it out: then it names no input, which loading says
+    scorers: tuple[ScorerChoice, ...] = ()
     stats: StatsSpec = StatsSpec()
     engine: EngineSpec = EngineSpec()
     precomputed: tuple[ScoreSource, ...] = ()  # metrics computed elsewhere (--score-col, --scores)
@@ -136,23 +137,23 @@ class RunSpec:
 
 
     @classmethod
-    def from_dict(cls, raw: Any, where: str = "spec") -> "RunSpec":
-        top = strict(cls, raw, where)
-        scorers, precomputed = top.get("scorers", []), top.get("precomputed", [])
-        for key, value in (("scorers", scorers), ("precomputed", precomputed)):
-            if not isinstance(value, list):
-                raise SpecError(f"{where}.{key}: expected a list, got {type(value).__name__}")
-        try:
-            return cls(data=DataSpec.from_dict(top.get("data", {}), f"{where}.data"),
-                       scorers=tuple(ScorerChoice(**strict(ScorerChoice, s, f"{where}.scorers[{i}]"))
-                                     for i, s in enumerate(scorers)),
-                       precomputed=tuple(ScoreSource(**strict(ScoreSource, p, f"{where}.precomputed[{i}]"))
-                                         for i, p in enumerate(precomputed)),
-                       stats=StatsSpec(**strict(StatsSpec, top.get("stats", {}), f"{where}.stats")),
-                       engine=EngineSpec(**strict(EngineSpec, top.get("engine", {}), f"{where}.engine")),
-                       version=top.get("version", SPEC_VERSION))
-        except TypeError as exc:  # a required key (data.files[].path, hf.id, scorers[].name) is missing
-            raise SpecError(f"{where}: {exc}") from None
+    def from_dict(cls, raw: Any, where: str = "spec", key: str = "") -> "RunSpec":
+        """A run spec from its JSON form (a spec file, results.json's `spec`), read strictly: every key and value is
+        checked (files.records.from_record with `strict`), so nothing runs with a silent default.
+
+        Args:
+            raw: What json.loads (or tomllib) gave for the spec.
+            where: The file named in an error.
+            key: The spec's key path in that file (``spec`` in a results.json; empty: the file is the spec).
+
+        Returns:
+            The checked spec.
+
+        Raises:
+            SpecError: One line naming `where` and the key (``spec.toml: stats: unknown key n_boots; valid: ...``,
+                ``spec.toml: data.construct: expected a string, got 5``).
+        """
+        return from_record(cls, raw, where=where, key=key, error=SpecError, strict=True)
 
 
 @dataclass(frozen=True)
@@ -214,13 +215,8 @@ def load_spec_file(path: str | Path, asked: Asked = Asked()) -> RunSpec:
         raise SpecError(f"{p}, field '{odd}': holds an escaped lone surrogate (\\ud800-\\udfff), which UTF-8 text "
                         "cannot carry")
     recorded = isinstance(raw, dict) and isinstance(raw.get("spec"), dict)  # a results.json (a spec has no `spec`)
-    where = f"{p}: spec" if recorded else str(p)
-    try:
-        spec = RunSpec.from_dict(raw["spec"] if recorded else raw)
-    except SpecError as exc:  # `FILE: KEY: ...`, the key as the file spells it (under `spec` in a results.json)
-        msg = str(exc) if recorded else str(exc).removeprefix("spec.")
-        raise SpecError(msg if msg.startswith(str(p)) else f"{p}: {msg}") from None
-    check_file_spec(spec, where, asked)
+    spec = RunSpec.from_dict(raw["spec"] if recorded else raw, where=str(p), key="spec" if recorded else "")
+    check_file_spec(spec, f"{p}: spec" if recorded else str(p), asked)
     if recorded:
         return spec  # its paths are as the audit was given them, read from where it ran (as `--check` does)
     # relative data paths are read from the config file's folder, wherever the command runs

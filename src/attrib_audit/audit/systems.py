@@ -348,12 +348,9 @@ def _settings(results: AuditResults, folder: Path) -> SystemSettings:
         raw: dict[str, Any] = {"n_boot": block.n_boot, "seed": block.seed, "level": block.level,
                                "resample": block.resample, "min_shared": block.min_shared}
     else:
-        with saved_layout(where, "systems --results"):  # the run spec is read as plain JSON (RunSpec checks it)
-            stats = results.spec["stats"] if isinstance(results.spec, dict) else {}
-            d = StatsSpec()  # an audit that recorded no setting ran with the spec's default
-            raw = {"n_boot": stats.get("n_boot", d.n_boot), "seed": stats.get("seed", d.seed),
-                   "level": stats.get("level", d.level),
-                   "resample": stats.get("system_resample", list(d.system_resample))}
+        stats = results.spec.stats if results.spec is not None else StatsSpec()  # none recorded: the defaults
+        raw = {"n_boot": stats.n_boot, "seed": stats.seed, "level": stats.level,
+               "resample": list(stats.system_resample)}
     return SystemSettings.checked(raw, str(where))
 
 

@@ -6,7 +6,7 @@ construction: a bad value is a SpecError naming the field.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from attrib_audit.data.adapters import FORMATS, PAIRS, AdapterOptions, detect_format, get_adapter
@@ -19,18 +19,6 @@ from attrib_audit.data.loaders import check_unique_ids, load_pairs, rows_to_reco
 from attrib_audit.data.origin import DataEntry, FileRef, HFBenchmark, HFPairs, PairsFile, SkippedRow, parts
 from attrib_audit.data.records import FIELDS, PairTable
 from attrib_audit.errors import SpecError
-
-
-def strict(cls: type, raw: Any, where: str) -> dict:
-    """`raw` as keyword arguments of `cls`: an object whose keys are all fields of it."""
-    if not isinstance(raw, dict):
-        raise SpecError(f"{where}: expected an object, got {type(raw).__name__}")
-    names = [f.name for f in fields(cls)]
-    unknown = sorted(set(raw) - set(names))
-    if unknown:
-        raise SpecError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                        f"valid: {', '.join(names)}")
-    return dict(raw)
 
 
 def need(ok: bool, where: str, what: str, value: Any) -> None:
@@ -122,18 +110,6 @@ class DataSpec:
         need(self.on_error in ("fail", "skip"), "data.on_error", "expected fail or skip", self.on_error)
         need(self.nei in ("drop", "0"), "data.nei", "expected drop or 0", self.nei)
         need(self.wice_partial in (0, 1), "data.wice_partial", "expected 0 or 1", self.wice_partial)
-
-    @classmethod
-    def from_dict(cls, raw: Any, where: str = "data") -> "DataSpec":
-        """A DataSpec from its JSON form (results.json's `spec.data`, a spec file's `[data]`); unknown keys refused."""
-        data = strict(cls, raw, where)
-        files = data.get("files", [])
-        if not isinstance(files, list):
-            raise SpecError(f"{where}.files: expected a list, got {type(files).__name__}")
-        data["files"] = tuple(FileSource(**strict(FileSource, f, f"{where}.files[{i}]")) for i, f in enumerate(files))
-        if data.get("hf") is not None:
-            data["hf"] = HFSource(**strict(HFSource, data["hf"], f"{where}.hf"))
-        return cls(**data)
 
     def resolved(self, origin: list[DataEntry]) -> "DataSpec":
         """The same spec with each file's detected format and sha256 from its loaded `data` entry."""

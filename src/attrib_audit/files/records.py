@@ -9,7 +9,9 @@ differs from the fields:
 - `{"json": "name"}`: the key's name in JSON;
 - `{"omit": True}`: not written (read back as its default);
 - `{"skip_default": True}`: not written while it holds its default (NaN equals NaN here);
-- `{"inline": True}`: a nested record's keys written into this object (read back from it).
+- `{"inline": True}`: a nested record's keys written into this object (read back from it);
+- `{"strict": True}`: the part is read as a file a person writes (see `from_record`'s `strict`), e.g. the run spec
+  results.json records, which `audit --check` runs again.
 
 A class may list properties written after its fields in `record_derived` (a ClassVar); they are not read back.
 
@@ -76,25 +78,35 @@ def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:
 
 
 def from_record(cls: type[T], data: Any, *, where: str = "record", key: str = "",
-                error: type[AuditError] = InputError) -> T:
+                error: type[AuditError] = InputError, strict: bool = False) -> T:
     """The `cls` record `data` (parsed JSON) holds, each field checked against its type hint.
 
     Args:
         cls: a dataclass whose fields are JSON types, Optional/Union, Literal, enums, tuples, lists, str-keyed dicts,
-            numpy arrays (lists of numbers, null for NaN) or nested dataclasses.
+            numpy arrays (lists of numbers, null for NaN) or nested dataclasses. A union of records is told apart by
+            their required keys (the first whose required keys are all present is read).
         data: what json.loads gave for it.
         where: the file (or other source) named in an error.
         key: the key path of `data` in that file, for errors (empty: the top level).
         error: the error type raised.
+        strict: read `data` as a file a person writes (a run spec), where nothing may pass unnoticed: a key that is
+            not a field is refused, listing the valid ones; a plain value (not a record) of the wrong type is first
+            offered to the record's own check (`__post_init__`), whose AuditError, naming the field from the top of
+            `data` (``data.construct: expected a string, got 5``), is the answer; errors name the key path as the
+            person wrote it and the type they gave (``spec.toml: stats: unknown key n_boots; valid: n_boot, ...``,
+            ``spec.toml: precomputed: expected a list, got str``); a whole number for a float stays as written and
+            null is not NaN.
 
     Returns:
-        The record, built by keyword; keys of `data` that are not fields (derived values, newer keys) are ignored.
+        The record, built by keyword; unless `strict`, keys of `data` that are not fields (derived values, newer
+        keys) are ignored.
 
     Raises:
         error: one line naming `where` and the key path, e.g. ``results.json: key 'systems.slices[0].design':
             expected an object, got null``.
     """
-    return _Reader(where, error).read(cls, data, key)
+    reader = _Strict(where, error, root=key) if strict else _Reader(where, error)
+    return reader.read(cls, data, key)
 
 
 def _json_kind(value: Any) -> str:
@@ -125,14 +137,25 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def _json_names(cls: type) -> set[str]:
     """The keys a record of `cls` may write (inline parts' keys included)."""
-    out: set[str] = set()
+    return set(_key_order(cls))
+
+
+def _key_order(cls: type) -> list[str]:
+    """The keys a record of `cls` may write, in the order it writes them."""
+    out: list[str] = []
     for f in dataclasses.fields(cls):
         if f.metadata.get("inline"):
-            out |= {n for a in (_hints(cls)[f.name], *typing.get_args(_hints(cls)[f.name]))
-                    if dataclasses.is_dataclass(a) and isinstance(a, type) for n in _json_names(a)}
+            out += [n for a in (_hints(cls)[f.name], *typing.get_args(_hints(cls)[f.name]))
+                    if dataclasses.is_dataclass(a) and isinstance(a, type) for n in _key_order(a)]
         elif not f.metadata.get("omit"):
-            out.add(f.metadata.get("json", f.name))
-    return out
+            out.append(f.metadata.get("json", f.name))
+    return list(dict.fromkeys(out))
+
+
+def _holds_records(hint: Any) -> bool:
+    """Whether a field of this type holds records (in a list, a dict or a union too)."""
+    return (dataclasses.is_dataclass(hint) and isinstance(hint, type)) or any(
+        _holds_records(a) for a in typing.get_args(hint))
 
 
 def _required(cls: type) -> set[str]:
@@ -180,21 +203,45 @@ class _Mismatch(Exception):
 
 
 class _Reader:
+    """Reads records attrib-audit wrote: a value of the wrong type is refused where it is met, unknown keys are
+    ignored."""
+
+    strict = False
+
     def __init__(self, where: str, error: type[AuditError]) -> None:
         self.where, self.error = where, error
 
-    def read(self, cls: type[T], data: Any, key: str) -> T:
+    def read(self, hint: Any, data: Any, key: str) -> Any:
         try:
-            return self._record(cls, data, key)
+            return self._value(hint, data, key)
         except _Mismatch as exc:
-            at = f"key '{exc.key}'" if exc.key else "the top level"
-            raise self.error(f"{self.where}: {at}: expected {exc.expected}, got {_json_kind(exc.got)}") from None
+            raise self.error(self._mismatch(exc)) from None
+
+    def _mismatch(self, exc: _Mismatch) -> str:
+        at = f"key '{exc.key}'" if exc.key else "the top level"
+        return f"{self.where}: {at}: expected {exc.expected}, got {_json_kind(exc.got)}"
+
+    def _missing(self, key: str) -> str:
+        return f"{self.where}: key '{key}' is missing"
+
+    def _refused(self, key: str, exc: Exception) -> str:
+        """A record's own check (`__post_init__`) refused the values it was given."""
+        return f"{self.where}: key '{key or '(top level)'}': {exc}"
+
+    def _own(self, key: str, exc: AuditError) -> str:
+        """A record's own check raised its own one-line error."""
+        return self._refused(key, exc)
+
+    def _unknown(self, cls: type, data: Mapping[str, Any], key: str) -> None:
+        """Keys that are not fields (derived values, keys of a newer version) are ignored."""
 
     def _record(self, cls: type[T], data: Any, key: str) -> T:
         if not isinstance(data, Mapping):
             raise _Mismatch(key, "an object", data)
+        self._unknown(cls, data, key)
         hints = _hints(cls)
         kwargs: dict[str, Any] = {}
+        wrong: list[_Mismatch] = []  # strict: plain values that fit no hint, offered to the record's own check first
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             if not f.init:
                 continue
@@ -209,13 +256,31 @@ class _Reader:
             here = f"{key}.{name}" if key else name
             if f.metadata.get("omit") or name not in data:
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                    raise self.error(f"{self.where}: key '{here}' is missing")
+                    raise self.error(self._missing(here))
                 continue
-            kwargs[f.name] = self._value(hints[f.name], data[name], here)
+            if f.metadata.get("strict") and not self.strict:
+                kwargs[f.name] = _Strict(self.where, self.error, root=here).read(hints[f.name], data[name], here)
+                continue
+            try:
+                kwargs[f.name] = self._value(hints[f.name], data[name], here)
+            except _Mismatch as exc:
+                if not self.strict or _holds_records(hints[f.name]):  # a part's shape: the reader's to say
+                    raise
+                wrong.append(exc)
+                kwargs[f.name] = data[name]
         try:
-            return cls(**kwargs)
-        except (ValueError, TypeError) as exc:  # a record's own check (__post_init__) refused the values
-            raise self.error(f"{self.where}: key '{key or '(top level)'}': {exc}") from None
+            record = cls(**kwargs)
+        except AuditError as exc:
+            raise self.error(self._own(key, exc)) from None
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            if wrong:  # the check tripped over a value of the wrong type: the type is the answer
+                raise wrong[0] from None
+            if not isinstance(exc, (ValueError, TypeError)):
+                raise
+            raise self.error(self._refused(key, exc)) from None
+        if wrong:  # the record's own check let it pass: its type hint does not
+            raise wrong[0]
+        return record
 
     def _value(self, hint: Any, value: Any, key: str) -> Any:
         origin = typing.get_origin(hint)
@@ -291,12 +356,12 @@ class _Reader:
             return np.asarray(value, dtype=np.int64)
         return np.asarray([np.nan if v is None else v for v in value], dtype=np.float64)
 
-    @staticmethod
-    def _scalar(hint: Any, value: Any, key: str) -> Any:
+    def _scalar(self, hint: Any, value: Any, key: str) -> Any:
         checks: dict[Any, tuple[str, Callable[[Any], bool]]] = {
             bool: ("a boolean", lambda v: isinstance(v, bool)),
             int: ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
-            float: ("a number", lambda v: v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))),
+            float: ("a number", lambda v: (v is None and not self.strict)  # null: how attrib-audit writes NaN
+                    or (isinstance(v, (int, float)) and not isinstance(v, bool))),
             str: ("a string", lambda v: isinstance(v, str)),
             type(None): ("null", lambda v: v is None),
         }
@@ -308,8 +373,49 @@ class _Reader:
         if hint is float:
             if not _fits_float(value):
                 raise _Mismatch(key, "a number", value)
+            if self.strict and isinstance(value, int):  # a whole number stays as the person wrote it
+                return value
             return math.nan if value is None else float(value)
         return value
+
+
+class _Strict(_Reader):
+    """Reads a file a person writes (a run spec): unknown keys are refused, a value of the wrong type is first offered
+    to the record's own check, and errors name the key path as written (`FILE: stats.n_boot: ...`)."""
+
+    strict = True
+
+    def __init__(self, where: str, error: type[AuditError], root: str = "") -> None:
+        super().__init__(where, error)
+        self.root = root  # the key path of the part read strictly: its records' own checks name fields from there
+        self.seen: list[Mapping[str, Any]] = []  # the objects whose keys were checked
+
+    def _at(self, key: str) -> str:
+        return f"{self.where}: {key}" if key else self.where
+
+    def _mismatch(self, exc: _Mismatch) -> str:
+        got = exc.got
+        kind = "dict" if isinstance(got, Mapping) else "list" if isinstance(got, (list, tuple)) else type(got).__name__
+        return f"{self._at(exc.key)}: expected {exc.expected}, got {kind}"  # the names a Python reader of JSON knows
+
+    def _missing(self, key: str) -> str:
+        return f"{self._at(key)}: missing (it has no default)"
+
+    def _refused(self, key: str, exc: Exception) -> str:
+        return f"{self._at(key)}: {exc}"
+
+    def _own(self, key: str, exc: AuditError) -> str:
+        return f"{self.where}: {self.root}.{exc}" if self.root else f"{self.where}: {exc}"
+
+    def _unknown(self, cls: type, data: Mapping[str, Any], key: str) -> None:
+        if any(data is seen for seen in self.seen):  # an inline part: its keys were checked with its record's
+            return
+        self.seen.append(data)
+        valid = _key_order(cls)
+        unknown = sorted(str(k) for k in set(data) - set(valid))
+        if unknown:
+            raise self.error(f"{self._at(key)}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                             f"valid: {', '.join(valid)}")
 
 
 _INT64 = np.iinfo(np.int64)

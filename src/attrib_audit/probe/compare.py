@@ -118,17 +118,21 @@ class ProbeComparison:
     run_id: str = field(default="", metadata={"skip_default": True})
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProbeResult:
+    """A comparison and its per-example metrics; the comparison gets its run id when the result is built."""
+
     results: ProbeComparison
     per_example: dict[str, np.ndarray] = field(default_factory=dict)  # a column per metric (and `ids`)
+
+    def __post_init__(self) -> None:
+        if not self.results.run_id:
+            object.__setattr__(self, "results", replace(self.results, run_id=new_run_id()))
 
     def save(self, out: str | Path) -> Path:
         """probe.json (the comparison) and per_example.csv (every example's metrics, to see which moved)."""
         out = check_out_dir(out, names=("probe.json", "per_example.csv"))
         path = out / "probe.json"
-        if not self.results.run_id:
-            self.results = replace(self.results, run_id=new_run_id())
         if self.per_example:
             import pandas as pd
 

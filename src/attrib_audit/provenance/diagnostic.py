@@ -229,15 +229,20 @@ def _fooled(pool: PoolSummary, name: str) -> float:
     return fooled.estimate if fooled is not None else float("nan")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProvenanceResult:
+    """A provenance run; it gets its run id when the result is built."""
+
     results: ProvenanceRun
 
+    def __post_init__(self) -> None:
+        if not self.results.run_id:
+            object.__setattr__(self, "results", replace(self.results, run_id=new_run_id()))
+
     def save(self, out: str | Path) -> Path:
+        """provenance.json, written whole."""
         path = check_out_dir(out, names=("provenance.json",))
         path.mkdir(parents=True, exist_ok=True)
-        if not self.results.run_id:
-            self.results = replace(self.results, run_id=new_run_id())
         write_text_atomic(path / "provenance.json", sealed_json(to_record(self.results)))
         return path / "provenance.json"
 
