@@ -9,6 +9,7 @@ import pytest
 from attrib_audit.data import DataError
 from attrib_audit.data.columnar import batch_to_table
 from attrib_audit.data.loaders import rows_to_records
+from attrib_audit.data.origin import SkippedRow
 from attrib_audit.data.records import PairTable
 from attrib_audit.data.sources import DataSpec
 from attrib_audit.engine.stream import iter_tables
@@ -88,6 +89,6 @@ def test_streamed_parquet_errors_still_name_file_row_and_field(tmp_path):
     assert str(err.value) == f"{path}, row 58, field 'claim': claim is empty"
     origin: list = []
     tables = list(iter_tables([path], DataSpec(on_error="skip"), chunk_rows=16, origin=origin))
-    assert sum(map(len, tables)) == n - 1 and origin[0]["skipped"] == [
-        {"file": str(path), "row": 58, "field": "claim", "reason": "claim is empty"}]
+    assert sum(map(len, tables)) == n - 1 and origin[0].skipped == (
+        SkippedRow(file=str(path), row=58, field="claim", reason="claim is empty"),)
     assert tables[0].ids[:2] == ["pairs:1", "pairs:2"] and tables[-1].ids[-1] == f"pairs:{n}"
