@@ -285,3 +285,48 @@ def test_values_handed_to_run_audit_are_recorded_as_their_source(tmp_path):
     raw = json.loads((tmp_path / "run" / "results.json").read_text())
     assert raw["config"]["precomputed"] == {"mine": {"name": "mine", "source": "python"}}
     assert read_results(tmp_path / "run").config.precomputed == result.results.config.precomputed
+
+
+# ---- agreement.json and thresholds.json beside results.json: read as their records ---------------------------------
+
+def _agreed(audited: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "agreed"
+    shutil.copytree(audited, folder)
+    for b in ("lex", "mini"):
+        assert main(["agree", "--results", str(folder), "--a", "human", "--b", b, "--n-boot", "30"]) == 0
+    return folder
+
+
+def test_agreement_json_keeps_one_record_per_pair_and_the_report_reads_them(audited, tmp_path, capsys):
+    from attrib_audit.audit.agreement import AgreementFile, agreement_record
+    from attrib_audit.report.inputs import load_inputs
+
+    folder = _agreed(audited, tmp_path)
+    assert main(["agree", "--results", str(folder), "--a", "human", "--b", "lex", "--n-boot", "30"]) == 0  # again
+    raw = json.loads((folder / "agreement.json").read_text())
+    read = agreement_record(raw, folder / "agreement.json")
+    assert isinstance(read, AgreementFile) and [(p.a, p.b) for p in read.pairs] == [("human", "mini"), ("human", "lex")]
+    assert read.run_id == json.loads((folder / "results.json").read_text())["run_id"]
+    assert all("run_id" not in p for p in raw["pairs"])  # written once for the file, not per comparison
+    inputs = load_inputs(folder)
+    assert inputs.agreement == read
+    one = {**raw["pairs"][0], "run_id": raw["run_id"]}  # the layout of earlier versions: one comparison, top level
+    assert agreement_record(one, "old.json").pairs == [read.pairs[0]]
+
+
+@pytest.mark.parametrize(("plant", "message"), [
+    (lambda r: r["pairs"][1]["overall"].__setitem__("n", "many"),
+     "key 'pairs[1].overall.n': expected an integer, got a string"),
+    (lambda r: r["pairs"][0].pop("slices"), "key 'pairs[0].slices' is missing"),
+    (lambda r: r.__setitem__("pairs", {}), "key 'pairs': expected a list, got an object"),
+])
+def test_a_wrong_value_in_agreement_json_is_one_line_naming_the_file_and_key(audited, tmp_path, capsys, plant,
+                                                                             message):
+    folder = _agreed(audited, tmp_path)
+    raw = json.loads((folder / "agreement.json").read_text())
+    plant(raw)
+    (folder / "agreement.json").write_text(sealed_json(raw))
+    capsys.readouterr()
+    assert main(["report", str(folder)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"agreement.json: {message}" in err[0] and "Traceback" not in err[0]

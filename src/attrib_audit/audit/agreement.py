@@ -6,16 +6,17 @@ rater has no rating (a failed judgement) are left out and counted.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from attrib_audit.data.errors import DataError
+from attrib_audit.errors import InputError
 from attrib_audit.files.jsonfile import read_json, sealed_json
 from attrib_audit.files.outdir import run_id_of, write_text_atomic
-from attrib_audit.files.records import to_record
+from attrib_audit.files.records import from_record, to_record
 from attrib_audit.stats.agreement import clustered_kappa_ci, confusion_matrix
 from attrib_audit.stats.bootstrap import DEFAULT_B, slice_rng
 
@@ -76,7 +77,8 @@ class Kappa:
 class Agreement:
     """κ(a, b) overall and per slice: one comparison of agreement.json."""
 
-    run_id: str | None
+    # the scores' run id; agreement.json writes it once for all its comparisons, so there it is left out
+    run_id: str | None = field(default=None, metadata={"skip_default": True})
     a: str
     b: str
     a_from: str  # how a's ratings were derived
@@ -86,6 +88,27 @@ class Agreement:
     ci: str
     overall: Kappa
     slices: tuple[Kappa, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgreementFile:
+    """agreement.json: the comparisons drawn from one run's scores, one per (a, b)."""
+
+    run_id: str | None
+    pairs: list[Agreement]
+
+
+def agreement_record(raw: Any, where: str | Path, error: type[InputError] = InputError, *,
+                     key: str = "") -> AgreementFile:
+    """Parsed agreement.json as its records, every value checked (one line naming the file and key otherwise).
+
+    A file written by earlier versions (one comparison at the top level, or inside an older results.json) reads as
+    a file of that one comparison.
+    """
+    if isinstance(raw, dict) and "pairs" not in raw:
+        one = from_record(Agreement, raw, where=str(where), key=key, error=error)
+        return AgreementFile(run_id=one.run_id, pairs=[replace(one, run_id=None)])
+    return from_record(AgreementFile, raw, where=str(where), key=key, error=error)
 
 
 def _one(a: np.ndarray, b: np.ndarray, groups: np.ndarray, n_boot: int, rng: np.random.Generator,
@@ -125,15 +148,15 @@ def agreement(results_dir: str | Path, a: str, b: str, *, threshold: float = 0.5
                     overall=_one(ra, rb, groups, n_boot, slice_rng(seed, "__overall__")),
                     slices=tuple(_one(ra[slices == sl], rb[slices == sl], groups[slices == sl], n_boot,
                                       slice_rng(seed, sl), sl) for sl in sorted(set(slices))))
-    _save(Path(results_dir) / "agreement.json", to_record(out))
+    _save(Path(results_dir) / "agreement.json", out)
     return out
 
 
-def _save(path: Path, comparison: dict[str, Any]) -> None:
+def _save(path: Path, comparison: Agreement) -> None:
     """agreement.json keeps one entry per (a, b) of the same run: rerunning a comparison replaces it, others stay;
     comparisons of another run's scores (another run id) are dropped."""
-    run_id = comparison["run_id"]
-    comparison = {k: v for k, v in comparison.items() if k != "run_id"}
-    kept = read_json(path).get("pairs", []) if path.exists() and run_id_of(path) == run_id else []
-    kept = [c for c in kept if (c["a"], c["b"]) != (comparison["a"], comparison["b"])] + [comparison]
-    write_text_atomic(path, sealed_json({"run_id": run_id, "pairs": kept}))
+    run_id = comparison.run_id
+    kept = (agreement_record(read_json(path, DataError), path, DataError).pairs
+            if path.exists() and run_id_of(path) == run_id else [])
+    kept = [c for c in kept if (c.a, c.b) != (comparison.a, comparison.b)] + [replace(comparison, run_id=None)]
+    write_text_atomic(path, sealed_json(to_record(AgreementFile(run_id=run_id, pairs=kept))))

@@ -125,8 +125,7 @@ def build_report(folder: str | Path, out: str | Path | None = None, *, png: bool
         title = "attrib-audit report"
         tool = (to_record(inputs.results.tool) if inputs.results is not None else
                 to_record(inputs.provenance.tool) if inputs.provenance is not None else
-                next((d["tool"] for d in (inputs.thresholds,)
-                      if isinstance(d, dict) and isinstance(d.get("tool"), dict)), {}))
+                to_record(inputs.thresholds.tool) if inputs.thresholds is not None else {})
         run = inputs.run_id
         meta = (f"attrib-audit {tool.get('version', '?')} · " + (f"run {run} · " if run else "")
                 + f"read from {', '.join(str(p) for p in inputs.sources.values())} "

@@ -5,9 +5,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attrib_audit.audit.agreement import AgreementFile, agreement_record
 from attrib_audit.audit.results import AuditResults, results_file
 from attrib_audit.audit.saved import results_record
-from attrib_audit.audit.thresholds import thresholds_file
+from attrib_audit.audit.thresholds import ThresholdsResults, thresholds_file, thresholds_record
 from attrib_audit.data.errors import DataError
 from attrib_audit.files.jsonfile import is_sealed, read_json
 from attrib_audit.files.records import from_record
@@ -28,8 +29,10 @@ class ReportInputs:
     results: AuditResults | None = None
     provenance: ProvenanceRun | None = None
     probe: ProbeComparison | None = None
-    agreement: dict[str, Any] | None = None
-    thresholds: dict[str, Any] | None = None  # as parsed; report.thresholds reads it as audit.thresholds' records
+    agreement: AgreementFile | None = None
+    thresholds: ThresholdsResults | None = None
+    # why thresholds.json was left out: an edited file (its digest fails) whose values are not of the model's types
+    thresholds_skipped: str | None = None
     sources: dict[str, Path] = field(default_factory=dict)  # which file each part came from
     ignored: list[str] = field(default_factory=list)  # files left out because another run wrote them
     sealed_files: set[Path] = field(default_factory=set)  # files whose digest holds (files.jsonfile.sealed_json)
@@ -57,11 +60,20 @@ def _drop_other_runs(inputs: ReportInputs) -> None:
         return
     for key in DERIVED:
         data = getattr(inputs, key)
-        if data is not None and data.get("run_id") != run_id:
-            other = data.get("run_id") or "none recorded"
+        if data is not None and data.run_id != run_id:
+            other = data.run_id or "none recorded"
             inputs.ignored.append(f"{inputs.sources[key]} (run {other}; results.json is run {run_id})")
             setattr(inputs, key, None)
             del inputs.sources[key]
+
+
+def _read(key: str, raw: Any, path: Path) -> Any:
+    """The records of one saved file (every value checked: one line naming the file and key otherwise)."""
+    if key == "results":
+        return results_record(raw, path, ReportError)
+    if key == "agreement":
+        return agreement_record(raw, path, ReportError)
+    return from_record(ProbeComparison if key == "probe" else ProvenanceRun, raw, where=str(path), error=ReportError)
 
 
 def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInputs:
@@ -73,7 +85,7 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
     if not folder.is_dir():
         raise ReportError(f"{folder}: no such results folder")
     inputs = ReportInputs(folder=folder)
-    older_agreement: dict[str, Any] | None = None
+    older_agreement: AgreementFile | None = None
     for key, name in FILES.items():
         given = explicit.get(key)
         path = Path(given) if given else folder / name
@@ -83,14 +95,21 @@ def load_inputs(folder: str | Path, **explicit: str | Path | None) -> ReportInpu
             raw = (results_file(folder, "report", ReportError)[1] if key == "results" else
                    thresholds_file(path, "report", ReportError)[1] if key == "thresholds" else
                    read_json(path, ReportError))
-            setattr(inputs, key, results_record(raw, path, ReportError) if key == "results" else
-                    from_record(ProbeComparison, raw, where=str(path), error=ReportError) if key == "probe" else
-                    from_record(ProvenanceRun, raw, where=str(path), error=ReportError) if key == "provenance" else raw)
+            if key == "thresholds":
+                try:
+                    inputs.thresholds = thresholds_record(raw, path, ReportError)
+                except ReportError as exc:
+                    if is_sealed(raw):
+                        raise  # the file is as attrib-audit wrote it: one line, not a note
+                    inputs.thresholds_skipped = str(exc)
+                    continue
+            else:
+                setattr(inputs, key, _read(key, raw, path))
             inputs.sources[key] = path
             if is_sealed(raw):
                 inputs.sealed_files.add(path)
             if key == "results" and isinstance(raw.get("agreement"), dict):  # an older results.json may hold it
-                older_agreement = raw["agreement"]
+                older_agreement = agreement_record(raw["agreement"], path, ReportError, key="agreement")
     _drop_other_runs(inputs)
     if inputs.agreement is None and older_agreement is not None:
         inputs.agreement = older_agreement

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from attrib_audit.audit.thresholds import CalibrationRecord, ThresholdEntry, thresholds_record
+from attrib_audit.audit.thresholds import CalibrationRecord, ThresholdEntry
 from attrib_audit.report import fmt, style
 from attrib_audit.report.blocks import Block, Figure, Note, Para, Section, Table, guard
 from attrib_audit.report.console import RATE_NAMES, short_names
 from attrib_audit.report.figcache import cached_figure
-from attrib_audit.report.inputs import ReportError
 from attrib_audit.stats.threshold import GateRates
 from attrib_audit.stats.types import Estimate
 
@@ -176,17 +175,12 @@ def reliability_plot(entries: list[ThresholdEntry], plots: Path) -> Figure | Non
 
 
 def build(inputs: Any, plots: Path) -> Section | None:
-    raw = inputs.thresholds
-    if not isinstance(raw, dict):
-        return None
     sec = Section("thresholds", "Deployable thresholds")
-    try:
-        th = thresholds_record(raw, inputs.source("thresholds"), ReportError)
-    except ReportError as exc:
-        if inputs.sealed("thresholds"):
-            raise  # the file is as attrib-audit wrote it: one line, not a note
-        return sec.add(Note(f"The thresholds were skipped: its saved results do not have the layout this report "
-                            f"reads ({exc})."))
+    if inputs.thresholds is None:
+        return None if inputs.thresholds_skipped is None else sec.add(Note(
+            f"The thresholds were skipped: its saved results do not have the layout this report reads "
+            f"({inputs.thresholds_skipped})."))
+    th = inputs.thresholds
     kind = th.config.target.kind
     sec.add(Para("Gate: pass the answer when its score ≥ t. " + "; ".join(th.notes) + "."))
     for a in dict.fromkeys(e.assumption for e in th.entries if e.assumption):
