@@ -26,6 +26,7 @@ from attrib_audit import __version__
 from attrib_audit.data.origin import DataEntry, SkippedRow
 from attrib_audit.data.records import PairTable
 from attrib_audit.engine.runner import RunStats
+from attrib_audit.engine.table import Unavailable
 from attrib_audit.errors import InputError
 from attrib_audit.external.precomputed import PrecomputedRecord
 from attrib_audit.external.sources import ScoreSource
@@ -206,14 +207,6 @@ class FailureRow:
     n_failed: int
     n_clamped: int = 0  # judge answers outside [0, 1], clamped
     examples: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Unavailable:
-    """A requested scorer that could not run here, and why (engine.table.build_scorers)."""
-
-    scorer: str
-    reason: str
 
 
 @dataclass(frozen=True, kw_only=True)

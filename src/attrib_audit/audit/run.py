@@ -194,7 +194,7 @@ class Scored:
     scores: dict[str, ScoreBatch]
     run_stats: list[RunStats]
     external: dict[str, Precomputed]
-    unavailable: list[dict]
+    unavailable: list[Unavailable]
 
 
 def score_all(table: PairTable, config: AuditConfig, log: Callable[[str], None] = print) -> Scored:
@@ -285,7 +285,7 @@ def run_audit(table: PairTable, config: AuditConfig | None = None, log: Callable
         data=table.origin,
         skipped=[s for o in table.origin for s in o.skipped],
         scorers=run_stats,
-        unavailable=[Unavailable(scorer=u["scorer"], reason=u["reason"]) for u in unavailable],
+        unavailable=unavailable,
         precomputed=[p.record(table.ids) for p in external.values()],
         slices=slices,
         auroc=auroc_rows,

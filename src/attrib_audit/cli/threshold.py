@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from attrib_audit.audit.results import Unavailable
 from attrib_audit.audit.spec import audit_config
 from attrib_audit.audit.thresholds import (
     FILE,
@@ -92,7 +91,7 @@ def cmd_threshold(args: argparse.Namespace) -> int:
         pairs, slice_by, run_id = scored_from_table(table, table.slice_keys(args.slice_by),
                                                     scores), args.slice_by, new_run_id()
         source = ThresholdSource(data=table.origin, scorers={s.scorer: s.signature for s in run_stats},
-                                 unavailable=[Unavailable(scorer=u["scorer"], reason=u["reason"]) for u in unavailable])
+                                 unavailable=unavailable)
     results = compute_thresholds(pairs, opts, source=source, run_id=run_id, slice_by=slice_by)
     out.mkdir(parents=True, exist_ok=True)
     path = out / FILE

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol, Sequence
 
 from attrib_audit import __version__
@@ -34,13 +34,22 @@ class ScoringConfig(Protocol):
     def factory_options(self, name: str) -> dict[str, Any]: ...
 
 
-def build_scorers(config: ScoringConfig, log: Callable[[str], None] = print) -> tuple[dict[str, Scorer], list[dict]]:
+@dataclass(frozen=True)
+class Unavailable:
+    """A requested scorer that could not run here, and why (its weights or library are absent)."""
+
+    scorer: str
+    reason: str
+
+
+def build_scorers(config: ScoringConfig,
+                  log: Callable[[str], None] = print) -> tuple[dict[str, Scorer], list[Unavailable]]:
     """Instantiate the requested scorers; one whose weights are absent is reported in one line and skipped.
 
     A model whose signature the score cache already knows for the same identity (ScorerSpec.identity) is not loaded
     here but on its first uncached pair (DeferredScorer), so a rerun served from the cache loads no model."""
     built: dict[str, Scorer] = {}
-    unavailable = []
+    unavailable: list[Unavailable] = []
     caches: list[ScoreCache] = []  # opened only if a scorer has an identity to look up
 
     def cache() -> ScoreCache | None:
@@ -55,7 +64,7 @@ def build_scorers(config: ScoringConfig, log: Callable[[str], None] = print) -> 
             try:
                 built[name] = _build(name, config.factory_options(name), cache)
             except ScorerUnavailable as exc:
-                unavailable.append({"scorer": name, "reason": str(exc)})
+                unavailable.append(Unavailable(scorer=name, reason=str(exc)))
                 log(f"[skip] {name}: {exc}")
     finally:
         for c in caches:
@@ -63,10 +72,10 @@ def build_scorers(config: ScoringConfig, log: Callable[[str], None] = print) -> 
     return built, unavailable
 
 
-def no_scorer_ran(unavailable: list[dict]) -> UsageError:
+def no_scorer_ran(unavailable: list[Unavailable]) -> UsageError:
     """The one-line error of a command that has nothing to compute because no requested scorer could be built here
     (each named with why): writing an output without scores would look like a finished run."""
-    return UsageError("no scorer ran: " + "; ".join(f"{u['scorer']} ({u['reason']})" for u in unavailable))
+    return UsageError("no scorer ran: " + "; ".join(f"{u.scorer} ({u.reason})" for u in unavailable))
 
 
 def scorer_identity(name: str, options: dict[str, Any]) -> str | None:

@@ -128,7 +128,7 @@ def score_pool(pool: Pool, config: ScoringConfig,
     """Scores of every pool pair by the configured metrics, through the engine and its cache."""
     scorers, unavailable = build_scorers(config, log=log)
     if unavailable:
-        raise UsageError(f"scorer(s) {', '.join(u['scorer'] for u in unavailable)} cannot run here")
+        raise UsageError(f"scorer(s) {', '.join(u.scorer for u in unavailable)} cannot run here")
     cache = ScoreCache(config.cache_path)
     try:
         rows = [score_pairs(s, pool.claims, pool.evidences, cache=cache, batch_size=config.batch_size,
