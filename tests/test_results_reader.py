@@ -45,6 +45,16 @@ def _planted(audited: Path, tmp_path: Path, plant) -> Path:
     return folder
 
 
+def _refused(command: str, folder: Path, capsys) -> str:
+    """What `command` on `folder` printed, after checking it refused the folder in one line with exit 2."""
+    capsys.readouterr()
+    code = main(COMMANDS[command](folder))
+    err = capsys.readouterr().err.strip()
+    assert code == 2, (code, err)
+    assert "\n" not in err and "Traceback" not in err, err
+    return err
+
+
 def _set(path: str, value):
     """A plant: the value at a dotted key path (`slices[0].n`) replaced."""
     def plant(raw: dict) -> None:
@@ -86,11 +96,7 @@ COMMANDS = {  # each reader command, with what it needs besides the folder
 def test_a_wrong_type_anywhere_is_one_line_naming_the_file_and_key(audited, tmp_path, capsys, command, key, value,
                                                                     named, expected):
     folder = _planted(audited, tmp_path, _set(key, value))
-    capsys.readouterr()
-    code = main(COMMANDS[command](folder))
-    err = capsys.readouterr().err.strip()
-    assert code == 2, (code, err)
-    assert "\n" not in err and "Traceback" not in err, err
+    err = _refused(command, folder, capsys)
     assert err.endswith(f"{folder / 'results.json'}: key '{named}': {expected}"), err
 
 
@@ -229,11 +235,7 @@ SPEC_PLANTS = [  # the run spec is read strictly (it is what `audit --check` run
 def test_a_wrong_run_spec_or_precomputed_source_is_one_line_naming_the_file_and_key(audited, tmp_path, capsys, command,
                                                                                      key, value, expected):
     folder = _planted(audited, tmp_path, _set(key, value))
-    capsys.readouterr()
-    code = main(COMMANDS[command](folder))
-    err = capsys.readouterr().err.strip()
-    assert code == 2, (code, err)
-    assert "\n" not in err and "Traceback" not in err, err
+    err = _refused(command, folder, capsys)
     assert err.endswith(f"{folder / 'results.json'}: {expected}"), err
 
 
