@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from attrib_audit.cli.options import add_n_boot_arg, add_seed_arg, seed_int
+from attrib_audit.data.origin import FileRef
 from attrib_audit.engine.cache import ScoreCache
 from attrib_audit.errors import UsageError
 from attrib_audit.files.hashing import file_sha256
@@ -59,7 +60,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
               file=sys.stderr)
     examples = load_asqa(args.data)
     base, tuned = load_outputs(args.base), load_outputs(args.tuned)
-    origin = {k: {"path": p, "sha256": file_sha256(p)} for k, p in
+    origin = {k: FileRef(path=str(p), sha256=file_sha256(p)) for k, p in
               (("data", args.data), ("base", args.base), ("tuned", args.tuned))}
     use_reward = args.reward_scorer not in (None, "none")
     config = CompareConfig(n_boot=args.n_boot, seed=args.seed, reward=_reward_config(args) if use_reward else None,

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 
 from attrib_audit.data.errors import DataError
+from attrib_audit.data.origin import FileRef
 from attrib_audit.files.jsonfile import sealed_json
 from attrib_audit.files.outdir import check_out_dir, new_run_id, output_file, write_text_atomic
 from attrib_audit.files.records import to_record
@@ -97,20 +98,12 @@ class CompareSettings:
     reward: RewardSettings | None = None
 
 
-@dataclass(frozen=True)
-class InputFile:
-    """An input file and its digest."""
-
-    path: str
-    sha256: str
-
-
 @dataclass(frozen=True, kw_only=True)
 class ProbeComparison:
     """probe.json: the per-metric table, the rewrite statistics and the one-line verdict."""
 
     config: CompareSettings
-    data: dict[str, InputFile]
+    data: dict[str, FileRef]
     coverage: Coverage
     metrics: tuple[MetricRow, ...]
     rewrite: dict[str, MeanCI]
@@ -183,10 +176,10 @@ def _est(e: Estimate) -> MeanCI:
 
 def compare_systems(base: Mapping[str, str], tuned: Mapping[str, str], examples: Mapping[str, AsqaExample],
                     config: CompareConfig | None = None, *, support: SupportFn | None = None,
-                    origin: dict[str, Any] | None = None) -> ProbeResult:
+                    origin: Mapping[str, FileRef] | None = None) -> ProbeResult:
     """Means of each metric for both systems, the paired bootstrap CI of tuned − base, and rewrite stats."""
     config = config or CompareConfig()
-    names = (origin["base"]["path"], origin["tuned"]["path"]) if origin else ("base", "tuned")
+    names = (origin["base"].path, origin["tuned"].path) if origin else ("base", "tuned")
     ids, coverage = align(base, tuned, examples, *names)
     per = {"base": answer_metrics(base, examples, ids), "tuned": answer_metrics(tuned, examples, ids)}
     if config.reward is not None:
@@ -218,7 +211,7 @@ def compare_systems(base: Mapping[str, str], tuned: Mapping[str, str], examples:
                                ci="percentile, clustered bootstrap over examples; differences paired (tuned − base)",
                                rewrite_jaccard_threshold=REWRITE_JACCARD, reward_scorer=config.reward_scorer,
                                reward=reward),
-        data={k: InputFile(path=str(v["path"]), sha256=str(v["sha256"])) for k, v in (origin or {}).items()},
+        data=dict(origin or {}),
         coverage=coverage,
         metrics=tuple(table),
         rewrite=rw,
