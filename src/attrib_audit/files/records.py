@@ -178,20 +178,7 @@ def _required(cls: type) -> set[str]:
 def _missing(cls: type, data: Mapping[str, Any]) -> list[str]:
     """`cls`'s required keys that `data` lacks, in field order."""
     need = _required(cls)
-    return [n for n in _field_keys(cls) if n in need and n not in data]
-
-
-def _field_keys(cls: type) -> list[str]:
-    """A record's JSON keys in field order (inline parts' keys in place)."""
-    out: list[str] = []
-    for f in dataclasses.fields(cls):
-        hint = _hints(cls)[f.name]
-        if f.metadata.get("inline"):
-            out += [n for a in (hint, *typing.get_args(hint)) if dataclasses.is_dataclass(a) and isinstance(a, type)
-                    for n in _field_keys(a)]
-        else:
-            out.append(f.metadata.get("json", f.name))
-    return out
+    return [n for n in _key_order(cls) if n in need and n not in data]
 
 
 class _Mismatch(Exception):
